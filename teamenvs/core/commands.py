@@ -1,0 +1,472 @@
+"""The command language: each paradigm declares its commands once; one parser reads any string.
+
+A `Command` is a keyword phrase (`invest group`, `pick up victim`, `wait`) followed by typed
+arguments. `CommandSet.parse` turns any input (prose around a command, a last line
+`ACTION: ...`, a JSON object `{"action": ..., "args": {...}}`, empty strings, megabytes of
+garbage) into either an `Action` or an `ActionError` whose message says exactly what was
+wrong and what the valid forms are. It never raises.
+
+What an agent may do at a given moment is a `Situation`: commands denied now (with the
+reason), live bounds for integer arguments, and the names an agent may refer to. The same
+declaration produces the `valid_actions` forms in `info` and the command section of the
+briefing, so prose and mechanics cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from teamenvs.core.text import clean_text, quote
+
+MAX_ACTION_CHARS = 10_000
+MAX_TEXT_ARG_CHARS = 2_000
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_STRIP = " \t\r\n`'\"*_>#."
+_RANDOM_WORDS = (
+    "let's", "all", "invest", "in", "the", "group", "pool", "I", "will", "cooperate",
+    "trust", "me", "share", "fair", "agree", "plan", "next", "round", "together", "ok",
+)
+
+
+class ArgError(Exception):
+    """Raised inside argument parsing only; the parser turns it into an `ActionError`."""
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What one agent may do right now.
+
+    `denied` maps a command name to the reason it is not allowed now (commands absent are
+    allowed); `limits` narrows integer arguments by name to the (low, high) in force now;
+    `names` gives, per name source (e.g. "agent"), the names the agent may use now;
+    `limit_reasons` explains a narrowed limit to the agent (e.g. "you have $80").
+    """
+
+    denied: Mapping[str, str] = field(default_factory=dict)
+    limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    limit_reasons: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Base class of a command argument: parses a prefix of the remaining text."""
+
+    name: str
+
+    def parse(self, rest: str, situation: Situation, command: "Command") -> tuple[Any, str]:
+        raise NotImplementedError
+
+    def usage(self, situation: Situation | None = None) -> str:
+        return f"<{self.name}>"
+
+    def example(self, situation: Situation | None = None) -> str:
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, situation: Situation) -> str:
+        raise NotImplementedError
+
+    def spec(self, situation: Situation | None = None) -> dict[str, Any]:
+        return {"name": self.name, "kind": type(self).__name__.removesuffix("Arg").lower()}
+
+
+_INT_RE = re.compile(r"\s*[:=]?\s*\$?\s*(-?\d[\d,_]*)(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class IntArg(Arg):
+    """A whole number in [low, high]; a `Situation` may narrow the range by the argument's name."""
+
+    low: int = 0
+    high: int = 10**6
+    example_value: int | None = None
+
+    def bounds(self, situation: Situation | None) -> tuple[int, int]:
+        if situation is not None and self.name in situation.limits:
+            return situation.limits[self.name]
+        return self.low, self.high
+
+    def parse(self, rest, situation, command):
+        match = _INT_RE.match(rest)
+        low, high = self.low, self.high
+        if match is None:
+            raise ArgError(
+                f"'{command.name}' needs {self.name}: a whole number from {low} to {high}, "
+                f"e.g. '{command.example_text(situation)}'"
+            )
+        digits = match.group(1).replace(",", "").replace("_", "")
+        if match.group(2) and set(match.group(2)[1:]) != {"0"}:
+            raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {digits}{match.group(2)})")
+        if len(digits.lstrip("-")) > 12:
+            raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got a {len(digits)}-digit number)")
+        value = int(digits)
+        if not low <= value <= high:
+            raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {value})")
+        return value, rest[match.end():]
+
+    def usage(self, situation=None):
+        low, high = self.bounds(situation)
+        return f"<{self.name} {low}-{high}>"
+
+    def example(self, situation=None):
+        low, high = self.bounds(situation)
+        value = self.example_value if self.example_value is not None else low
+        return str(min(max(value, low), high))
+
+    def sample(self, rng, situation):
+        low, high = self.bounds(situation)
+        return str(int(rng.integers(low, high + 1)))
+
+    def spec(self, situation=None):
+        low, high = self.bounds(situation)
+        return {"name": self.name, "kind": "int", "low": low, "high": high}
+
+
+@dataclass(frozen=True)
+class ChoiceArg(Arg):
+    """One word out of a fixed list (case-insensitive)."""
+
+    choices: tuple[str, ...] = ()
+
+    def parse(self, rest, situation, command):
+        words = rest.split(None, 1)
+        word = words[0].strip(_STRIP + ",;:!?").lower() if words else ""
+        if word in self.choices:
+            return word, (words[1] if len(words) > 1 else "")
+        got = f" (got {quote(word, 30)})" if word else ""
+        raise ArgError(f"{self.name} must be one of {', '.join(self.choices)}{got}")
+
+    def usage(self, situation=None):
+        return "|".join(self.choices)
+
+    def example(self, situation=None):
+        return self.choices[0]
+
+    def sample(self, rng, situation):
+        return self.choices[int(rng.integers(len(self.choices)))]
+
+    def spec(self, situation=None):
+        return {"name": self.name, "kind": "choice", "choices": list(self.choices)}
+
+
+@dataclass(frozen=True)
+class NameArg(Arg):
+    """A name from a live list (agents, rooms, companies), matched case-insensitively, longest first."""
+
+    source: str = "agent"
+
+    def _names(self, situation: Situation | None) -> tuple[str, ...]:
+        return tuple(situation.names.get(self.source, ())) if situation is not None else ()
+
+    def parse(self, rest, situation, command):
+        names = self._names(situation)
+        text = rest.lstrip(" :,\t\"'`")
+        lowered = text.lower()
+        for name in sorted(names, key=len, reverse=True):
+            if lowered.startswith(name.lower()):
+                tail = text[len(name):]
+                if not tail or not (tail[0].isalnum() or tail[0] == "_"):
+                    return name, tail
+        word = text.split(None, 1)[0].strip(_STRIP + ",;:!?") if text.strip() else ""
+        if not word:
+            raise ArgError(f"'{command.name}' needs {self.name}: one of {', '.join(names) or '(none now)'}")
+        close = difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
+        hint = f" Did you mean '{names[[n.lower() for n in names].index(close[0])]}'?" if close else ""
+        raise ArgError(f"unknown {self.name} {quote(word, 30)}.{hint} Known: {', '.join(names) or '(none now)'}")
+
+    def example(self, situation=None):
+        names = self._names(situation)
+        return names[0] if names else self.name
+
+    def sample(self, rng, situation):
+        names = self._names(situation)
+        return names[int(rng.integers(len(names)))] if names else self.name
+
+    def spec(self, situation=None):
+        return {"name": self.name, "kind": "name", "choices": list(self._names(situation))}
+
+
+@dataclass(frozen=True)
+class TextArg(Arg):
+    """Free text to the end of the input (a message, a thought)."""
+
+    example_value: str = "hello"
+
+    def parse(self, rest, situation, command):
+        text = clean_text(rest, MAX_TEXT_ARG_CHARS).strip(" :-\"'`")
+        if not text:
+            raise ArgError(f"'{command.name}' needs {self.name}, e.g. '{command.example_text(situation)}'")
+        return text, ""
+
+    def example(self, situation=None):
+        return self.example_value
+
+    def sample(self, rng, situation):
+        n = int(rng.integers(1, 9))
+        return " ".join(_RANDOM_WORDS[int(i)] for i in rng.integers(len(_RANDOM_WORDS), size=n))
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: a keyword phrase, typed arguments, a one-line help and examples."""
+
+    name: str
+    args: tuple[Arg, ...] = ()
+    help: str = ""
+    examples: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name != self.name.lower() or "  " in self.name:
+            raise ValueError(f"command names are lower-case words separated by single spaces, got {self.name!r}")
+
+    def usage(self, situation: Situation | None = None) -> str:
+        return " ".join([self.name, *(a.usage(situation) for a in self.args)])
+
+    def example_text(self, situation: Situation | None = None) -> str:
+        if situation is None and self.examples:
+            return self.examples[0]
+        return " ".join([self.name, *(a.example(situation) for a in self.args)])
+
+
+@dataclass(frozen=True)
+class ActionForm:
+    """A command form allowed now, as listed in `info[agent]["valid_actions"]`."""
+
+    command: str
+    usage: str
+    example: str
+    help: str
+    args: tuple[Mapping[str, Any], ...]
+    _command: Command = field(repr=False, compare=False)
+    _situation: Situation = field(repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.usage
+
+    def sample(self, rng: np.random.Generator) -> str:
+        """A concrete, valid instance of this form, with arguments drawn from `rng`."""
+        return " ".join([self.command, *(a.sample(rng, self._situation) for a in self._command.args)])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "usage": self.usage, "example": self.example, "help": self.help}
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed, well-formed action. `text` is its canonical spelling."""
+
+    command: str
+    args: Mapping[str, Any]
+    text: str
+
+    ok = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": True, "command": self.command, "args": dict(self.args), "text": self.text}
+
+
+@dataclass(frozen=True)
+class ActionError:
+    """An action that could not be carried out, with the message the agent reads next step.
+
+    `kind` is one of: not_a_string, empty, too_long, unknown_command, bad_argument,
+    not_allowed, rejected (well-formed but refused by the paradigm's rules).
+    """
+
+    error: str
+    kind: str
+    command: str | None = None
+
+    ok = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": False, "kind": self.kind, "command": self.command, "error": self.error}
+
+
+_ACTION_MARKER = re.compile(r"(?i)\baction\s*:\s*([^\n]*)")
+
+
+class CommandSet:
+    """A paradigm's commands, with the one parser every environment uses."""
+
+    def __init__(self, commands: Sequence[Command]) -> None:
+        names = [c.name for c in commands]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate command names in {names}")
+        self.commands: dict[str, Command] = {c.name: c for c in commands}
+        ordered = sorted(names, key=lambda n: (-len(n), n))
+        alternation = "|".join(r"\s+".join(map(re.escape, n.split())) for n in ordered)
+        self._start = re.compile(rf"[\s`'\"*_>#\-]*({alternation})(?![\w])", re.IGNORECASE)
+        self._anywhere = re.compile(rf"(?<![\w])({alternation})(?![\w])", re.IGNORECASE)
+
+    def __iter__(self):
+        return iter(self.commands.values())
+
+    # ------------------------------------------------------------------ forms and briefing
+    def forms(self, situation: Situation) -> tuple[ActionForm, ...]:
+        """The command forms allowed in `situation`, for `info["valid_actions"]`."""
+        return tuple(
+            ActionForm(
+                command=c.name,
+                usage=c.usage(situation),
+                example=c.example_text(situation),
+                help=c.help,
+                args=tuple(MappingProxyType(a.spec(situation)) for a in c.args),
+                _command=c,
+                _situation=situation,
+            )
+            for c in self.commands.values()
+            if c.name not in situation.denied
+        )
+
+    def grammar(self) -> str:
+        """The command reference for a briefing: usage, help and examples of every command."""
+        lines = []
+        for c in self.commands.values():
+            examples = ", ".join(f"'{e}'" for e in (c.examples or (c.example_text(),)))
+            lines.append(f"- {c.usage()}: {c.help} (e.g. {examples})")
+        return "\n".join(lines)
+
+    def _valid_now(self, situation: Situation) -> str:
+        usages = [c.usage(situation) for c in self.commands.values() if c.name not in situation.denied]
+        return "Valid now: " + (", ".join(usages) if usages else "nothing (wait for your turn)") + "."
+
+    # ------------------------------------------------------------------ parsing
+    def parse(self, raw: Any, situation: Situation = Situation()) -> Action | ActionError:
+        """Read any input as an action. Never raises."""
+        try:
+            return self._parse(raw, situation)
+        except Exception as exc:  # pragma: no cover - a parser bug must not crash an episode
+            return ActionError(f"could not read this action ({type(exc).__name__}). {self._valid_now(situation)}", "bad_argument")
+
+    def _parse(self, raw: Any, situation: Situation) -> Action | ActionError:
+        if not isinstance(raw, str):
+            return ActionError(f"an action must be a string, got {type(raw).__name__}. {self._valid_now(situation)}", "not_a_string")
+        text = raw
+        if len(text) > MAX_ACTION_CHARS:
+            tail = text[-MAX_ACTION_CHARS:]
+            markers = list(_ACTION_MARKER.finditer(tail))
+            if not markers:
+                return ActionError(
+                    f"action too long ({len(text):,} characters; the limit is {MAX_ACTION_CHARS:,} unless it ends "
+                    f"with a line 'ACTION: <command>'). {self._valid_now(situation)}",
+                    "too_long",
+                )
+            text = markers[-1].group(0)
+        if not text.strip():
+            return ActionError(f"empty action. {self._valid_now(situation)}", "empty")
+
+        markers = list(_ACTION_MARKER.finditer(text))
+        if markers:
+            candidate = markers[-1].group(1).strip(_STRIP)
+            if not candidate:
+                return ActionError(f"the 'ACTION:' line is empty. {self._valid_now(situation)}", "empty")
+            return self._parse_strict(self._from_json(candidate) or candidate, situation, explicit=True)
+
+        stripped = text.strip(_STRIP)
+        as_json = self._from_json(stripped) or self._from_json(text.strip())
+        if as_json is not None:
+            return self._parse_strict(as_json, situation, explicit=True)
+        return self._parse_strict(text, situation, explicit=False)
+
+    def _from_json(self, text: str) -> str | None:
+        start = text.find("{")
+        if start < 0 or start > 8:
+            return None
+        end = text.rfind("}")
+        try:
+            obj = json.loads(text[start : end + 1])
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        head = obj.get("action", obj.get("command"))
+        if not isinstance(head, str):
+            return None
+        args = obj.get("args", obj.get("arguments", {}))
+        command = self.commands.get(" ".join(head.lower().split()))
+        if isinstance(args, Mapping):
+            order = [a.name for a in command.args] if command else []
+            values = [args[k] for k in order if k in args] + [v for k, v in args.items() if k not in order]
+        elif isinstance(args, (list, tuple)):
+            values = list(args)
+        else:
+            values = [args]
+        return " ".join([head, *(str(v) for v in values if v is not None)])
+
+    def _parse_strict(self, text: str, situation: Situation, *, explicit: bool) -> Action | ActionError:
+        match = self._start.match(text)
+        if match is not None:
+            return self._parse_command(match, text, situation)
+        if not explicit:
+            found = self._search(text, situation)
+            if found is not None:
+                return found
+        return self._unknown(text, situation)
+
+    def _search(self, text: str, situation: Situation) -> Action | ActionError | None:
+        first_error: ActionError | None = None
+        bare: Action | None = None
+        for match in self._anywhere.finditer(text):
+            result = self._parse_command(match, text, situation)
+            if isinstance(result, Action):
+                if self.commands[result.command].args:
+                    return result
+                bare = bare or result
+            elif first_error is None:
+                first_error = result
+        return bare or first_error
+
+    def _parse_command(self, match: re.Match, text: str, situation: Situation) -> Action | ActionError:
+        name = " ".join(match.group(1).lower().split())
+        command = self.commands[name]
+        if name in situation.denied:
+            return ActionError(f"'{name}' is not allowed now: {situation.denied[name]}. {self._valid_now(situation)}", "not_allowed", name)
+        rest = text[match.end():]
+        if not any(isinstance(a, TextArg) for a in command.args):
+            rest = rest.split("\n", 1)[0]
+        values: dict[str, Any] = {}
+        for arg in command.args:
+            try:
+                value, rest = arg.parse(rest, situation, command)
+            except ArgError as exc:
+                return ActionError(f"{exc}. Usage: {command.usage(situation)}", "bad_argument", name)
+            values[arg.name] = value
+        for arg in command.args:
+            if isinstance(arg, IntArg):
+                low, high = arg.bounds(situation)
+                if not low <= values[arg.name] <= high:
+                    why = situation.limit_reasons.get(arg.name)
+                    return ActionError(
+                        f"{arg.name} must be from {low} to {high} now{f' ({why})' if why else ''} "
+                        f"(got {values[arg.name]}). Usage: {command.usage(situation)}",
+                        "not_allowed",
+                        name,
+                    )
+        canonical = " ".join([name, *(str(values[a.name]) for a in command.args)])
+        return Action(name, MappingProxyType(values), canonical)
+
+    def _unknown(self, text: str, situation: Situation) -> ActionError:
+        words = [w.strip(_STRIP + ",;:!?").lower() for w in text.split(None, 3)[:3]]
+        words = [w for w in words if w]
+        if not words:
+            return ActionError(f"no command found in {quote(text)}. {self._valid_now(situation)}", "unknown_command")
+        allowed = [n for n in self.commands if n not in situation.denied] or list(self.commands)
+        partial = [n for n in allowed if n.split()[0] == words[0]]
+        if partial:
+            options = " or ".join(f"'{self.commands[n].usage(situation)}'" for n in partial)
+            return ActionError(f"incomplete command {quote(words[0], 30)}: use {options}. {self._valid_now(situation)}", "unknown_command")
+        def closeness(name: str) -> float:
+            head = " ".join(words[: len(name.split())])
+            return difflib.SequenceMatcher(None, head, name).ratio()
+
+        best = max(allowed, key=closeness)
+        hint = f" Did you mean '{self.commands[best].usage(situation)}'?" if closeness(best) >= 0.6 else ""
+        return ActionError(f"unknown command {quote(text, 40)}.{hint} {self._valid_now(situation)}", "unknown_command")

@@ -1,0 +1,332 @@
+"""Base class of every teamenvs environment: a PettingZoo ParallelEnv with text in and text out.
+
+A paradigm subclass supplies its rules through a few hooks (`_setup`, `_situation`,
+`_apply`, `_view`, `_render_view`, `_is_over`, ...). The base class owns what every
+paradigm shares: the seeded generator, the text spaces, parsing actions with the paradigm's
+`CommandSet`, messaging (`say`/`tell`) under the communication conditions, the `info`
+schema, recording, and the PettingZoo bookkeeping.
+
+Everything an agent receives is derived from its *view* (`_view(agent)`): the text
+observation is `_render_view(view)`, scripted baselines read `info[agent]["view"]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Hashable, Mapping
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from teamenvs._version import __version__
+from teamenvs.core.commands import Action, ActionError, ActionForm, CommandSet, Situation
+from teamenvs.core.config import build_config, config_to_json
+from teamenvs.core.messaging import Messenger
+from teamenvs.core.recorder import EpisodeRecorder, clip_raw_action
+from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, Observation, TextSpace
+
+IGNORED = {"ok": None, "ignored": True}
+
+
+def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
+    """An event: a type, the sentence an agent reads, and structured data for metrics."""
+    return {"type": kind, "text": text, **data}
+
+
+class TeamEnv(ParallelEnv):
+    """Shared machinery of the text ParallelEnvs. Subclasses set the class attributes and hooks."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "team_env_v0", "is_parallelizable": True}
+    env_id: ClassVar[str] = ""
+    commands: ClassVar[CommandSet]
+    config_class: ClassVar[type]
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+
+    def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.preset = preset
+        self.config = build_config(self.config_class, self.presets, preset, config)
+        self.possible_agents = list(self._agent_ids())
+        self.agents: list[str] = []
+        self._observation_spaces = {a: TextSpace(OBSERVATION_MAX_CHARS, min_length=1) for a in self.possible_agents}
+        self._action_spaces = {a: TextSpace(ACTION_MAX_CHARS) for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self._seed: int | None = None
+        self.recorder: EpisodeRecorder | None = None
+        self.messenger = Messenger(self.possible_agents, self.config)
+        self.step_count = 0
+        self._situations: dict[Hashable, tuple[Situation, tuple[ActionForm, ...], str]] = {}
+
+    # ------------------------------------------------------------------ hooks for paradigms
+    def _agent_ids(self) -> list[str]:
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        """Build the episode's state from `self._rng` and `self.config`."""
+        raise NotImplementedError
+
+    def _situation_key(self, agent: str) -> Hashable:
+        """A key such that equal keys mean equal `_situation(agent)` (for caching valid actions)."""
+        raise NotImplementedError
+
+    def _situation(self, agent: str) -> Situation:
+        """What `agent` may do now (phase denials, live argument limits, names)."""
+        raise NotImplementedError
+
+    def _apply(self, actions: dict[str, Action | None]) -> dict[str, float]:
+        """Carry out this step's well-formed actions (None: none given); return rewards.
+
+        Use `self.reject(agent, why)` for a well-formed action the rules refuse and
+        `self.tell_agent(agent, event)` / `self.global_events` to report what happened.
+        Messages are already handled by the base class.
+        """
+        raise NotImplementedError
+
+    def _view(self, agent: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _render_view(self, view: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def _is_over(self) -> tuple[bool, bool]:
+        """(terminated, truncated) for the whole team."""
+        raise NotImplementedError
+
+    def _state(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _render_frame(self) -> str:
+        raise NotImplementedError
+
+    def _role_briefing(self, agent: str) -> str:
+        raise NotImplementedError
+
+    def _needs_action(self, agent: str) -> bool:
+        return True
+
+    def _extra_info(self, agent: str) -> dict[str, Any]:
+        return {}
+
+    def _recipients(self, sender: str, to: str | None) -> list[str]:
+        """Who receives a message: everyone else for `say`, the named agent for `tell`."""
+        return [a for a in self.agents if a != sender] if to is None else [to]
+
+    def _reset_record(self) -> dict[str, Any]:
+        """Extra fields of the log's reset line (hidden setup worth recording)."""
+        return {}
+
+    # ------------------------------------------------------------------ PettingZoo API
+    def observation_space(self, agent: str) -> TextSpace:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> TextSpace:
+        return self._action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self.agents = list(self.possible_agents)
+        self.step_count = 0
+        self.messenger.reset()
+        self._situations = {}
+        self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
+        self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
+        self.global_events: list[dict[str, Any]] = []
+        self._setup()
+        observations, infos = self._observe()
+        if self.recorder is not None:
+            self.recorder.write(
+                {
+                    "type": "header",
+                    "env_id": self.env_id,
+                    "version": __version__,
+                    "preset": self.preset,
+                    "seed": seed,
+                    "config": config_to_json(self.config),
+                    "agents": list(self.possible_agents),
+                }
+            )
+            self.recorder.write(
+                {
+                    "type": "reset",
+                    "step": 0,
+                    "agents": {a: {"observation": observations[a]} for a in self.agents},
+                    **self._reset_record(),
+                }
+            )
+        return observations, infos
+
+    def step(self, actions: Mapping[str, Any]):
+        if not self.agents:
+            return {}, {}, {}, {}, {}
+        if not isinstance(actions, Mapping):
+            actions = {}
+        self._events = {a: [] for a in self.agents}
+        self.global_events = []
+        parsed: dict[str, Action | None] = {}
+        self._last_action = {}
+        for agent in self.agents:
+            if not self._infos_needs[agent]:
+                parsed[agent] = None
+                self._last_action[agent] = IGNORED
+                continue
+            if agent not in actions:
+                result: Action | ActionError = ActionError("no action was received from you this step", "missing")
+            else:
+                result = self.commands.parse(actions[agent], self._situation_for(agent)[0])
+            if isinstance(result, Action):
+                parsed[agent] = result
+                self._last_action[agent] = result.to_json()
+            else:
+                parsed[agent] = None
+                self._last_action[agent] = result.to_json()
+        for agent, action in parsed.items():
+            if action is not None and action.command in ("say", "tell"):
+                self._send(agent, action)
+        rewards = self._apply(parsed)
+        self.messenger.deliver()
+        self.step_count += 1
+        terminated, truncated = self._is_over()
+        observations, infos = self._observe()
+        live = list(self.agents)
+        terminations = {a: terminated for a in live}
+        truncations = {a: truncated and not terminated for a in live}
+        rewards = {a: float(rewards.get(a, 0.0)) for a in live}
+        if self.recorder is not None:
+            self.recorder.write(
+                {
+                    "type": "step",
+                    "step": self.step_count,
+                    "agents": {
+                        a: {
+                            "observation": observations[a],
+                            "raw_action": clip_raw_action(actions.get(a)),
+                            "action": self._last_action[a],
+                            "reward": rewards[a],
+                            "events": self._events[a],
+                        }
+                        for a in live
+                    },
+                    "events": self.global_events,
+                    "done": terminated or truncated,
+                }
+            )
+        if terminated or truncated:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        return self._render_frame()
+
+    def state(self) -> dict[str, Any]:
+        """The omniscient global state (for analysis and replay, never given to agents)."""
+        return self._state()
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ helpers for paradigms
+    @property
+    def np_random(self) -> np.random.Generator:
+        return self._rng
+
+    def briefing(self, agent: str) -> str:
+        """The text a policy is given at reset: role, rules, commands and the answer format."""
+        return (
+            f"{self._role_briefing(agent)}\n\n"
+            f"Commands (one per turn; case does not matter):\n{self.commands.grammar()}\n\n"
+            "Answer with the command alone, or with your reasoning followed by a last line "
+            "'ACTION: <command>'. An invalid command is rejected and you will read why."
+        )
+
+    def reject(self, agent: str, why: str) -> None:
+        """Mark `agent`'s well-formed action of this step as refused by the rules."""
+        previous = self._last_action.get(agent) or {}
+        self._last_action[agent] = ActionError(why, "rejected", previous.get("command")).to_json()
+
+    def tell_agent(self, agent: str, ev: dict[str, Any]) -> None:
+        """Add an event to `agent`'s events of this step (shown in its next observation)."""
+        self._events[agent].append(ev)
+
+    def _send(self, agent: str, action: Action) -> None:
+        to = action.args.get("recipient")
+        result = self.messenger.send(self.step_count, agent, action.args["message"], self._recipients(agent, to), to)
+        if result.message is None:
+            self.reject(agent, result.notice or "message not sent")
+            return
+        message = result.message
+        self.global_events.append(
+            event("message", f"{agent} sent a message", sender=agent, to=message.to, words=len(message.text.split()), message=message.text)
+        )
+        if result.notice:
+            self.tell_agent(agent, event("message_cut", result.notice))
+
+    def valid_now(self, agent: str) -> str:
+        """The command forms `agent` may use now, as one line for its observation."""
+        return self._situation_for(agent)[2]
+
+    def _situation_for(self, agent: str) -> tuple[Situation, tuple[ActionForm, ...], str]:
+        blocked = self.messenger.blocked(agent, self.step_count) if "say" in self.commands.commands else None
+        key = (self._situation_key(agent), blocked)
+        cached = self._situations.get(key)
+        if cached is None:
+            situation = self._situation(agent)
+            if blocked is not None:
+                denied = dict(situation.denied)
+                for name in ("say", "tell"):
+                    if name in self.commands.commands and name not in denied:
+                        denied[name] = blocked
+                situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons)
+            forms = self.commands.forms(situation)
+            cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)")
+            if len(self._situations) > 4096:
+                self._situations.clear()
+            self._situations[key] = cached
+        return cached
+
+    def _observe(self) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+        observations: dict[str, str] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        self._infos_needs: dict[str, bool] = {}
+        for agent in self.agents:
+            view = self._view(agent)
+            text = self._render_view(view)
+            if len(text) > OBSERVATION_MAX_CHARS:
+                text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
+            needs = self._needs_action(agent)
+            self._infos_needs[agent] = needs
+            info = {
+                "view": view,
+                "valid_actions": self._situation_for(agent)[1] if needs else (),
+                "needs_action": needs,
+                "last_action": self._last_action[agent],
+                "events": self._events[agent],
+            }
+            extra = self._extra_info(agent)
+            if extra:
+                info.update(extra)
+            observations[agent] = Observation(text)
+            infos[agent] = info
+        return observations, infos
+
+    def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
+        """The messaging part of a view: new messages and the recent conversation, as lines."""
+        return {
+            "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
+            "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
+        }
+
+    def last_action_line(self, agent: str) -> str:
+        """One line telling the agent what became of its last action."""
+        last = self._last_action.get(agent)
+        if last is None:
+            return "Your last action: none yet."
+        if last.get("ignored"):
+            return "Your last action: none needed (you were busy)."
+        if last["ok"]:
+            return f"Your last action: {last['text']} (accepted)."
+        return f"Your last action was REJECTED: {last['error']}"

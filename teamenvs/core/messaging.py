@@ -1,0 +1,151 @@
+"""One messaging layer for every paradigm: broadcast and direct messages, inboxes, bandwidth conditions.
+
+Messages sent during a step are delivered when the step ends, so they appear in the
+recipients' next observation and nobody reads a message before acting in the step it was
+sent. The communication conditions of the team-science literature are configuration:
+`communication` (on/off), `max_words` per message (longer messages are cut, and the sender
+is told), `min_steps_between_messages` (earlier messages are rejected, and the sender is told).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from teamenvs.core.commands import Command, NameArg, TextArg
+from teamenvs.core.text import clean_text
+
+MAX_MESSAGE_CHARS = 1_000
+
+SAY = Command("say", (TextArg("message", "let's coordinate our next move"),), "send a message to the whole team")
+TELL = Command(
+    "tell",
+    (NameArg("recipient", "agent"), TextArg("message", "can you cover the group pool this round?")),
+    "send a private message to one teammate",
+)
+
+
+@dataclass(frozen=True)
+class MessagingConditions:
+    """Communication conditions; paradigm configs inherit these fields."""
+
+    communication: bool = True
+    max_words: int | None = None
+    min_steps_between_messages: int = 0
+    message_history: int = 8
+
+    def _check_messaging(self) -> None:
+        from teamenvs.core.config import ConfigError
+
+        if not isinstance(self.communication, bool):
+            raise ConfigError(f"communication must be true or false, got {self.communication!r}")
+        if self.max_words is not None and (not isinstance(self.max_words, int) or self.max_words < 1):
+            raise ConfigError(f"max_words must be a positive integer or None (unlimited), got {self.max_words!r}")
+        if not isinstance(self.min_steps_between_messages, int) or self.min_steps_between_messages < 0:
+            raise ConfigError(f"min_steps_between_messages must be an integer >= 0, got {self.min_steps_between_messages!r}")
+        if not isinstance(self.message_history, int) or self.message_history < 0:
+            raise ConfigError(f"message_history must be an integer >= 0, got {self.message_history!r}")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A delivered message. `to` is None for a broadcast (`say`), else the one recipient (`tell`)."""
+
+    step: int
+    sender: str
+    text: str
+    to: str | None = None
+
+    def render(self, viewer: str) -> str:
+        if self.sender == viewer:
+            target = "everyone" if self.to is None else self.to
+            return f"you -> {target}: {self.text}"
+        return f"{self.sender}{' (to you)' if self.to is not None else ''}: {self.text}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.step, "sender": self.sender, "to": self.to, "text": self.text}
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """Outcome of a send: the message (None if rejected) and a notice for the sender, if any."""
+
+    message: Message | None
+    notice: str | None = None
+
+
+class Messenger:
+    """Per-episode message routing with inboxes and the bandwidth conditions."""
+
+    def __init__(self, agents: Sequence[str], conditions: MessagingConditions) -> None:
+        self.agents = tuple(agents)
+        self.conditions = conditions
+        self.reset()
+
+    def reset(self) -> None:
+        history = self.conditions.message_history
+        self._pending: list[tuple[Message, tuple[str, ...]]] = []
+        self._inbox: dict[str, tuple[Message, ...]] = {a: () for a in self.agents}
+        self._history: dict[str, deque[Message]] = {a: deque(maxlen=history) for a in self.agents}
+        self._last_sent: dict[str, int] = {}
+        self.sent: dict[str, int] = {a: 0 for a in self.agents}
+        self.words: dict[str, int] = {a: 0 for a in self.agents}
+
+    def blocked(self, agent: str, step: int) -> str | None:
+        """Why `agent` cannot send a message at `step`, or None if it can."""
+        if not self.conditions.communication:
+            return "communication is off in this condition"
+        gap = self.conditions.min_steps_between_messages
+        last = self._last_sent.get(agent)
+        if gap and last is not None and step - last < gap:
+            return (
+                f"bandwidth limit: one message every {gap} steps; your last message was at step {last}, "
+                f"the next is allowed at step {last + gap}"
+            )
+        return None
+
+    def send(self, step: int, sender: str, text: str, recipients: Sequence[str], to: str | None = None) -> SendResult:
+        """Queue a message from `sender` to `recipients` (delivered by `deliver`), applying the conditions."""
+        reason = self.blocked(sender, step)
+        if reason is not None:
+            return SendResult(None, f"message not sent: {reason}")
+        if to is not None and to == sender:
+            return SendResult(None, "message not sent: you cannot send a message to yourself")
+        text = clean_text(text, MAX_MESSAGE_CHARS)
+        notice = None
+        words = text.split()
+        limit = self.conditions.max_words
+        if limit is not None and len(words) > limit:
+            text = " ".join(words[:limit])
+            notice = f"your message was cut to its first {limit} words (limit: {limit} words per message)"
+            words = words[:limit]
+        if not text:
+            return SendResult(None, "message not sent: it was empty after removing control characters")
+        message = Message(step, sender, text, to)
+        self._pending.append((message, tuple(r for r in recipients if r != sender)))
+        self._last_sent[sender] = step
+        self.sent[sender] += 1
+        self.words[sender] += len(words)
+        return SendResult(message, notice)
+
+    def deliver(self) -> tuple[Message, ...]:
+        """Move this step's messages into inboxes; returns what was delivered."""
+        inbox: dict[str, list[Message]] = {a: [] for a in self.agents}
+        for message, recipients in self._pending:
+            self._history[message.sender].append(message)
+            for r in recipients:
+                inbox[r].append(message)
+                self._history[r].append(message)
+        delivered = tuple(m for m, _ in self._pending)
+        self._pending = []
+        self._inbox = {a: tuple(ms) for a, ms in inbox.items()}
+        return delivered
+
+    def inbox(self, agent: str) -> tuple[Message, ...]:
+        """Messages delivered to `agent` at the end of the last step."""
+        return self._inbox[agent]
+
+    def history(self, agent: str) -> tuple[Message, ...]:
+        """The last `message_history` messages `agent` sent or received, oldest first."""
+        return tuple(self._history[agent])

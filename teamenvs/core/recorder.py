@@ -1,0 +1,106 @@
+"""Episode recorder: one JSONL line per step, flushed as it goes, replayable and diff-able.
+
+Line 1 is the header (env id, config, preset, seed, package version, agents); line 2 the
+reset (first observations); then one line per step holding, per agent, the observation it
+received, its raw action, the parsed action or the error, its reward and its events, plus
+the step's global events. The step loop may add per-agent extras (a policy's rationale,
+model usage) with `annotate` before the step is written, and an `end` line with the
+metrics. The file is flushed after every line, so a crash loses nothing already written.
+Nothing time-dependent is written by the env, so the same seed and actions give a
+byte-identical log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+MAX_LOGGED_ACTION_CHARS = 20_000
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "to_json"):
+        return obj.to_json()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    if hasattr(obj, "item"):  # numpy scalars
+        return obj.item()
+    if hasattr(obj, "items"):
+        return dict(obj)
+    return str(obj)
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """The one JSON spelling used in logs."""
+    return json.dumps(record, ensure_ascii=False, default=_default)
+
+
+def clip_raw_action(raw: Any) -> Any:
+    """A raw action as it is logged: strings longer than the log limit are cut, with a marker."""
+    if isinstance(raw, str) and len(raw) > MAX_LOGGED_ACTION_CHARS:
+        return raw[:MAX_LOGGED_ACTION_CHARS] + f"...[cut: {len(raw):,} characters in all]"
+    if raw is None or isinstance(raw, (str, int, float, bool)):
+        return raw
+    return repr(raw)[:MAX_LOGGED_ACTION_CHARS]
+
+
+class EpisodeRecorder:
+    """Collects an episode's records in memory and, given a path, writes them as JSONL."""
+
+    def __init__(self, path: str | Path | None = None, *, keep: bool = True) -> None:
+        self.path = Path(path) if path is not None else None
+        self.keep = keep
+        self.records: list[dict[str, Any]] = []
+        self._extras: dict[str, dict[str, Any]] = {}
+        self._file = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w", encoding="utf-8")
+
+    def annotate(self, agent: str, **extra: Any) -> None:
+        """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""
+        self._extras.setdefault(agent, {}).update(extra)
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._extras and record.get("type") == "step":
+            for agent, extra in self._extras.items():
+                if agent in record["agents"]:
+                    record["agents"][agent].update(extra)
+            self._extras = {}
+        if self.keep:
+            self.records.append(record)
+        if self._file is not None:
+            self._file.write(dumps(record) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "EpisodeRecorder":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """Read a JSONL episode log; a truncated last line (a crash mid-write) is skipped."""
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                break
+    return records
+
+
+def step_records(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The step lines of an episode log."""
+    return (r for r in records if r.get("type") == "step")

@@ -1,0 +1,72 @@
+"""Text spaces and text hygiene shared by every environment.
+
+Observations and actions are plain strings. The spaces are `gymnasium.spaces.Text`
+instances whose membership test accepts any printable unicode (plus newlines), because
+agents may write in any language; sampling draws from printable ASCII.
+Every piece of agent-written text passes through `clean_text` before it can reach
+another agent's observation, so no control character ever enters an observation.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Text
+
+SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
+OBSERVATION_MAX_CHARS = 65_536
+ACTION_MAX_CHARS = 512
+
+
+class TextSpace(Text):
+    """A `gymnasium.spaces.Text` that holds any printable unicode string and newlines."""
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: int | None = None) -> None:
+        super().__init__(max_length, min_length=min_length, charset=SAMPLE_CHARSET, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        if not isinstance(x, str) or not self.min_length <= len(x) <= self.max_length:
+            return False
+        return x.replace("\n", "").isprintable()
+
+    def __repr__(self) -> str:
+        return f"TextSpace(min_length={self.min_length}, max_length={self.max_length}, printable unicode)"
+
+
+class Observation(str):
+    """A text observation: a plain `str` that also carries the dtype of `gymnasium.spaces.Text`.
+
+    PettingZoo's `api_test` compares `observation.dtype` with the space's dtype; a bare
+    `str` has none. Everything else treats it as the string it is.
+    """
+
+    __slots__ = ()
+    dtype = np.dtype("<U")
+
+
+def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool = False) -> str:
+    """Return `text` without control or format characters, with runs of whitespace collapsed.
+
+    Newlines become spaces unless `keep_newlines`. The result is cut to `max_chars` characters.
+    """
+    if max_chars is not None and len(text) > 4 * max_chars + 64:
+        text = text[: 4 * max_chars + 64]
+    if keep_newlines:
+        text = "\n".join(" ".join(line.split()) for line in text.split("\n")).strip("\n")
+    else:
+        text = " ".join(text.split())
+    if not text.replace("\n", "").isprintable():
+        text = "".join(c for c in text if c.isprintable() or c == "\n")
+    if max_chars is not None and len(text) > max_chars:
+        text = text[:max_chars]
+    return text
+
+
+def quote(text: str, max_chars: int = 60) -> str:
+    """Short, safe, quoted excerpt of agent input for use in error messages."""
+    cleaned = clean_text(text, max_chars + 1)
+    if len(cleaned) > max_chars:
+        cleaned = cleaned[: max_chars - 3] + "..."
+    return f"'{cleaned}'"

@@ -1,0 +1,140 @@
+"""DayTrader rules (CollabSim App. B.2, Table 9; after Bos et al. 2002), as pure functions.
+
+Each round every trader makes at most one investment: individual (returned doubled to the
+investor) or group (all group investments of the round are pooled, tripled and split
+equally among all traders). From round 2 on, the top earner(s) of the round get a bonus of
+$90, split as floor(90 / number of tied winners). A trader's *earnings* of a round, for the
+bonus, are its net money change from investing that round (returns received minus the
+amount invested), so a trader who waits earns its pool share.
+
+Money is exact: balances are `fractions.Fraction` (a pool split among 6 or 9 traders is not
+a whole number of cents). Logs, views and rewards show floats rounded to 6 decimals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Mapping, NamedTuple
+
+from teamenvs.core.config import ConfigError, check_int
+from teamenvs.core.messaging import MessagingConditions
+
+INDIVIDUAL = "individual"
+GROUP = "group"
+WAIT = "wait"
+
+
+@dataclass(frozen=True)
+class DayTraderConfig(MessagingConditions):
+    """DayTrader parameters and conditions (defaults: CollabSim's BASELINE)."""
+
+    n_agents: int = 3
+    rounds: int = 30
+    starting_money: int = 200
+    min_investment: int = 15
+    max_investment: int = 100
+    individual_multiplier: int = 2
+    group_multiplier: int = 3
+    bonus: int = 90
+    bonus_from_round: int = 2
+    discussion_every: int = 5
+    discussion_turns: int = 3
+    show_balances: bool = True
+
+    def __post_init__(self) -> None:
+        self._check_messaging()
+        check_int("n_agents", self.n_agents, 2, 100)
+        check_int("rounds", self.rounds, 1, 10_000)
+        check_int("starting_money", self.starting_money, 0)
+        check_int("min_investment", self.min_investment, 1)
+        check_int("max_investment", self.max_investment, self.min_investment)
+        check_int("individual_multiplier", self.individual_multiplier, 0)
+        check_int("group_multiplier", self.group_multiplier, 0)
+        check_int("bonus", self.bonus, 0)
+        check_int("bonus_from_round", self.bonus_from_round, 1)
+        check_int("discussion_every", self.discussion_every, 0)
+        check_int("discussion_turns", self.discussion_turns, 0, 100)
+        if not isinstance(self.show_balances, bool):
+            raise ConfigError(f"show_balances must be true or false, got {self.show_balances!r}")
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    "baseline": {},
+    "communication_bandwidth": {"min_steps_between_messages": 5},
+    "group_size_6": {"n_agents": 6},
+    "group_size_9": {"n_agents": 9},
+    "no_communication": {"communication": False},
+}
+
+
+class Phase(NamedTuple):
+    """One env step of the schedule: a decision in `round`, or discussion `turn` after `round`."""
+
+    kind: str  # "decision" | "discussion"
+    round: int
+    turn: int = 0
+
+
+def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
+    """All steps of an episode: one decision step per round, discussion steps after every k-th round.
+
+    There is no discussion after the last round, and none at all when communication is off.
+    """
+    steps: list[Phase] = []
+    talk = config.communication and config.discussion_every > 0 and config.discussion_turns > 0
+    for r in range(1, config.rounds + 1):
+        steps.append(Phase("decision", r))
+        if talk and r % config.discussion_every == 0 and r < config.rounds:
+            steps.extend(Phase("discussion", r, t) for t in range(1, config.discussion_turns + 1))
+    return tuple(steps)
+
+
+class Choice(NamedTuple):
+    """A trader's decision in a round: kind is individual, group or wait (amount 0)."""
+
+    kind: str
+    amount: int = 0
+
+
+class RoundOutcome(NamedTuple):
+    pool: int
+    pool_share: Fraction
+    earnings: dict[str, Fraction]
+    bonus: dict[str, int]
+    balances: dict[str, Fraction]
+
+
+def settle_round(
+    balances: Mapping[str, Fraction], choices: Mapping[str, Choice], round_no: int, config: DayTraderConfig
+) -> RoundOutcome:
+    """Settle one round. `choices` must already be valid (affordable, in range); missing = wait."""
+    agents = list(balances)
+    pool = sum(c.amount for c in choices.values() if c.kind == GROUP)
+    share = Fraction(pool * config.group_multiplier, len(agents))
+    earnings: dict[str, Fraction] = {}
+    for a in agents:
+        choice = choices.get(a, Choice(WAIT))
+        gain = share
+        if choice.kind == INDIVIDUAL:
+            gain += (config.individual_multiplier - 1) * choice.amount
+        elif choice.kind == GROUP:
+            gain -= choice.amount
+        earnings[a] = gain
+    bonus: dict[str, int] = {}
+    if round_no >= config.bonus_from_round and config.bonus > 0:
+        top = max(earnings.values())
+        winners = [a for a in agents if earnings[a] == top]
+        bonus = {a: config.bonus // len(winners) for a in winners}
+    new_balances = {a: balances[a] + earnings[a] + bonus.get(a, 0) for a in agents}
+    return RoundOutcome(pool, share, earnings, bonus, new_balances)
+
+
+def affordable_max(money: Fraction, config: DayTraderConfig) -> int:
+    """The largest investment a trader with `money` may make now (below the minimum: cannot invest)."""
+    return min(config.max_investment, int(money))  # int() floors a non-negative Fraction
+
+
+def money_json(value: Fraction | int) -> float:
+    """The float spelling of money in views and logs."""
+    return round(float(value), 6)

@@ -1,0 +1,292 @@
+"""`day_trader_v0`: the CollabSim DayTrader social dilemma as a text ParallelEnv.
+
+The env is a thin shell over `day_trader.py`: it walks the schedule of decision and
+discussion steps, turns parsed commands into `Choice`s, settles rounds with
+`settle_round`, and renders each trader's view.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Mapping
+
+from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situation
+from teamenvs.core.env import TeamEnv, event
+from teamenvs.core.messaging import SAY, TELL
+from teamenvs.social_dilemma.day_trader import (
+    GROUP,
+    INDIVIDUAL,
+    PRESETS,
+    WAIT,
+    Choice,
+    DayTraderConfig,
+    Phase,
+    affordable_max,
+    money_json,
+    schedule,
+    settle_round,
+)
+
+COMMANDS = CommandSet(
+    [
+        Command(
+            "invest individual",
+            (IntArg("amount", 15, 100, 50),),
+            "private investment: the amount comes back to you doubled",
+            ("invest individual 50",),
+        ),
+        Command(
+            "invest group",
+            (IntArg("amount", 15, 100, 50),),
+            "group investment: all group investments are pooled, tripled and split equally among all traders",
+            ("invest group 50",),
+        ),
+        Command("wait", (), "do nothing this turn", ("wait",)),
+        SAY,
+        TELL,
+    ]
+)
+
+
+def _dollars(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _choice_text(choice: Choice) -> str:
+    return WAIT if choice.kind == WAIT else f"{choice.kind} {choice.amount}"
+
+
+class DayTraderEnv(TeamEnv):
+    """DayTrader: repeated individual-vs-group investment with a top-earner bonus (CollabSim)."""
+
+    metadata = {"render_modes": ["ansi"], "name": "day_trader_v0", "is_parallelizable": True}
+    env_id = "day_trader_v0"
+    commands = COMMANDS
+    config_class = DayTraderConfig
+    presets = PRESETS
+    config: DayTraderConfig
+
+    def _agent_ids(self) -> list[str]:
+        return [f"trader_{i}" for i in range(1, self.config.n_agents + 1)]
+
+    # ------------------------------------------------------------------ episode state
+    def _setup(self) -> None:
+        cfg = self.config
+        self.schedule = schedule(cfg)
+        self.balances: dict[str, Fraction] = {a: Fraction(cfg.starting_money) for a in self.agents}
+        self.last_choices: dict[str, Choice] | None = None
+        self.last_outcome = None
+        self.round_log: list[dict[str, Any]] = []
+        self._public: dict[str, Any] = self._public_view()
+        self._public_text_cache: tuple[int, str] = (0, "")
+
+    @property
+    def phase(self) -> Phase:
+        return self.schedule[min(self.step_count, len(self.schedule) - 1)]
+
+    def _is_over(self) -> tuple[bool, bool]:
+        return self.step_count >= len(self.schedule), False
+
+    # ------------------------------------------------------------------ what an agent may do
+    def _situation_key(self, agent: str):
+        return agent, self.phase.kind, affordable_max(self.balances[agent], self.config)
+
+    def _situation(self, agent: str) -> Situation:
+        cfg, phase = self.config, self.phase
+        denied: dict[str, str] = {}
+        names = {"agent": tuple(a for a in self.possible_agents if a != agent)}
+        if phase.kind == "decision":
+            reason = f"messages can be sent only in discussion phases; this is the decision phase of round {phase.round}"
+            if not cfg.communication:
+                reason = "communication is off in this condition"
+            denied.update({"say": reason, "tell": reason})
+            top = affordable_max(self.balances[agent], cfg)
+            if top < cfg.min_investment:
+                why = f"you have {_dollars(float(self.balances[agent]))}, less than the minimum investment of ${cfg.min_investment}"
+                denied.update({"invest individual": why, "invest group": why})
+                return Situation(denied, {}, names)
+            limits = {"amount": (cfg.min_investment, top)}
+            reasons = {"amount": f"you have {_dollars(float(self.balances[agent]))}"} if top < cfg.max_investment else {}
+            return Situation(denied, limits, names, reasons)
+        why = f"investing happens in decision phases; this is discussion turn {phase.turn} of {cfg.discussion_turns} after round {phase.round}"
+        denied.update({"invest individual": why, "invest group": why})
+        return Situation(denied, {}, names)
+
+    # ------------------------------------------------------------------ rules
+    def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
+        phase = self.phase
+        if phase.kind != "decision":
+            return {}
+        choices: dict[str, Choice] = {}
+        for agent, action in actions.items():
+            if action is None or action.command == WAIT:
+                choices[agent] = Choice(WAIT)
+            else:
+                kind = INDIVIDUAL if action.command == "invest individual" else GROUP
+                choices[agent] = Choice(kind, action.args["amount"])
+        before = self.balances
+        outcome = settle_round(before, choices, phase.round, self.config)
+        self.balances = outcome.balances
+        self.last_choices = choices
+        self.last_outcome = outcome
+        self._public = self._public_view()
+        rewards = {a: float(outcome.balances[a] - before[a]) for a in self.agents}
+        share = money_json(outcome.pool_share)
+        for agent in self.agents:
+            bonus = outcome.bonus.get(agent, 0)
+            self.tell_agent(
+                agent,
+                event(
+                    "round_result",
+                    f"Round {phase.round}: you chose {_choice_text(choices[agent])}; you earned "
+                    f"{_dollars(float(outcome.earnings[agent]))}" + (f" plus a ${bonus} top-earner bonus" if bonus else "") + ".",
+                    earned=money_json(outcome.earnings[agent]),
+                    bonus=bonus,
+                ),
+            )
+        self.global_events.append(
+            event(
+                "round",
+                f"round {phase.round} settled: pool ${outcome.pool}",
+                round=phase.round,
+                choices={a: {"kind": c.kind, "amount": c.amount} for a, c in choices.items()},
+                pool=outcome.pool,
+                pool_share=share,
+                earnings={a: money_json(v) for a, v in outcome.earnings.items()},
+                bonus=dict(outcome.bonus),
+                balances={a: money_json(v) for a, v in outcome.balances.items()},
+            )
+        )
+        return rewards
+
+    # ------------------------------------------------------------------ views and text
+    def _public_view(self) -> dict[str, Any]:
+        """The part of every trader's view that is the same for all (rebuilt when a round is settled)."""
+        last = None
+        if self.last_outcome is not None and self.last_choices is not None:
+            last = {
+                "round": self.phase.round,
+                "choices": {a: _choice_text(c) for a, c in self.last_choices.items()},
+                "pool": self.last_outcome.pool,
+                "pool_share": money_json(self.last_outcome.pool_share),
+                "bonus": dict(self.last_outcome.bonus),
+            }
+        balances = {a: money_json(v) for a, v in self.balances.items()} if self.config.show_balances else None
+        return {"traders": tuple(self.possible_agents), "last_round": last, "balances": balances}
+
+    def _view(self, agent: str) -> dict[str, Any]:
+        cfg = self.config
+        over = self.step_count >= len(self.schedule)
+        phase = self.phase
+        top = affordable_max(self.balances[agent], cfg)
+        return {
+            "agent": agent,
+            "role": "trader",
+            "step": self.step_count,
+            "max_steps": len(self.schedule),
+            "round": phase.round,
+            "rounds": cfg.rounds,
+            "phase": "over" if over else phase.kind,
+            "discussion_turn": phase.turn,
+            "discussion_turns": cfg.discussion_turns,
+            "money": money_json(self.balances[agent]),
+            "can_invest": (cfg.min_investment, top) if top >= cfg.min_investment else None,
+            "public": self._public,
+            **self.messages_view(agent),
+            "last_action": self.last_action_line(agent),
+            "events": tuple(e["text"] for e in self._events[agent]),
+            "valid_now": "" if over else self.valid_now(agent),
+        }
+
+    def _public_text(self, public: Mapping[str, Any], agent: str) -> str:
+        lines = []
+        last = public["last_round"]
+        if last is not None:
+            choices = "; ".join(f"{a}{' (you)' if a == agent else ''}: {c}" for a, c in last["choices"].items())
+            pool = last["pool"]
+            line = (
+                f"Round {last['round']} results: group pool ${pool} (tripled: ${pool * self.config.group_multiplier}, "
+                f"{_dollars(last['pool_share'])} to each trader). Choices: {choices}."
+            )
+            if last["bonus"]:
+                line += " Bonus: " + ", ".join(f"{a} +${b}" for a, b in last["bonus"].items()) + "."
+            lines.append(line)
+        if public["balances"] is not None:
+            lines.append("Balances: " + "; ".join(f"{a} {_dollars(v)}" for a, v in public["balances"].items()) + ".")
+        return "\n".join(lines)
+
+    def _render_view(self, view: Mapping[str, Any]) -> str:
+        agent = view["agent"]
+        n = len(view["public"]["traders"])
+        if view["phase"] == "over":
+            head = f"DayTrader is over after {view['rounds']} rounds. You are {agent} ({n} traders)."
+        elif view["phase"] == "decision":
+            head = f"DayTrader, round {view['round']}/{view['rounds']}, decision phase. You are {agent} ({n} traders)."
+        else:
+            head = (
+                f"DayTrader, discussion after round {view['round']}/{view['rounds']} "
+                f"(turn {view['discussion_turn']}/{view['discussion_turns']}). You are {agent} ({n} traders)."
+            )
+        can = view["can_invest"]
+        money = f"Your money: {_dollars(view['money'])}."
+        if view["phase"] == "decision":
+            money += f" You may invest ${can[0]}-${can[1]}." if can else " You cannot afford an investment this round."
+        parts = [head, money]
+        public = self._public_text(view["public"], agent)
+        if public:
+            parts.append(public)
+        parts.extend(view["events"])
+        if view["new_messages"]:
+            parts.append("New messages: " + " | ".join(view["new_messages"]))
+        if view["phase"] == "discussion" and view["recent_messages"]:
+            parts.append("Recent conversation: " + " | ".join(view["recent_messages"]))
+        parts.append(view["last_action"])
+        if view["valid_now"]:
+            parts.append("Now: " + view["valid_now"])
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ global views
+    def _state(self) -> dict[str, Any]:
+        phase = self.phase
+        return {
+            "step": self.step_count,
+            "phase": phase.kind,
+            "round": phase.round,
+            "balances": {a: money_json(v) for a, v in self.balances.items()},
+            "balances_exact": {a: str(v) for a, v in self.balances.items()},
+            "last_round": self._public["last_round"],
+        }
+
+    def _render_frame(self) -> str:
+        phase = self.phase
+        rows = [f"DayTrader step {self.step_count}/{len(self.schedule)} | round {phase.round} | {phase.kind}"]
+        for a in self.possible_agents:
+            last = self.last_choices[a] if self.last_choices else None
+            rows.append(f"  {a:<10} {_dollars(float(self.balances[a])):>12}  last: {_choice_text(last) if last else '-'}")
+        return "\n".join(rows)
+
+    def _role_briefing(self, agent: str) -> str:
+        cfg = self.config
+        talk = (
+            f"After every {cfg.discussion_every}th round (not after the last) there is a discussion phase of "
+            f"{cfg.discussion_turns} turns in which you may send messages; a message sent in one turn is read in the next."
+            if cfg.communication and cfg.discussion_every and cfg.discussion_turns
+            else "There is no communication between traders in this condition."
+        )
+        limits = []
+        if cfg.max_words:
+            limits.append(f"messages are cut to {cfg.max_words} words")
+        if cfg.min_steps_between_messages:
+            limits.append(f"you may send at most one message every {cfg.min_steps_between_messages} steps")
+        return (
+            f"You are {agent}, one of {cfg.n_agents} traders in DayTrader, a repeated investment game of "
+            f"{cfg.rounds} rounds. Everyone starts with ${cfg.starting_money}. In each round's decision phase you "
+            f"make at most one investment of ${cfg.min_investment}-${cfg.max_investment} (and no more than you have), "
+            f"or wait. An individual investment comes back to you multiplied by {cfg.individual_multiplier}. "
+            f"All group investments of the round are pooled, the pool is multiplied by {cfg.group_multiplier} and "
+            f"split equally among all {cfg.n_agents} traders, whether they invested or not. From round "
+            f"{cfg.bonus_from_round} on, the trader(s) with the highest earnings in the round get a ${cfg.bonus} bonus "
+            f"(split equally, rounded down, between tied traders). {talk}"
+            + (f" Bandwidth: {'; '.join(limits)}." if limits else "")
+            + " Your goal: maximize your own money at the end of the game."
+        )

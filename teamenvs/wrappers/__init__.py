@@ -1,0 +1,1 @@
+"""Wrappers over the multi-agent envs (the Gymnasium single-agent view, ...)."""

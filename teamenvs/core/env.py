@@ -40,6 +40,7 @@ class TeamEnv(ParallelEnv):
     commands: ClassVar[CommandSet]
     config_class: ClassVar[type]
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:
         if render_mode not in (None, "ansi"):

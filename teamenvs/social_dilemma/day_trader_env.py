@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.messaging import SAY, TELL
+from teamenvs.social_dilemma.metrics import day_trader_metrics
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
     INDIVIDUAL,
@@ -64,6 +65,7 @@ class DayTraderEnv(TeamEnv):
     commands = COMMANDS
     config_class = DayTraderConfig
     presets = PRESETS
+    episode_metrics = staticmethod(day_trader_metrics)
     config: DayTraderConfig
 
     def _agent_ids(self) -> list[str]:

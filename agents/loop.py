@@ -1,0 +1,112 @@
+"""The standard agent-env step loop: `run_episode` / `arun_episode`.
+
+Each step the loop asks only the agents whose `info["needs_action"]` is true, awaits all of
+them concurrently (so an episode with N LLM agents takes about as long as one agent's
+calls), steps the env, and records the step. Every episode is recorded; with `log_dir` the
+record is a JSONL file flushed per step. Metrics come from the paradigm's metric function
+over the recorded log, the same function `teamenvs` uses on a log read from disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from teamenvs.core.metrics import episode_metrics
+from teamenvs.core.recorder import EpisodeRecorder
+
+
+@dataclass
+class EpisodeResult:
+    """What one episode produced."""
+
+    env_id: str
+    seed: int | None
+    steps: int
+    returns: dict[str, float]
+    metrics: dict[str, Any]
+    log_path: Path | None
+    records: list[dict[str, Any]] = field(repr=False, default_factory=list)
+
+
+async def arun_episode(
+    env: Any,
+    policies: Mapping[str, Any],
+    seed: int | None = None,
+    log_dir: str | Path | None = None,
+    log_name: str | None = None,
+    max_steps: int | None = None,
+) -> EpisodeResult:
+    """Run one episode of `env` with one policy per agent; see `run_episode`."""
+    base = env.unwrapped
+    missing = [a for a in env.possible_agents if a not in policies]
+    if missing:
+        raise ValueError(f"no policy for agents {missing}")
+    path = None
+    if log_dir is not None:
+        path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl"
+    recorder = EpisodeRecorder(path)
+    previous, base.recorder = base.recorder, recorder
+    returns = {a: 0.0 for a in env.possible_agents}
+    steps = 0
+    try:
+        observations, infos = env.reset(seed=seed)
+        for agent in env.agents:
+            policies[agent].reset(agent, base.briefing(agent))
+        while env.agents and (max_steps is None or steps < max_steps):
+            asking = [a for a in env.agents if infos[a]["needs_action"]]
+            actions = await asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
+            for agent in asking:
+                extras = getattr(policies[agent], "last_extras", None)
+                if extras:
+                    recorder.annotate(agent, **extras)
+            observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))
+            for agent, reward in rewards.items():
+                returns[agent] += reward
+            steps += 1
+        metrics = episode_metrics(recorder.records)
+        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics})
+    except BaseException as exc:
+        recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}"})
+        raise
+    finally:
+        base.recorder = previous
+        recorder.close()
+    return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records)
+
+
+def run_episode(
+    env: Any,
+    policies: Mapping[str, Any],
+    seed: int | None = None,
+    log_dir: str | Path | None = None,
+    log_name: str | None = None,
+    max_steps: int | None = None,
+) -> EpisodeResult:
+    """Run one episode and return its `EpisodeResult` (`.metrics`, `.returns`, `.log_path`).
+
+    Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
+    the episode runs on a helper thread with its own loop.
+    """
+    coro = arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["result"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised on the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

@@ -1,0 +1,71 @@
+"""Metric helpers shared by paradigms, all pure functions over an episode log (a list of records).
+
+`episode_metrics(records)` dispatches on the log's header to the paradigm's own metric
+function (the env class's `episode_metrics`), so metrics can be recomputed from a log file
+alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from teamenvs.core.recorder import step_records
+
+
+def gini(values: Iterable[float]) -> float:
+    """Gini coefficient of non-negative values (0 = perfect equality); 0.0 for an empty or all-zero list."""
+    xs = sorted(float(v) for v in values)
+    n = len(xs)
+    total = sum(xs)
+    if n == 0 or total <= 0:
+        return 0.0
+    weighted = sum((i + 1) * x for i, x in enumerate(xs))
+    return (2.0 * weighted) / (n * total) - (n + 1.0) / n
+
+
+def header(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The header record of a log."""
+    for r in records:
+        if r.get("type") == "header":
+            return r
+    raise ValueError("episode log has no header line")
+
+
+def action_outcomes(records: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """(actions taken, invalid actions) over the episode; ignored (busy) turns are not actions."""
+    taken = invalid = 0
+    for step in step_records(records):
+        for entry in step["agents"].values():
+            action = entry.get("action")
+            if not action or action.get("ignored"):
+                continue
+            taken += 1
+            if not action["ok"]:
+                invalid += 1
+    return taken, invalid
+
+
+def invalid_action_rate(records: Sequence[dict[str, Any]]) -> float:
+    """Share of actions that were rejected (unparseable, not allowed now, or refused by the rules)."""
+    taken, invalid = action_outcomes(records)
+    return invalid / taken if taken else 0.0
+
+
+def message_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message actually sent (after the communication conditions), in order."""
+    return [e for step in step_records(records) for e in step.get("events", ()) if e.get("type") == "message"]
+
+
+def messages_per_agent(records: Sequence[dict[str, Any]], agents: Sequence[str]) -> dict[str, int]:
+    counts = {a: 0 for a in agents}
+    for e in message_events(records):
+        counts[e["sender"]] = counts.get(e["sender"], 0) + 1
+    return counts
+
+
+def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The paradigm's metrics for an episode log (dispatching on the header's env id)."""
+    from teamenvs.registry import spec
+
+    env_cls = spec(header(records)["env_id"]).load()
+    return env_cls.episode_metrics(records)

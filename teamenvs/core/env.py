@@ -132,6 +132,7 @@ class TeamEnv(ParallelEnv):
         self.step_count = 0
         self.messenger.reset()
         self._situations = {}
+        self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
         self.global_events: list[dict[str, Any]] = []
@@ -169,14 +170,15 @@ class TeamEnv(ParallelEnv):
         parsed: dict[str, Action | None] = {}
         self._last_action = {}
         for agent in self.agents:
-            if not self._infos_needs[agent]:
+            offered = self._offered[agent]
+            if offered is None:
                 parsed[agent] = None
                 self._last_action[agent] = IGNORED
                 continue
             if agent not in actions:
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")
             else:
-                result = self.commands.parse(actions[agent], self._situation_for(agent)[0])
+                result = self.commands.parse(actions[agent], offered[0])
             if isinstance(result, Action):
                 parsed[agent] = result
                 self._last_action[agent] = result.to_json()
@@ -268,7 +270,8 @@ class TeamEnv(ParallelEnv):
 
     def valid_now(self, agent: str) -> str:
         """The command forms `agent` may use now, as one line for its observation."""
-        return self._situation_for(agent)[2]
+        offered = self._offered.get(agent)
+        return offered[2] if offered is not None else "nothing (you are busy)"
 
     def _situation_for(self, agent: str) -> tuple[Situation, tuple[ActionForm, ...], str]:
         blocked = self.messenger.blocked(agent, self.step_count) if "say" in self.commands.commands else None
@@ -292,18 +295,18 @@ class TeamEnv(ParallelEnv):
     def _observe(self) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
         observations: dict[str, str] = {}
         infos: dict[str, dict[str, Any]] = {}
-        self._infos_needs: dict[str, bool] = {}
+        # What each agent is offered now; its next action is parsed against exactly this.
+        self._offered = {a: (self._situation_for(a) if self._needs_action(a) else None) for a in self.agents}
         for agent in self.agents:
+            offered = self._offered[agent]
             view = self._view(agent)
             text = self._render_view(view)
             if len(text) > OBSERVATION_MAX_CHARS:
                 text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
-            needs = self._needs_action(agent)
-            self._infos_needs[agent] = needs
             info = {
                 "view": view,
-                "valid_actions": self._situation_for(agent)[1] if needs else (),
-                "needs_action": needs,
+                "valid_actions": offered[1] if offered is not None else (),
+                "needs_action": offered is not None,
                 "last_action": self._last_action[agent],
                 "events": self._events[agent],
             }
@@ -316,10 +319,16 @@ class TeamEnv(ParallelEnv):
 
     def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
         """The messaging part of a view: new messages and the recent conversation, as lines."""
-        return {
-            "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
-            "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
-        }
+        version = self.messenger.version(agent)
+        cached = self._messages_cache.get(agent)
+        if cached is None or cached[0] != version:
+            rendered = {
+                "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
+                "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
+            }
+            cached = (version, rendered)
+            self._messages_cache[agent] = cached
+        return cached[1]
 
     def last_action_line(self, agent: str) -> str:
         """One line telling the agent what became of its last action."""

@@ -89,6 +89,7 @@ class Messenger:
         self._inbox: dict[str, tuple[Message, ...]] = {a: () for a in self.agents}
         self._history: dict[str, deque[Message]] = {a: deque(maxlen=history) for a in self.agents}
         self._last_sent: dict[str, int] = {}
+        self._versions: dict[str, int] = {a: 0 for a in self.agents}
         self.sent: dict[str, int] = {a: 0 for a in self.agents}
         self.words: dict[str, int] = {a: 0 for a in self.agents}
 
@@ -138,9 +139,16 @@ class Messenger:
                 inbox[r].append(message)
                 self._history[r].append(message)
         delivered = tuple(m for m, _ in self._pending)
+        touched = {m.sender for m in delivered} | {a for a, ms in inbox.items() if ms} | {a for a, ms in self._inbox.items() if ms}
+        for agent in touched:
+            self._versions[agent] += 1
         self._pending = []
         self._inbox = {a: tuple(ms) for a, ms in inbox.items()}
         return delivered
+
+    def version(self, agent: str) -> int:
+        """A counter that changes whenever `agent`'s inbox or history changes (for caching renderings)."""
+        return self._versions[agent]
 
     def inbox(self, agent: str) -> tuple[Message, ...]:
         """Messages delivered to `agent` at the end of the last step."""

@@ -46,6 +46,12 @@ class Observation(str):
     dtype = np.dtype("<U")
 
 
+def _collapse_whitespace(text: str, keep_newlines: bool) -> str:
+    if keep_newlines:
+        return "\n".join(" ".join(line.split()) for line in text.split("\n")).strip("\n")
+    return " ".join(text.split())
+
+
 def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool = False) -> str:
     """Return `text` without control or format characters, with runs of whitespace collapsed.
 
@@ -53,12 +59,10 @@ def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool =
     """
     if max_chars is not None and len(text) > 4 * max_chars + 64:
         text = text[: 4 * max_chars + 64]
-    if keep_newlines:
-        text = "\n".join(" ".join(line.split()) for line in text.split("\n")).strip("\n")
-    else:
-        text = " ".join(text.split())
+    text = _collapse_whitespace(text, keep_newlines)
     if not text.replace("\n", "").isprintable():
-        text = "".join(c for c in text if c.isprintable() or c == "\n")
+        # dropping a control character can leave two spaces side by side: collapse again
+        text = _collapse_whitespace("".join(c for c in text if c.isprintable() or c == "\n"), keep_newlines)
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars]
     return text

@@ -78,9 +78,15 @@ class DayTraderEnv(TeamEnv):
         self.balances: dict[str, Fraction] = {a: Fraction(cfg.starting_money) for a in self.agents}
         self.last_choices: dict[str, Choice] | None = None
         self.last_outcome = None
-        self.round_log: list[dict[str, Any]] = []
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute what views share after balances change (once per round, not per agent)."""
+        cfg = self.config
+        self._money = {a: money_json(v) for a, v in self.balances.items()}
+        self._top = {a: affordable_max(v, cfg) for a, v in self.balances.items()}
         self._public: dict[str, Any] = self._public_view()
-        self._public_text_cache: tuple[int, str] = (0, "")
+        self._public_template = self._public_text(self._public)
 
     @property
     def phase(self) -> Phase:
@@ -91,7 +97,7 @@ class DayTraderEnv(TeamEnv):
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
-        return agent, self.phase.kind, affordable_max(self.balances[agent], self.config)
+        return agent, self.phase.kind, self._top[agent]
 
     def _situation(self, agent: str) -> Situation:
         cfg, phase = self.config, self.phase
@@ -102,7 +108,7 @@ class DayTraderEnv(TeamEnv):
             if not cfg.communication:
                 reason = "communication is off in this condition"
             denied.update({"say": reason, "tell": reason})
-            top = affordable_max(self.balances[agent], cfg)
+            top = self._top[agent]
             if top < cfg.min_investment:
                 why = f"you have {_dollars(float(self.balances[agent]))}, less than the minimum investment of ${cfg.min_investment}"
                 denied.update({"invest individual": why, "invest group": why})
@@ -131,7 +137,7 @@ class DayTraderEnv(TeamEnv):
         self.balances = outcome.balances
         self.last_choices = choices
         self.last_outcome = outcome
-        self._public = self._public_view()
+        self._refresh()
         rewards = {a: float(outcome.balances[a] - before[a]) for a in self.agents}
         share = money_json(outcome.pool_share)
         for agent in self.agents:
@@ -173,14 +179,14 @@ class DayTraderEnv(TeamEnv):
                 "pool_share": money_json(self.last_outcome.pool_share),
                 "bonus": dict(self.last_outcome.bonus),
             }
-        balances = {a: money_json(v) for a, v in self.balances.items()} if self.config.show_balances else None
+        balances = dict(self._money) if self.config.show_balances else None
         return {"traders": tuple(self.possible_agents), "last_round": last, "balances": balances}
 
     def _view(self, agent: str) -> dict[str, Any]:
         cfg = self.config
         over = self.step_count >= len(self.schedule)
         phase = self.phase
-        top = affordable_max(self.balances[agent], cfg)
+        top = self._top[agent]
         return {
             "agent": agent,
             "role": "trader",
@@ -191,7 +197,7 @@ class DayTraderEnv(TeamEnv):
             "phase": "over" if over else phase.kind,
             "discussion_turn": phase.turn,
             "discussion_turns": cfg.discussion_turns,
-            "money": money_json(self.balances[agent]),
+            "money": self._money[agent],
             "can_invest": (cfg.min_investment, top) if top >= cfg.min_investment else None,
             "public": self._public,
             **self.messages_view(agent),
@@ -200,11 +206,12 @@ class DayTraderEnv(TeamEnv):
             "valid_now": "" if over else self.valid_now(agent),
         }
 
-    def _public_text(self, public: Mapping[str, Any], agent: str) -> str:
+    def _public_text(self, public: Mapping[str, Any]) -> str:
+        """The shared lines of the observation; `_render_view` marks the reader's own choice."""
         lines = []
         last = public["last_round"]
         if last is not None:
-            choices = "; ".join(f"{a}{' (you)' if a == agent else ''}: {c}" for a, c in last["choices"].items())
+            choices = "; ".join(f"{a}: {c}" for a, c in last["choices"].items())
             pool = last["pool"]
             line = (
                 f"Round {last['round']} results: group pool ${pool} (tripled: ${pool * self.config.group_multiplier}, "
@@ -234,7 +241,9 @@ class DayTraderEnv(TeamEnv):
         if view["phase"] == "decision":
             money += f" You may invest ${can[0]}-${can[1]}." if can else " You cannot afford an investment this round."
         parts = [head, money]
-        public = self._public_text(view["public"], agent)
+        shared = view["public"]
+        public = self._public_template if shared is self._public else self._public_text(shared)
+        public = public.replace(f" {agent}: ", f" {agent} (you): ", 1)
         if public:
             parts.append(public)
         parts.extend(view["events"])

@@ -1,0 +1,1 @@
+"""Benchmark suites and performance measurements for teamenvs."""

@@ -5,6 +5,13 @@ DayTrader: `cooperator` (always group, 100 or all it can), `defector` (always in
 `tit_for_tat` (n-player reciprocator: group in round 1, then group iff every other trader
 invested group last round; the default `scripted` kind). Each says one line per discussion
 phase stating its strategy, when messages are allowed.
+
+Commons (GovSim-style fishery): `sustainable` (asks for floor(stock / 2 / n), the share that
+lets the lake regrow), `greedy` (asks for the whole stock), `mimic` (last month's mean
+request, rounded; the sustainable share in month 1; the default `scripted` kind), `grim`
+(sustainable until anyone asked for more than that month's sustainable share, then greedy
+for good). Each says one line about its strategy on the first turn of each discussion
+phase, when messages are allowed.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from agents.scripted.base import ScriptedPolicy
+from teamenvs.social_dilemma.commons import sustainable_share
 
 
 class DayTraderBaseline(ScriptedPolicy):
@@ -75,7 +83,79 @@ class TitForTat(DayTraderBaseline):
         return others is None or all(c.startswith("group") for c in others)
 
 
+class CommonsBaseline(ScriptedPolicy):
+    """Shared shape of the commons baselines: a pitch in discussions, a request rule in harvests."""
+
+    pitch = ""
+
+    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        if view["phase"] == "discussion":
+            if self.pitch and view["discussion_turn"] == 1 and self.allowed(info, "say"):
+                return f"say {self.pitch}"
+            return "wait"
+        if not self.allowed(info, "harvest"):
+            return "wait"
+        return f"harvest {self.request(view)}"
+
+    def request(self, view: Mapping[str, Any]) -> int:
+        raise NotImplementedError
+
+    @staticmethod
+    def share(view: Mapping[str, Any], stock: int | None = None) -> int:
+        """The sustainable per-fisher share of a month starting with `stock` (default: the current stock)."""
+        return sustainable_share(view["stock"] if stock is None else stock, view["n_fishers"], view["regrowth_factor"])
+
+
+class Sustainable(CommonsBaseline):
+    name = "sustainable"
+    pitch = "I take only my share of half the lake, so the fish left regrow to what we have now."
+
+    def request(self, view):
+        return self.share(view)
+
+
+class Greedy(CommonsBaseline):
+    name = "greedy"
+    pitch = "I ask for the whole lake every month."
+
+    def request(self, view):
+        return view["stock"]
+
+
+class Mimic(CommonsBaseline):
+    name = "mimic"
+    pitch = "I ask for what the average fisher asked for last month."
+
+    def request(self, view):
+        last = view["last_month"]
+        if last is None:
+            return self.share(view)
+        asked = list(last["requests"].values())
+        return (2 * sum(asked) + len(asked)) // (2 * len(asked))  # the mean, rounded half up
+
+
+class Grim(CommonsBaseline):
+    name = "grim"
+    pitch = "I take the sustainable share, but if anyone ever takes more, I take everything from then on."
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.triggered = False
+
+    def reset(self, agent_id: str, briefing: str) -> None:
+        super().reset(agent_id, briefing)
+        self.triggered = False
+
+    def request(self, view):
+        last = view["last_month"]
+        if last is not None and not self.triggered:
+            limit = self.share(view, last["stock_before"])
+            self.triggered = any(r > limit for r in last["requests"].values())
+        return view["stock"] if self.triggered else self.share(view)
+
+
 BASELINES: dict[str, dict[str, type[ScriptedPolicy]]] = {
     "day_trader_v0": {p.name: p for p in (Cooperator, Defector, Conditional, TitForTat)},
+    "commons_v0": {p.name: p for p in (Sustainable, Greedy, Mimic, Grim)},
 }
-DEFAULTS: dict[str, str] = {"day_trader_v0": "tit_for_tat"}
+DEFAULTS: dict[str, str] = {"day_trader_v0": "tit_for_tat", "commons_v0": "mimic"}

@@ -326,11 +326,14 @@ class CommandSet:
             if c.name not in situation.denied
         )
 
-    def grammar(self) -> str:
-        """The command reference for a briefing: usage, help and examples of every command."""
+    def grammar(self, situation: Situation | None = None) -> str:
+        """The command reference for a briefing: usage, help and examples of every command.
+
+        `situation` (optional) supplies real names for the examples of name arguments.
+        """
         lines = []
         for c in self.commands.values():
-            examples = ", ".join(f"'{e}'" for e in (c.examples or (c.example_text(),)))
+            examples = ", ".join(f"'{e}'" for e in (c.examples or (c.example_text(situation),)))
             lines.append(f"- {c.usage()}: {c.help} (e.g. {examples})")
         return "\n".join(lines)
 

@@ -241,10 +241,13 @@ class TeamEnv(ParallelEnv):
         """The text a policy is given at reset: role, rules, commands and the answer format."""
         return (
             f"{self._role_briefing(agent)}\n\n"
-            f"Commands (one per turn; case does not matter):\n{self.commands.grammar()}\n\n"
+            f"Commands (one per turn; case does not matter):\n{self.commands.grammar(self._briefing_situation(agent))}\n\n"
             "Answer with the command alone, or with your reasoning followed by a last line "
             "'ACTION: <command>'. An invalid command is rejected and you will read why."
         )
+
+    def _briefing_situation(self, agent: str) -> Situation:
+        return Situation(names={"agent": tuple(a for a in self.possible_agents if a != agent)})
 
     def reject(self, agent: str, why: str) -> None:
         """Mark `agent`'s well-formed action of this step as refused by the rules."""

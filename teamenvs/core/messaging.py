@@ -18,10 +18,10 @@ from teamenvs.core.text import clean_text
 
 MAX_MESSAGE_CHARS = 1_000
 
-SAY = Command("say", (TextArg("message", "let's coordinate our next move"),), "send a message to the whole team")
+SAY = Command("say", (TextArg("message", "here is my plan for the next round"),), "send a message to the whole team")
 TELL = Command(
     "tell",
-    (NameArg("recipient", "agent"), TextArg("message", "can you cover the group pool this round?")),
+    (NameArg("recipient", "agent"), TextArg("message", "can you take the next one?")),
     "send a private message to one teammate",
 )
 

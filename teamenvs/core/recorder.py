@@ -31,9 +31,18 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+# Characters that JSON leaves raw inside strings (with ensure_ascii=False) but that
+# `str.splitlines` and many JSONL readers treat as line breaks: written escaped instead.
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
 def dumps(record: dict[str, Any]) -> str:
-    """The one JSON spelling used in logs."""
-    return json.dumps(record, ensure_ascii=False, default=_default)
+    """The one JSON spelling used in logs: one physical line per record, whatever the text inside."""
+    text = json.dumps(record, ensure_ascii=False, default=_default)
+    for raw, escaped in _LINE_BREAKS.items():
+        if raw in text:
+            text = text.replace(raw, escaped)
+    return text
 
 
 def clip_raw_action(raw: Any) -> Any:

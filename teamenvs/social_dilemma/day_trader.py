@@ -76,18 +76,29 @@ class Phase(NamedTuple):
     turn: int = 0
 
 
+def phase_schedule(
+    rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision"
+) -> tuple[Phase, ...]:
+    """One `decision` step per round, then `discussion_turns` discussion steps after every k-th round.
+
+    There is no discussion after the last round, and none at all when communication is off
+    (or when `discussion_every` or `discussion_turns` is 0). Shared by the social dilemmas.
+    """
+    steps: list[Phase] = []
+    talk = communication and discussion_every > 0 and discussion_turns > 0
+    for r in range(1, rounds + 1):
+        steps.append(Phase(decision, r))
+        if talk and r % discussion_every == 0 and r < rounds:
+            steps.extend(Phase("discussion", r, t) for t in range(1, discussion_turns + 1))
+    return tuple(steps)
+
+
 def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
     """All steps of an episode: one decision step per round, discussion steps after every k-th round.
 
     There is no discussion after the last round, and none at all when communication is off.
     """
-    steps: list[Phase] = []
-    talk = config.communication and config.discussion_every > 0 and config.discussion_turns > 0
-    for r in range(1, config.rounds + 1):
-        steps.append(Phase("decision", r))
-        if talk and r % config.discussion_every == 0 and r < config.rounds:
-            steps.extend(Phase("discussion", r, t) for t in range(1, config.discussion_turns + 1))
-    return tuple(steps)
+    return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns)
 
 
 class Choice(NamedTuple):

@@ -104,7 +104,7 @@ class DayTraderEnv(TeamEnv):
         denied: dict[str, str] = {}
         names = {"agent": tuple(a for a in self.possible_agents if a != agent)}
         if phase.kind == "decision":
-            reason = f"messages can be sent only in discussion phases; this is the decision phase of round {phase.round}"
+            reason = f"messages can be sent only in discussion phases (after every {cfg.discussion_every} rounds); this is a decision phase"
             if not cfg.communication:
                 reason = "communication is off in this condition"
             denied.update({"say": reason, "tell": reason})
@@ -116,7 +116,7 @@ class DayTraderEnv(TeamEnv):
             limits = {"amount": (cfg.min_investment, top)}
             reasons = {"amount": f"you have {_dollars(float(self.balances[agent]))}"} if top < cfg.max_investment else {}
             return Situation(denied, limits, names, reasons)
-        why = f"investing happens in decision phases; this is discussion turn {phase.turn} of {cfg.discussion_turns} after round {phase.round}"
+        why = "investing happens in decision phases; this is a discussion phase"
         denied.update({"invest individual": why, "invest group": why})
         return Situation(denied, {}, names)
 
@@ -297,7 +297,8 @@ class DayTraderEnv(TeamEnv):
             f"All group investments of the round are pooled, the pool is multiplied by {cfg.group_multiplier} and "
             f"split equally among all {cfg.n_agents} traders, whether they invested or not. From round "
             f"{cfg.bonus_from_round} on, the trader(s) with the highest earnings in the round get a ${cfg.bonus} bonus "
-            f"(split equally, rounded down, between tied traders). {talk}"
+            f"(split equally, rounded down, between tied traders); a round's earnings are what you got back that round "
+            f"(your individual return and your pool share) minus what you invested. {talk}"
             + (f" Bandwidth: {'; '.join(limits)}." if limits else "")
             + " Your goal: maximize your own money at the end of the game."
         )

@@ -39,3 +39,45 @@ def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "invalid_action_rate": invalid_action_rate(records),
         "rounds_played": len(rounds),
     }
+
+
+def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """GovSim-style measures of a commons episode, from its month events and header alone.
+
+    survival_time: the month in which the fishery collapsed, else the months played (the
+    horizon, for a complete episode); efficiency: total catch / `max_sustainable_total` of
+    the header's config; equality: 1 - Gini of the fishers' catches; over_usage_rate: share
+    of monthly requests above that month's sustainable per-fisher share (a `wait`, or a
+    missing or invalid action, is a request of 0).
+    """
+    from teamenvs.social_dilemma.commons import CommonsConfig, max_sustainable_total
+
+    head = header(records)
+    agents = head["agents"]
+    config = CommonsConfig(**head["config"])
+    months = _events(records, "month")
+    gain = {a: 0 for a in agents}
+    requests = over = 0
+    for m in months:
+        for a, caught in m["catches"].items():
+            gain[a] = gain.get(a, 0) + caught
+        for asked in m["requests"].values():
+            requests += 1
+            over += asked > m["sustainable_share"]
+    collapse = next((m["month"] for m in months if m["collapsed"]), None)
+    total = sum(gain.values())
+    benchmark = max_sustainable_total(config)
+    return {
+        "survival_time": collapse if collapse is not None else len(months),
+        "survived": collapse is None,
+        "total_gain": total,
+        "gain": gain,
+        "efficiency": total / benchmark if benchmark else 0.0,
+        "equality": 1.0 - gini(gain.values()),
+        "over_usage_rate": over / requests if requests else 0.0,
+        "total_messages": len(message_events(records)),
+        "messages_per_agent": messages_per_agent(records, agents),
+        "invalid_action_rate": invalid_action_rate(records),
+        "months_played": len(months),
+        "final_stock": months[-1]["stock_after"] if months else config.initial_stock,
+    }

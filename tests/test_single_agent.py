@@ -1,0 +1,66 @@
+"""The Gymnasium single-agent view: registration, teammates, reward accounting, checker."""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import teamenvs
+from agents.scripted.base import ScriptedPolicy
+
+
+def _play(env, action_for):
+    obs, info = env.reset(seed=0)
+    total, steps = 0.0, 0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(action_for(info))
+        total += reward
+        steps += 1
+        if terminated or truncated:
+            return obs, info, total, steps
+
+
+def test_every_env_is_registered_with_gymnasium():
+    for env_id in teamenvs.list_envs():
+        gym_id = teamenvs.spec(env_id).gym_id
+        assert gym_id in gymnasium.registry
+        env = gymnasium.make(gym_id)
+        obs, info = env.reset(seed=1)
+        assert isinstance(obs, str) and obs
+        assert info["needs_action"] is True
+        assert env.observation_space.contains(obs)
+
+
+def test_defecting_learner_among_cooperators_earns_what_the_rules_imply():
+    env = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_2", teammates="cooperator")
+    obs, info, total, steps = _play(
+        env, lambda info: "invest individual 100" if info["view"]["phase"] == "decision" else "wait"
+    )
+    # Each round: pool 200 tripled = 600, 200 each; the defector nets +100 +200 = 300 and, as sole
+    # top earner, takes the 90 bonus from round 2 on: 30 * 300 + 29 * 90 = 11610.
+    assert total == pytest.approx(11610.0)
+    assert info["view"]["money"] == pytest.approx(200 + 11610.0)
+    assert steps == 45  # 30 decisions + 5 discussions of 3 turns: the learner acts every step
+
+
+def test_teammates_can_be_given_as_policy_objects():
+    class AlwaysGroup15(ScriptedPolicy):
+        def decide(self, view, info):
+            return "invest group 15" if view["phase"] == "decision" else "wait"
+
+    teammates = {"trader_1": AlwaysGroup15(), "trader_3": AlwaysGroup15()}
+    env = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_2", teammates=teammates)
+    env.reset(seed=0)
+    _, reward, *_ = env.step("wait")
+    assert reward == pytest.approx(30.0)  # pool 30, tripled 90, 30 each; round 1 has no bonus
+
+
+def test_unknown_agent_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown agent 'trader_9'"):
+        gymnasium.make("teamenvs/DayTrader-v0", agent="trader_9")
+
+
+def test_passes_gymnasium_env_checker():
+    env = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1")
+    check_env(env.unwrapped, skip_render_check=True)

@@ -95,7 +95,7 @@ class IntArg(Arg):
 
     def parse(self, rest, situation, command):
         match = _INT_RE.match(rest)
-        low, high = self.low, self.high
+        low, high = self.bounds(situation)
         if match is None:
             raise ArgError(
                 f"'{command.name}' needs {self.name}: a whole number from {low} to {high}, "
@@ -107,7 +107,7 @@ class IntArg(Arg):
         if len(digits.lstrip("-")) > 12:
             raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got a {len(digits)}-digit number)")
         value = int(digits)
-        if not low <= value <= high:
+        if not self.low <= value <= self.high:
             raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {value})")
         return value, rest[match.end():]
 

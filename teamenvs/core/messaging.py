@@ -35,6 +35,9 @@ class MessagingConditions:
     min_steps_between_messages: int = 0
     message_history: int = 8
 
+    def __post_init__(self) -> None:
+        self._check_messaging()
+
     def _check_messaging(self) -> None:
         from teamenvs.core.config import ConfigError
 

@@ -97,7 +97,10 @@ class DayTraderEnv(TeamEnv):
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
-        return agent, self.phase.kind, self._top[agent]
+        top = self._top[agent]
+        # below the maximum investment the reasons quote the exact money ("you have $47.50")
+        money = self._money[agent] if top < self.config.max_investment else None
+        return agent, self.phase.kind, top, money
 
     def _situation(self, agent: str) -> Situation:
         cfg, phase = self.config, self.phase

@@ -1,0 +1,95 @@
+"""PettingZoo and Gymnasium API compliance of every registered env (and every DayTrader preset).
+
+Runs PettingZoo's own `parallel_api_test`, `parallel_seed_test` and, through
+`parallel_to_aec`, `api_test`. PettingZoo's generic advice for numeric envs ("observation
+is not a NumPy array", "space probably should be Box or Discrete") does not apply to text
+envs and is allowed; any other warning (e.g. a live agent missing from a returned dict)
+fails the test. Also checks the text spaces themselves.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from gymnasium.spaces import Text
+from pettingzoo import ParallelEnv
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
+from pettingzoo.utils.conversions import parallel_to_aec
+
+import teamenvs
+from teamenvs.social_dilemma.day_trader import PRESETS
+
+ENV_IDS = teamenvs.list_envs()
+TEXT_ENV_ADVICE = (
+    "Observation is not a NumPy array",
+    "probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+)
+
+
+def run_pettingzoo_tests(factory) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parallel_api_test(factory(), num_cycles=200)
+        parallel_seed_test(factory)
+        api_test(parallel_to_aec(factory()), num_cycles=100)
+    unexpected = [str(w.message) for w in caught if not any(a in str(w.message) for a in TEXT_ENV_ADVICE)]
+    assert unexpected == []
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_pettingzoo_api(env_id):
+    run_pettingzoo_tests(lambda: teamenvs.make(env_id))
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_pettingzoo_api_day_trader_presets(preset):
+    run_pettingzoo_tests(lambda: teamenvs.make("day_trader_v0", preset=preset))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_spaces_are_text_and_the_same_object_every_call(env_id):
+    env = teamenvs.make(env_id)
+    assert isinstance(env, ParallelEnv)
+    env.reset(seed=0)
+    for agent in env.possible_agents:
+        obs_space = env.observation_space(agent)
+        act_space = env.action_space(agent)
+        assert isinstance(obs_space, Text) and isinstance(act_space, Text)
+        assert env.observation_space(agent) is obs_space
+        assert env.action_space(agent) is act_space
+    assert env.observation_space(env.possible_agents[0]) is not env.observation_space(env.possible_agents[1])
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_first_observations_are_in_the_space_and_info_has_the_schema(env_id):
+    env = teamenvs.make(env_id)
+    observations, infos = env.reset(seed=1)
+    assert set(observations) == set(env.agents) == set(infos)
+    for agent in env.agents:
+        assert env.observation_space(agent).contains(observations[agent])
+        assert isinstance(observations[agent], str) and observations[agent].strip()
+        assert {"view", "valid_actions", "needs_action", "last_action", "events"} <= set(infos[agent])
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_metadata(env_id):
+    env = teamenvs.make(env_id)
+    assert env.metadata["name"] == env_id
+    assert env.metadata["render_modes"] == ["ansi"]
+    assert env.metadata["is_parallelizable"] is True
+    assert type(env).env_id == env_id
+
+
+def test_text_space_membership():
+    env = teamenvs.make("day_trader_v0")
+    space = env.observation_space("trader_1")
+    assert space.contains("Grüße, 你好 🙂\nsecond line")
+    assert not space.contains("")  # observations are never empty
+    assert not space.contains("bell\x07")
+    assert not space.contains(b"bytes")
+    assert not space.contains("x" * (space.max_length + 1))
+    action_space = env.action_space("trader_1")
+    assert action_space.contains("")
+    sample = action_space.sample()
+    assert isinstance(sample, str) and action_space.contains(sample)

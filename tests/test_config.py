@@ -1,0 +1,184 @@
+"""Configs and the registry: `build_config` (presets, overrides, string coercion, clear errors) and `make`.
+
+Uses the DayTrader config (a real paradigm config inheriting the messaging conditions) and
+a small local dataclass for the coercion of types DayTrader does not have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+import pytest
+
+import teamenvs
+from teamenvs.core.config import ConfigError, build_config, check_int, config_to_json
+from teamenvs.social_dilemma.day_trader import PRESETS, DayTraderConfig
+
+
+def day_trader(preset=None, **overrides) -> DayTraderConfig:
+    return build_config(DayTraderConfig, PRESETS, preset, overrides)
+
+
+def test_defaults_are_the_baseline_condition():
+    config = day_trader()
+    assert config == DayTraderConfig()
+    assert (config.n_agents, config.rounds, config.starting_money) == (3, 30, 200)
+    assert (config.min_investment, config.max_investment, config.bonus) == (15, 100, 90)
+    assert day_trader("baseline") == config
+
+
+@pytest.mark.parametrize(
+    "preset, field, value",
+    [
+        ("group_size_6", "n_agents", 6),
+        ("group_size_9", "n_agents", 9),
+        ("no_communication", "communication", False),
+        ("communication_bandwidth", "min_steps_between_messages", 5),
+    ],
+)
+def test_presets(preset, field, value):
+    config = day_trader(preset)
+    assert getattr(config, field) == value
+    # every other field keeps its default
+    default = DayTraderConfig()
+    for f in dataclasses.fields(DayTraderConfig):
+        if f.name != field:
+            assert getattr(config, f.name) == getattr(default, f.name), f.name
+
+
+def test_overrides_apply_on_top_of_a_preset():
+    config = day_trader("group_size_6", rounds=4)
+    assert (config.n_agents, config.rounds) == (6, 4)
+    assert day_trader("group_size_6", n_agents=4).n_agents == 4
+
+
+def test_configs_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        day_trader().rounds = 3  # type: ignore[misc]
+
+
+def test_unknown_key_names_the_nearest_key():
+    with pytest.raises(ConfigError, match=r"unknown config key 'n_agent' for DayTraderConfig\. Did you mean 'n_agents'\?") as info:
+        day_trader(n_agent=4)
+    assert "Valid keys:" in str(info.value) and "show_balances" in str(info.value)
+
+
+def test_unknown_preset_names_the_nearest_preset():
+    with pytest.raises(ConfigError, match=r"unknown preset 'group_size6'\. Did you mean 'group_size_6'\?") as info:
+        day_trader("group_size6")
+    assert "no_communication" in str(info.value)
+
+
+def test_string_coercion():
+    config = day_trader(n_agents="6", show_balances="false", communication="true", max_words="none")
+    assert config.n_agents == 6 and isinstance(config.n_agents, int)
+    assert config.show_balances is False
+    assert config.communication is True
+    assert config.max_words is None
+    assert day_trader(max_words="12").max_words == 12
+    assert day_trader(max_words=" null ").max_words is None
+    assert day_trader(show_balances="Yes").show_balances is True
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"n_agents": "six"}, r"n_agents: cannot read 'six' as int"),
+        ({"show_balances": "maybe"}, r"show_balances: cannot read 'maybe' as bool"),
+        ({"max_words": "many"}, r"max_words: cannot read 'many'"),
+    ],
+)
+def test_uncoercible_strings(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        day_trader(**overrides)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"n_agents": 1}, r"n_agents must be from 2 to 100, got 1"),
+        ({"n_agents": "1"}, r"n_agents must be from 2 to 100, got 1"),
+        ({"max_investment": 10}, r"max_investment must be >= 15, got 10"),
+        ({"min_investment": 50, "max_investment": 40}, r"max_investment must be >= 50, got 40"),
+        ({"rounds": 0}, r"rounds must be from 1 to 10000, got 0"),
+        ({"starting_money": -1}, r"starting_money must be >= 0, got -1"),
+        ({"rounds": 2.5}, r"rounds must be an integer, got 2\.5"),
+        ({"n_agents": True}, r"n_agents must be an integer, got True"),
+        ({"show_balances": 1}, r"show_balances must be true or false"),
+    ],
+)
+def test_invalid_values_name_the_field(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        day_trader(**overrides)
+
+
+def test_invalid_values_through_make():
+    with pytest.raises(ConfigError, match="n_agents"):
+        teamenvs.make("day_trader_v0", n_agents=1)
+    with pytest.raises(ConfigError, match="Did you mean 'rounds'"):
+        teamenvs.make("day_trader_v0", round=3)
+    env = teamenvs.make("day_trader_v0", preset="group_size_6", rounds="2")
+    assert env.config.n_agents == 6 and env.config.rounds == 2
+    assert env.possible_agents == [f"trader_{i}" for i in range(1, 7)]
+
+
+def test_config_error_is_a_value_error():
+    assert issubclass(ConfigError, ValueError)
+    assert teamenvs.ConfigError is ConfigError
+
+
+@dataclass(frozen=True)
+class Toy:
+    rate: float = 0.5
+    size: Optional[int] = 3
+    name: str = "x"
+    pair: tuple = (1, 2)
+
+    def __post_init__(self) -> None:
+        if self.rate < 0:
+            raise ValueError("rate must be >= 0")
+
+
+def test_coercion_of_other_types():
+    toy = build_config(Toy, {}, None, {"rate": "0.25", "size": "None", "name": "  spaced ", "pair": "[3, 4]"})
+    assert toy == Toy(0.25, None, "  spaced ", (3, 4))
+    assert build_config(Toy, {}, None, {"rate": 2}).rate == 2.0
+    assert isinstance(build_config(Toy, {}, None, {"rate": 2}).rate, float)
+
+
+def test_plain_value_errors_become_config_errors():
+    with pytest.raises(ConfigError, match=r"invalid Toy: rate must be >= 0"):
+        build_config(Toy, {}, None, {"rate": -1.0})
+
+
+def test_config_to_json_is_plain():
+    data = config_to_json(day_trader("group_size_6"))
+    assert data["n_agents"] == 6 and data["max_words"] is None and data["communication"] is True
+
+
+def test_check_int():
+    check_int("k", 3, 1, 5)
+    with pytest.raises(ConfigError, match="k must be <= 5, got 6"):
+        check_int("k", 6, None, 5)
+
+
+def test_make_unknown_id_names_registered_ids():
+    with pytest.raises(KeyError) as info:
+        teamenvs.make("nope_v0")
+    message = str(info.value)
+    assert "unknown env id 'nope_v0'" in message
+    for env_id in teamenvs.list_envs():
+        assert env_id in message
+
+
+def test_make_close_id_suggests_it():
+    with pytest.raises(KeyError, match="Did you mean 'day_trader_v0'"):
+        teamenvs.make("day_trader_v1")
+
+
+def test_list_envs_and_render_mode():
+    assert "day_trader_v0" in teamenvs.list_envs()
+    with pytest.raises(ValueError, match="render_mode"):
+        teamenvs.make("day_trader_v0", render_mode="human")

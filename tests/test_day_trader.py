@@ -1,0 +1,470 @@
+"""`day_trader_v0`: the pure rules (`settle_round`, `schedule`) with hand-computed cases, and the env.
+
+Rules (CollabSim App. B.2): individual investments come back doubled; group investments
+are pooled, tripled and split equally among all traders; from round 2 the round's top
+earner(s) get $90, split as floor(90 / winners). Money is exact (`Fraction`).
+
+Env-level tests step the env by hand with action strings and check rewards, the balances
+in the next observation, rejections and their reasons, message routing in discussion
+phases, the bandwidth conditions, information isolation with `show_balances=False`, the
+`info` schema, `state()` and `render()`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+import teamenvs
+from teamenvs.social_dilemma.day_trader import (
+    GROUP,
+    INDIVIDUAL,
+    WAIT,
+    Choice,
+    DayTraderConfig,
+    Phase,
+    affordable_max,
+    money_json,
+    schedule,
+    settle_round,
+)
+
+BASE = DayTraderConfig()
+
+
+def balances(*agents: str, money: int = 200) -> dict[str, Fraction]:
+    return {a: Fraction(money) for a in agents}
+
+
+ABC = ("a", "b", "c")
+
+
+# ---------------------------------------------------------------------- settle_round
+def test_all_group_50_in_round_1():
+    out = settle_round(balances(*ABC), {a: Choice(GROUP, 50) for a in ABC}, 1, BASE)
+    assert out.pool == 150
+    assert out.pool_share == 150  # 450 / 3
+    assert out.earnings == {a: 100 for a in ABC}
+    assert out.bonus == {}
+    assert out.balances == {a: 300 for a in ABC}  # 200 - 50 + 450/3
+
+
+def test_one_individual_among_two_group_investors():
+    choices = {"a": Choice(INDIVIDUAL, 50), "b": Choice(GROUP, 50), "c": Choice(GROUP, 50)}
+    out = settle_round(balances(*ABC), choices, 1, BASE)
+    assert out.pool == 100 and out.pool_share == 100
+    assert out.balances == {"a": 350, "b": 250, "c": 250}  # a: 200 + 50 + 100; b, c: 200 - 50 + 100
+    assert out.earnings == {"a": 150, "b": 50, "c": 50}
+    assert out.bonus == {}  # no bonus in round 1
+
+
+def test_missing_choice_means_wait():
+    out = settle_round(balances(*ABC), {"a": Choice(GROUP, 30)}, 1, BASE)
+    assert out.balances == {"a": 200 - 30 + 30, "b": 230, "c": 230}
+
+
+def test_bonus_from_round_2_goes_to_the_top_earner():
+    choices = {"a": Choice(INDIVIDUAL, 50), "b": Choice(GROUP, 50), "c": Choice(GROUP, 50)}
+    out = settle_round(balances(*ABC), choices, 2, BASE)
+    assert out.bonus == {"a": 90}
+    assert out.balances == {"a": 350 + 90, "b": 250, "c": 250}
+    # the same round 1 gives no bonus
+    assert settle_round(balances(*ABC), choices, 1, BASE).bonus == {}
+
+
+def test_two_way_tie_splits_the_bonus():
+    choices = {"a": Choice(INDIVIDUAL, 50), "b": Choice(INDIVIDUAL, 50), "c": Choice(WAIT)}
+    out = settle_round(balances(*ABC), choices, 2, BASE)
+    assert out.bonus == {"a": 45, "b": 45}
+    assert out.balances == {"a": 295, "b": 295, "c": 200}
+
+
+def test_three_way_tie_splits_the_bonus():
+    out = settle_round(balances(*ABC), {a: Choice(INDIVIDUAL, 100) for a in ABC}, 7, BASE)
+    assert out.bonus == {"a": 30, "b": 30, "c": 30}
+    assert out.balances == {a: 330 for a in ABC}
+
+
+def test_four_way_tie_floors_the_share():
+    agents = ("a", "b", "c", "d")
+    out = settle_round(balances(*agents), {}, 2, BASE)  # everyone waits: all earn 0, all tie
+    assert out.bonus == {a: 22 for a in agents}  # floor(90 / 4)
+    assert out.balances == {a: 222 for a in agents}
+
+
+def test_bonus_uses_earnings_not_balances():
+    # a is richer but b earns more this round: b gets the bonus
+    start = {"a": Fraction(1000), "b": Fraction(100), "c": Fraction(100)}
+    out = settle_round(start, {"a": Choice(GROUP, 15), "b": Choice(INDIVIDUAL, 15)}, 3, BASE)
+    assert out.bonus == {"b": 90}
+    assert out.balances == {"a": 1000 - 15 + 15, "b": 100 + 15 + 15 + 90, "c": 115}
+
+
+def test_config_changes_the_rules():
+    config = DayTraderConfig(individual_multiplier=3, group_multiplier=2, bonus=10, bonus_from_round=5)
+    choices = {"a": Choice(INDIVIDUAL, 20), "b": Choice(GROUP, 30)}
+    out = settle_round(balances(*ABC), choices, 4, config)
+    assert out.pool_share == 20 and out.balances == {"a": 260, "b": 190, "c": 220} and out.bonus == {}
+    assert settle_round(balances(*ABC), choices, 5, config).bonus == {"a": 10}
+
+
+def test_fractional_pool_share_is_exact():
+    agents = tuple(f"t{i}" for i in range(6))
+    out = settle_round(balances(*agents), {"t0": Choice(GROUP, 15)}, 1, BASE)
+    assert out.pool == 15
+    assert out.pool_share == Fraction(45, 6) and isinstance(out.pool_share, Fraction)
+    assert out.balances["t0"] == 200 - 15 + Fraction(15, 2)
+    assert out.balances["t1"] == Fraction(415, 2)
+    assert money_json(out.pool_share) == 7.5
+
+
+def test_balances_stay_exact_over_many_rounds():
+    agents = tuple(f"t{i}" for i in range(7))
+    state = balances(*agents, money=10**6)
+    rounds = 500
+    for r in range(1, rounds + 1):
+        state = settle_round(state, {"t0": Choice(GROUP, 16)}, r, BASE).balances
+    share = Fraction(48, 7)  # not a finite binary or decimal fraction
+    # t0 earns share - 16 < 0 each round; the 6 others tie on share and split 90 -> 15 each from round 2
+    assert state["t0"] == 10**6 + rounds * (share - 16)
+    for a in agents[1:]:
+        assert state[a] == 10**6 + rounds * share + (rounds - 1) * 15
+    assert all(isinstance(v, Fraction) for v in state.values())
+    assert sum(state.values()) == 7 * 10**6 + rounds * 32 + (rounds - 1) * 90  # pool gain 48-16, bonus 90
+
+
+def test_affordable_max():
+    assert affordable_max(Fraction(250), BASE) == 100
+    assert affordable_max(Fraction(81, 2), BASE) == 40
+    assert affordable_max(Fraction(14), BASE) == 14
+
+
+# ---------------------------------------------------------------------- schedule
+def test_schedule_baseline():
+    steps = schedule(BASE)
+    assert len(steps) == 45  # 30 decisions + 5 discussions x 3 turns
+    assert sum(p.kind == "decision" for p in steps) == 30
+    discussions = [p for p in steps if p.kind == "discussion"]
+    assert sorted({p.round for p in discussions}) == [5, 10, 15, 20, 25]
+    assert [p.turn for p in discussions[:3]] == [1, 2, 3]
+    assert steps[:8] == (
+        Phase("decision", 1), Phase("decision", 2), Phase("decision", 3), Phase("decision", 4),
+        Phase("decision", 5), Phase("discussion", 5, 1), Phase("discussion", 5, 2), Phase("discussion", 5, 3),
+    )
+    assert steps[-1] == Phase("decision", 30)  # no discussion after the last round
+
+
+def test_schedule_without_communication():
+    steps = schedule(DayTraderConfig(communication=False))
+    assert steps == tuple(Phase("decision", r) for r in range(1, 31))
+    assert len(schedule(DayTraderConfig(discussion_turns=0))) == 30
+
+
+# ---------------------------------------------------------------------- env helpers
+def make(**config: Any):
+    env = teamenvs.make("day_trader_v0", **config)
+    observations, infos = env.reset(seed=0)
+    return env, observations, infos
+
+
+def everyone(env, action: str, **special: str) -> dict[str, str]:
+    return {a: special.get(a, action) for a in env.agents}
+
+
+def walk(value: Any):
+    """Every leaf value of a nested view."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from walk(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from walk(v)
+    else:
+        yield value
+
+
+# ---------------------------------------------------------------------- env: rewards and text
+def test_env_all_group_round_rewards_and_observations():
+    env, obs, infos = make()
+    assert env.agents == ["trader_1", "trader_2", "trader_3"]
+    assert "Your money: $200.00. You may invest $15-$100." in obs["trader_1"]
+    obs, rewards, terms, truncs, infos = env.step(everyone(env, "invest group 50"))
+    assert rewards == {a: 100.0 for a in env.agents}
+    assert not any(terms.values()) and not any(truncs.values())
+    for a in env.agents:
+        assert "Your money: $300.00." in obs[a]
+        assert "Balances: trader_1 $300.00; trader_2 $300.00; trader_3 $300.00." in obs[a]
+        assert "Round 1: you chose group 50; you earned $100.00." in obs[a]
+        assert "Your last action: invest group 50 (accepted)." in obs[a]
+        assert infos[a]["view"]["money"] == 300.0
+
+
+def test_env_defector_gets_the_bonus_from_round_2():
+    env, _, _ = make()
+    defect = {"trader_1": "invest individual 50"}
+    obs, rewards, *_ = env.step(everyone(env, "invest group 50", **defect))
+    assert rewards == {"trader_1": 150.0, "trader_2": 50.0, "trader_3": 50.0}
+    assert "Your money: $350.00." in obs["trader_1"]
+    obs, rewards, *_ = env.step(everyone(env, "invest group 50", **defect))
+    assert rewards == {"trader_1": 240.0, "trader_2": 50.0, "trader_3": 50.0}
+    assert "plus a $90 top-earner bonus" in obs["trader_1"]
+    assert "Bonus: trader_1 +$90." in obs["trader_2"]
+    assert "Your money: $590.00." in obs["trader_1"]
+    assert env.state()["balances"] == {"trader_1": 590.0, "trader_2": 300.0, "trader_3": 300.0}
+
+
+def test_env_exact_money_with_six_traders():
+    env, _, _ = make(preset="group_size_6")
+    obs, rewards, *_ = env.step(everyone(env, "wait", trader_1="invest group 15"))
+    assert rewards["trader_2"] == 7.5 and rewards["trader_1"] == -7.5
+    assert env.state()["balances_exact"]["trader_2"] == "415/2"
+    assert "Your money: $207.50." in obs["trader_2"]
+
+
+def test_say_in_decision_phase_is_rejected_with_the_reason():
+    env, _, _ = make()
+    obs, rewards, _, _, infos = env.step(everyone(env, "wait", trader_2="say let's all invest group"))
+    last = infos["trader_2"]["last_action"]
+    assert last["ok"] is False and last["kind"] == "not_allowed" and last["command"] == "say"
+    assert "'say' is not allowed now: messages can be sent only in discussion phases" in last["error"]
+    assert "decision phase" in last["error"]
+    assert f"Your last action was REJECTED: {last['error']}" in obs["trader_2"]
+    assert "let's all invest" not in obs["trader_1"] and "let's all invest" not in obs["trader_3"]
+    assert rewards == {a: 0.0 for a in env.agents}  # treated as a wait
+
+
+def test_rejection_reasons_are_not_stale_in_later_rounds():
+    # valid actions and reasons are cached per situation: a later round must not read an earlier one's text
+    env, _, _ = make(rounds=4, discussion_every=2, discussion_turns=1)
+    errors = []
+    for _ in range(4):
+        round_no = env.state()["round"]  # the round of the step being taken
+        obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say hi", trader_2="invest group 20"))
+        errors.append((round_no, infos))
+    for round_no, infos in errors:
+        for agent in ("trader_1", "trader_2"):
+            last = infos[agent]["last_action"]
+            if not last["ok"]:
+                for other in range(1, 5):
+                    if other != round_no:
+                        assert f"round {other}" not in last["error"], (round_no, last["error"])
+    # the discussion step (the 3rd) rejected the investment, the decision steps the message
+    assert errors[2][1]["trader_2"]["last_action"]["command"] == "invest group"
+    assert "investing happens in decision phases" in errors[2][1]["trader_2"]["last_action"]["error"]
+    assert errors[3][1]["trader_1"]["last_action"]["kind"] == "not_allowed"
+
+
+def test_say_without_communication_names_the_condition():
+    env, _, _ = make(communication=False)
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say hi"))
+    assert "communication is off in this condition" in infos["trader_1"]["last_action"]["error"]
+    assert "communication is off in this condition" in obs["trader_1"]
+
+
+def test_investing_more_than_you_have_is_rejected():
+    env, obs, infos = make(starting_money=40)
+    assert "You may invest $15-$40." in obs["trader_1"]
+    assert [f.usage for f in infos["trader_1"]["valid_actions"]][:2] == [
+        "invest individual <amount 15-40>",
+        "invest group <amount 15-40>",
+    ]
+    obs, rewards, _, _, infos = env.step(everyone(env, "wait", trader_1="invest group 50"))
+    last = infos["trader_1"]["last_action"]
+    assert last["kind"] == "not_allowed"
+    assert "amount must be from 15 to 40 now (you have $40.00) (got 50)" in last["error"]
+    assert last["error"] in obs["trader_1"]
+    assert rewards["trader_1"] == 0.0 and env.state()["balances"]["trader_1"] == 40.0
+
+
+def test_too_poor_to_invest():
+    env, obs, infos = make(starting_money=10)
+    assert "You cannot afford an investment this round." in obs["trader_1"]
+    assert [f.command for f in infos["trader_1"]["valid_actions"]] == ["wait"]
+    assert infos["trader_1"]["view"]["can_invest"] is None
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="invest individual 15"))
+    error = infos["trader_1"]["last_action"]["error"]
+    assert "you have $10.00, less than the minimum investment of $15" in error
+    assert error in obs["trader_1"]
+
+
+def test_invest_during_discussion_is_rejected():
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2)
+    env.step(everyone(env, "wait"))
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_3="invest group 20"))
+    error = infos["trader_3"]["last_action"]["error"]
+    assert "'invest group' is not allowed now: investing happens in decision phases" in error
+    assert "discussion" in error
+    assert error in obs["trader_3"]
+
+
+# ---------------------------------------------------------------------- env: messaging
+def test_messages_in_discussion_reach_the_others_next_step():
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2)
+    obs, *_ = env.step(everyone(env, "invest group 50"))
+    assert "discussion after round 1/2 (turn 1/2)" in obs["trader_1"]
+    obs, _, _, _, infos = env.step(
+        everyone(env, "wait", trader_1="say let us all invest group 100", trader_2="tell trader_3 keep it between us")
+    )
+    assert "New messages: trader_1: let us all invest group 100 | trader_2 (to you): keep it between us" in obs["trader_3"]
+    assert "New messages: trader_1: let us all invest group 100" in obs["trader_2"]
+    assert "keep it between us" not in obs["trader_1"]  # a tell reaches its recipient only
+    assert all("keep it between us" not in str(leaf) for leaf in walk(infos["trader_1"]["view"]))
+    assert "you -> everyone: let us all invest group 100" in obs["trader_1"]
+    assert infos["trader_2"]["view"]["new_messages"] == ("trader_1: let us all invest group 100",)
+    # next step: nothing new, but the conversation is still shown in the discussion phase
+    obs, *_ = env.step(everyone(env, "wait"))
+    assert "New messages" not in obs["trader_3"]
+    # the decision phase is next: recent conversation is not repeated there
+    assert "decision phase" in obs["trader_3"] and "Recent conversation" not in obs["trader_3"]
+
+
+def test_message_sent_in_the_last_discussion_turn_is_read_in_the_decision_step():
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=1)
+    env.step(everyone(env, "wait"))
+    obs, *_ = env.step(everyone(env, "wait", trader_2="say group 100 now"))
+    assert "round 2/2, decision phase" in obs["trader_1"]
+    assert "New messages: trader_2: group 100 now" in obs["trader_1"]
+
+
+def test_tell_to_unknown_trader_and_to_self():
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2)
+    env.step(everyone(env, "wait"))
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="tell trader_9 hi", trader_2="tell trader_2 hi"))
+    assert "unknown recipient 'trader_9'" in infos["trader_1"]["last_action"]["error"]
+    assert "Known: trader_2, trader_3" in infos["trader_1"]["last_action"]["error"]
+    # an agent's own name is not among its recipients
+    assert "unknown recipient 'trader_2'" in infos["trader_2"]["last_action"]["error"]
+    assert infos["trader_2"]["last_action"]["error"] in obs["trader_2"]
+    assert "New messages" not in obs["trader_3"]  # nothing was sent
+
+
+def test_bandwidth_rejects_a_second_message_in_the_same_discussion():
+    env, _, _ = make(preset="communication_bandwidth", rounds=2, discussion_every=1, discussion_turns=3)
+    env.step(everyone(env, "wait"))
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say first"))
+    assert infos["trader_1"]["last_action"]["ok"] is True
+    assert [f.command for f in infos["trader_1"]["valid_actions"]] == ["wait"]
+    assert [f.command for f in infos["trader_2"]["valid_actions"]] == ["wait", "say", "tell"]
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say second"))
+    last = infos["trader_1"]["last_action"]
+    assert last["ok"] is False and last["kind"] == "not_allowed"
+    assert "bandwidth limit: one message every 5 steps; your last message was at step 1, the next is allowed at step 6" in last["error"]
+    assert last["error"] in obs["trader_1"]
+    assert "second" not in obs["trader_2"]
+
+
+def test_max_words_truncates_and_tells_the_sender():
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2, max_words=3)
+    env.step(everyone(env, "wait"))
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say one two three four five"))
+    assert "your message was cut to its first 3 words (limit: 3 words per message)" in obs["trader_1"]
+    assert [e["type"] for e in infos["trader_1"]["events"]] == ["message_cut"]
+    assert "New messages: trader_1: one two three" in obs["trader_2"]
+    assert "four" not in obs["trader_2"]
+
+
+# ---------------------------------------------------------------------- env: information isolation
+def test_show_balances_false_hides_other_traders_money():
+    env, obs, infos = make(show_balances=False)
+    assert "Balances:" not in obs["trader_1"]
+    obs, _, _, _, infos = env.step(everyone(env, "invest group 50", trader_2="invest individual 50"))
+    assert env.state()["balances"] == {"trader_1": 250.0, "trader_2": 350.0, "trader_3": 250.0}
+    for agent in ("trader_1", "trader_3"):
+        assert "Your money: $250.00." in obs[agent]  # own money stays
+        assert "Balances:" not in obs[agent]
+        assert "350" not in obs[agent]
+        view = infos[agent]["view"]
+        assert view["public"]["balances"] is None
+        assert view["money"] == 250.0
+        assert 350.0 not in list(walk(view))
+    assert "Your money: $350.00." in obs["trader_2"]
+    assert "250" not in obs["trader_2"]
+    # with the default condition the same step shows everyone's balances
+    env, _, _ = make()
+    obs, *_ = env.step(everyone(env, "invest group 50", trader_2="invest individual 50"))
+    assert "trader_2 $350.00" in obs["trader_1"]
+
+
+# ---------------------------------------------------------------------- env: info, state, render, end
+def test_info_schema():
+    env, _, infos = make()
+    for a in env.agents:
+        info = infos[a]
+        assert {"view", "valid_actions", "needs_action", "last_action", "events"} <= set(info)
+        assert info["needs_action"] is True
+        assert info["last_action"] is None and info["events"] == []
+        assert [f.command for f in info["valid_actions"]] == ["invest individual", "invest group", "wait"]
+    _, _, _, _, infos = env.step(everyone(env, "invest group 20", trader_1="nonsense"))
+    assert infos["trader_1"]["last_action"]["kind"] == "unknown_command"
+    assert infos["trader_2"]["last_action"] == {"ok": True, "command": "invest group", "args": {"amount": 20}, "text": "invest group 20"}
+    assert infos["trader_2"]["events"][0]["type"] == "round_result"
+
+
+def test_missing_action_is_an_error_the_agent_reads():
+    env, _, _ = make()
+    obs, _, _, _, infos = env.step({"trader_1": "wait"})
+    last = infos["trader_2"]["last_action"]
+    assert last["kind"] == "missing" and "no action was received from you" in last["error"]
+    assert last["error"] in obs["trader_2"]
+
+
+def test_state_and_render():
+    env = teamenvs.make("day_trader_v0", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(everyone(env, "invest group 50", trader_3="invest individual 40"))
+    state = env.state()
+    assert state["step"] == 1 and state["phase"] == "decision" and state["round"] == 2
+    assert state["balances"] == {"trader_1": 250.0, "trader_2": 250.0, "trader_3": 340.0}
+    frame = env.render()
+    assert frame.startswith("DayTrader step 1/45 | round 2 | decision")
+    assert "$340.00" in frame and "last: individual 40" in frame and "last: group 50" in frame
+    assert teamenvs.make("day_trader_v0").render() is None
+
+
+def test_episode_ends_after_the_schedule():
+    env, _, _ = make(rounds=3, communication=False)
+    for step in range(3):
+        assert env.agents
+        obs, rewards, terms, truncs, infos = env.step(everyone(env, "invest individual 100"))
+    assert all(terms.values()) and not any(truncs.values())
+    assert env.agents == []
+    assert "DayTrader is over after 3 rounds." in obs["trader_1"]
+    assert infos["trader_1"]["view"]["phase"] == "over"
+    # 200 + 3*100 + 2 rounds of a 3-way tied bonus (30 each)
+    assert env.state()["balances"]["trader_1"] == 560.0
+    assert env.step({"trader_1": "wait"}) == ({}, {}, {}, {}, {})  # stepping a finished episode is a no-op
+
+
+def test_briefing_states_the_rules_and_the_commands():
+    env, _, _ = make(preset="communication_bandwidth", max_words=20)
+    text = env.briefing("trader_1")
+    assert "You are trader_1, one of 3 traders" in text
+    assert "multiplied by 2" in text and "multiplied by 3" in text and "$90 bonus" in text
+    assert "messages are cut to 20 words" in text and "one message every 5 steps" in text
+    assert "invest group <amount 15-100>" in text and "ACTION: <command>" in text
+    assert "no communication" in make(communication=False)[0].briefing("trader_2")
+
+
+def test_money_in_a_rejection_reason_is_current():
+    # $47.50 then $47.00: same affordable maximum (47), but the reason must quote the money now
+    env, _, _ = make(n_agents=6, starting_money=40, bonus=0, communication=False)
+    env.step(everyone(env, "wait", trader_2="invest group 15"))  # pool 15 -> 7.5 to each
+    assert env.state()["balances_exact"]["trader_1"] == "95/2"
+    env.step(everyone(env, "wait", trader_1="invest group 16", trader_2="invest group 15"))  # 47.5 - 16 + 15.5
+    assert env.state()["balances_exact"]["trader_1"] == "47"
+    obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="invest group 60"))
+    error = infos["trader_1"]["last_action"]["error"]
+    assert "amount must be from 15 to 47 now (you have $47.00) (got 60)" in error
+    assert error in obs["trader_1"]
+
+
+def test_own_choice_is_marked_for_the_reader_only():
+    env, _, _ = make(n_agents=11)
+    obs, *_ = env.step(everyone(env, "invest group 20", trader_10="invest individual 30"))
+    assert obs["trader_1"].count("(you)") == 1 and "trader_1 (you): group 20" in obs["trader_1"]
+    assert "trader_10: individual 30" in obs["trader_1"]
+    assert obs["trader_10"].count("(you)") == 1 and "trader_10 (you): individual 30" in obs["trader_10"]
+    assert "trader_1: group 20" in obs["trader_10"]

@@ -1,0 +1,196 @@
+"""Determinism and the episode log (`teamenvs.core.recorder`, `agents.run_episode`).
+
+Same seed and same actions give a byte-identical JSONL log; a different policy seed gives
+a different one; the env never touches the global `random` / `np.random` state. The log's
+header and step lines carry what replay and analysis need, a log replays to the same
+steps, metrics recompute from the file alone, the file is flushed after every step, and a
+policy crash leaves the steps already done on disk plus an `error` line.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+import agents
+import teamenvs
+from agents.policy import SyncPolicy
+from teamenvs.core.metrics import episode_metrics
+from teamenvs.core.recorder import EpisodeRecorder, clip_raw_action, dumps, read_log, step_records
+
+
+def random_episode(tmp_path, name: str, policy_seed: int = 3, env_seed: int = 3, **config):
+    env = teamenvs.make("day_trader_v0", **config)
+    policies = agents.make_policies(env, "random", seed=policy_seed)
+    return agents.run_episode(env, policies, seed=env_seed, log_dir=tmp_path, log_name=name)
+
+
+def test_same_seed_and_actions_give_a_byte_identical_log(tmp_path):
+    first = random_episode(tmp_path, "first")
+    second = random_episode(tmp_path, "second")
+    assert first.log_path == tmp_path / "first.jsonl" and second.log_path == tmp_path / "second.jsonl"
+    data = first.log_path.read_bytes()
+    assert len(data.splitlines()) == 1 + 1 + 45 + 1  # header, reset, 45 steps, end
+    assert data == second.log_path.read_bytes()
+    assert first.returns == second.returns and first.metrics == second.metrics
+
+
+def test_a_different_policy_seed_gives_a_different_log(tmp_path):
+    base = random_episode(tmp_path, "base").log_path.read_bytes()
+    other = random_episode(tmp_path, "other", policy_seed=4).log_path.read_bytes()
+    assert base != other
+    # the header (env, config, env seed) is the same: only the actions differ
+    assert base.splitlines()[0] == other.splitlines()[0]
+
+
+def test_reset_with_the_same_seed_gives_the_same_observations():
+    env = teamenvs.make("day_trader_v0", preset="group_size_6")
+    a = env.reset(seed=11)[0]
+    env.step({agent: "invest group 20" for agent in env.agents})
+    b = env.reset(seed=11)[0]
+    assert a == b
+
+
+def test_the_global_random_state_is_untouched(tmp_path):
+    random.seed(123)
+    np.random.seed(123)
+    py_state, np_state = random.getstate(), np.random.get_state()
+    random_episode(tmp_path, "globals")
+    assert random.getstate() == py_state
+    after = np.random.get_state()
+    assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1]) and after[2:] == np_state[2:]
+
+
+def test_header_line(tmp_path):
+    result = random_episode(tmp_path, "header", n_agents=4, rounds=6)
+    header = json.loads(result.log_path.read_text(encoding="utf-8").split("\n", 1)[0])
+    assert header["type"] == "header"
+    assert header["env_id"] == "day_trader_v0"
+    assert header["seed"] == 3
+    assert header["version"] == teamenvs.__version__
+    assert header["agents"] == ["trader_1", "trader_2", "trader_3", "trader_4"]
+    assert header["config"]["n_agents"] == 4 and header["config"]["rounds"] == 6
+    assert header["config"]["max_words"] is None and header["preset"] is None
+
+
+def test_step_lines(tmp_path):
+    result = random_episode(tmp_path, "steps")
+    records = read_log(result.log_path)
+    assert [r["type"] for r in records[:2]] == ["header", "reset"]
+    assert set(records[1]["agents"]) == {"trader_1", "trader_2", "trader_3"}
+    assert records[1]["agents"]["trader_1"]["observation"].startswith("DayTrader, round 1/30")
+    steps = list(step_records(records))
+    assert [s["step"] for s in steps] == list(range(1, 46))
+    assert [s["done"] for s in steps] == [False] * 44 + [True]
+    for step in steps:
+        for agent, entry in step["agents"].items():
+            assert {"observation", "raw_action", "action", "reward", "events"} <= set(entry)
+            assert entry["observation"].startswith("DayTrader") and agent in entry["observation"]
+            assert isinstance(entry["raw_action"], str)
+            assert entry["action"]["ok"] is True and entry["action"]["text"] == " ".join(entry["raw_action"].split())
+            assert isinstance(entry["reward"], float)
+    first = steps[0]
+    assert all(e["type"] == "round_result" for entry in first["agents"].values() for e in entry["events"])
+    assert [e["type"] for e in first["events"]] == ["round"]
+    # rewards in the log add up to the returns
+    for agent in result.returns:
+        assert sum(s["agents"][agent]["reward"] for s in steps) == pytest.approx(result.returns[agent])
+    assert records[-1]["type"] == "end" and records[-1]["steps"] == 45
+
+
+def test_metrics_recompute_from_the_file_alone(tmp_path):
+    result = random_episode(tmp_path, "metrics")
+    assert episode_metrics(read_log(result.log_path)) == result.metrics
+
+
+def test_a_log_replays_to_the_same_steps(tmp_path):
+    result = random_episode(tmp_path, "original")
+    records = read_log(result.log_path)
+    header = records[0]
+    env = teamenvs.make(header["env_id"], **header["config"])
+    env.recorder = EpisodeRecorder(tmp_path / "replay.jsonl")
+    env.reset(seed=header["seed"])
+    for step in step_records(records):
+        env.step({a: entry["raw_action"] for a, entry in step["agents"].items()})
+    env.recorder.close()
+    replayed = (tmp_path / "replay.jsonl").read_bytes().splitlines()
+    original = result.log_path.read_bytes().splitlines()
+    assert replayed == original[:-1]  # everything but the loop's `end` line
+
+
+def test_log_is_flushed_after_every_step(tmp_path):
+    path = tmp_path / "partial.jsonl"
+    env = teamenvs.make("day_trader_v0")
+    env.recorder = EpisodeRecorder(path)
+    env.reset(seed=0)
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2  # header and reset, before any step
+    for n in range(1, 4):
+        env.step({a: "invest group 20" for a in env.agents})
+        on_disk = read_log(path)  # read while the recorder is still open
+        assert len(on_disk) == 2 + n
+        assert on_disk[-1]["step"] == n
+    assert on_disk[-1]["agents"]["trader_2"]["raw_action"] == "invest group 20"
+    env.recorder.close()
+
+
+class CrashingPolicy(SyncPolicy):
+    """Waits, then raises on its `crash_at`-th call."""
+
+    def __init__(self, crash_at: int) -> None:
+        super().__init__()
+        self.calls = 0
+        self.crash_at = crash_at
+
+    def act(self, observation, info):
+        self.calls += 1
+        if self.calls == self.crash_at:
+            raise RuntimeError("model server went away")
+        return "wait"
+
+
+def test_a_policy_crash_keeps_the_earlier_steps_and_writes_an_error_line(tmp_path):
+    env = teamenvs.make("day_trader_v0")
+    policies = agents.make_policies(env, "cooperator")
+    policies["trader_2"] = CrashingPolicy(crash_at=4)
+    with pytest.raises(RuntimeError, match="model server went away"):
+        agents.run_episode(env, policies, seed=5, log_dir=tmp_path, log_name="crash")
+    records = read_log(tmp_path / "crash.jsonl")
+    assert [r["type"] for r in records] == ["header", "reset", "step", "step", "step", "error"]
+    assert [r["step"] for r in records[2:5]] == [1, 2, 3]
+    assert records[-1] == {"type": "error", "step": 3, "error": "RuntimeError: model server went away"}
+    assert env.recorder is None  # the loop restored the env's recorder
+
+
+def test_recorder_keeps_each_record_on_one_physical_line(tmp_path):
+    record = {"type": "step", "text": "a\u2028b\u2029c\x85d\ne\rf\x1cg"}
+    line = dumps(record)
+    assert len(line.splitlines()) == 1
+    assert json.loads(line) == record
+    path = tmp_path / "breaks.jsonl"
+    with EpisodeRecorder(path) as recorder:
+        recorder.write(record)
+        recorder.write({"type": "end"})
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+    assert read_log(path) == [record, {"type": "end"}]
+
+
+def test_recorder_annotations_and_clipping(tmp_path):
+    recorder = EpisodeRecorder()
+    recorder.annotate("a", rationale="because")
+    recorder.write({"type": "reset", "agents": {"a": {}}})  # extras wait for the next step line
+    recorder.write({"type": "step", "agents": {"a": {"reward": 1.0}, "b": {}}})
+    recorder.write({"type": "step", "agents": {"a": {"reward": 2.0}}})
+    assert recorder.records[1]["agents"] == {"a": {"reward": 1.0, "rationale": "because"}, "b": {}}
+    assert recorder.records[2]["agents"] == {"a": {"reward": 2.0}}
+    clipped = clip_raw_action("x" * 50_000)
+    assert clipped.startswith("x" * 20_000) and clipped.endswith("[cut: 50,000 characters in all]")
+    assert clip_raw_action(b"raw") == "b'raw'" and clip_raw_action(None) is None
+
+
+def test_read_log_skips_a_truncated_last_line(tmp_path):
+    path = tmp_path / "torn.jsonl"
+    path.write_text('{"type": "header"}\n{"type": "step", "st', encoding="utf-8")
+    assert read_log(path) == [{"type": "header"}]

@@ -1,9 +1,11 @@
-"""Speed of the social-dilemma envs: agent-steps per second with random policies, on one core.
+"""Speed of the social-dilemma envs: agent-steps per second with random and scripted policies, on one core.
 
 An agent-step is one agent's turn: its action parsed and applied, its view built and its
 text observation rendered (every observation is rendered; nothing is skipped). The loop is
-the plain synchronous agent-env loop with `RandomPolicy` for every agent, so the figure
-includes choosing the actions. A second column times `env.step` alone.
+the plain synchronous agent-env loop with the same policy kind for every agent, so the
+figure includes choosing the actions and resetting between episodes. A second column times
+`env.step` alone. (Random fishers empty the commons in the first month or two, so its
+random episodes are short and resets weigh more.)
 
     python -m benchmarks.speed_social_dilemma [--seconds 3] [--agents 9]
 """
@@ -17,14 +19,14 @@ import teamenvs
 from agents.scripted import make_policies
 
 
-def measure(env_id: str, n_agents: int, seconds: float, seed: int = 0) -> dict[str, float]:
-    """Run random-policy episodes for about `seconds`; return agent-steps/s overall and in env.step."""
+def measure(env_id: str, n_agents: int, seconds: float, kind: str = "random", seed: int = 0) -> dict[str, float]:
+    """Run episodes of `kind` policies for about `seconds`; return agent-steps/s overall and in env.step."""
     env = teamenvs.make(env_id, n_agents=n_agents)
     agent_steps = episodes = 0
     step_time = 0.0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        policies = make_policies(env, "random", seed=seed + episodes)
+        policies = make_policies(env, kind, seed=seed + episodes)
         observations, infos = env.reset(seed=seed + episodes)
         for agent in env.agents:
             policies[agent].reset(agent, "")
@@ -49,13 +51,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--agents", type=int, default=9)
     args = parser.parse_args()
-    print(f"{'env':<16}{'agents':>7}{'episodes':>10}{'agent-steps/s (loop)':>23}{'agent-steps/s (env.step)':>27}")
+    print(f"| env | policy | agents | episodes | agent-steps/s (loop) | agent-steps/s (env.step only) |")
+    print("|---|---|---:|---:|---:|---:|")
     for env_id in teamenvs.list_envs():
-        result = measure(env_id, args.agents, args.seconds)
-        print(
-            f"{env_id:<16}{args.agents:>7}{result['episodes']:>10}"
-            f"{result['agent_steps_per_s']:>23,.0f}{result['env_step_agent_steps_per_s']:>27,.0f}"
-        )
+        for kind in ("random", "scripted"):
+            r = measure(env_id, args.agents, args.seconds, kind)
+            print(
+                f"| {env_id} | {kind} | {args.agents} | {r['episodes']} | "
+                f"{r['agent_steps_per_s']:,.0f} | {r['env_step_agent_steps_per_s']:,.0f} |"
+            )
 
 
 if __name__ == "__main__":

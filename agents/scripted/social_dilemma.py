@@ -22,8 +22,8 @@ from agents.scripted.base import ScriptedPolicy
 from teamenvs.social_dilemma.commons import sustainable_share
 
 
-class DayTraderBaseline(ScriptedPolicy):
-    """Shared shape of the DayTrader baselines: a pitch in discussions, a rule in decisions."""
+class DiscussingBaseline(ScriptedPolicy):
+    """A social-dilemma baseline: states its strategy once per discussion phase, else applies its rule."""
 
     pitch = ""
 
@@ -32,6 +32,16 @@ class DayTraderBaseline(ScriptedPolicy):
             if self.pitch and view["discussion_turn"] == 1 and self.allowed(info, "say"):
                 return f"say {self.pitch}"
             return "wait"
+        return self.decision(view, info)
+
+    def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+
+class DayTraderBaseline(DiscussingBaseline):
+    """DayTrader baselines invest all they can (up to the maximum); `cooperate` picks group or individual."""
+
+    def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         if view["can_invest"] is None:
             return "wait"
         amount = view["can_invest"][1]
@@ -83,16 +93,10 @@ class TitForTat(DayTraderBaseline):
         return others is None or all(c.startswith("group") for c in others)
 
 
-class CommonsBaseline(ScriptedPolicy):
-    """Shared shape of the commons baselines: a pitch in discussions, a request rule in harvests."""
+class CommonsBaseline(DiscussingBaseline):
+    """Commons baselines: `request` says how many tons to ask for in a harvest phase."""
 
-    pitch = ""
-
-    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
-        if view["phase"] == "discussion":
-            if self.pitch and view["discussion_turn"] == 1 and self.allowed(info, "say"):
-                return f"say {self.pitch}"
-            return "wait"
+    def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         if not self.allowed(info, "harvest"):
             return "wait"
         return f"harvest {self.request(view)}"

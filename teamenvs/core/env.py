@@ -40,6 +40,7 @@ class TeamEnv(ParallelEnv):
     commands: ClassVar[CommandSet]
     config_class: ClassVar[type]
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    agent_prefix: ClassVar[str] = "agent"
     episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:
@@ -61,7 +62,8 @@ class TeamEnv(ParallelEnv):
 
     # ------------------------------------------------------------------ hooks for paradigms
     def _agent_ids(self) -> list[str]:
-        raise NotImplementedError
+        """Agent ids; by default `<agent_prefix>_1` ... `<agent_prefix>_<n_agents>`."""
+        return [f"{self.agent_prefix}_{i}" for i in range(1, self.config.n_agents + 1)]
 
     def _setup(self) -> None:
         """Build the episode's state from `self._rng` and `self.config`."""

@@ -27,6 +27,7 @@ from teamenvs.social_dilemma.commons import (
     universalization,
 )
 from teamenvs.social_dilemma.metrics import commons_metrics
+from teamenvs.social_dilemma.rounds import discussion_briefing
 
 COMMANDS = CommandSet(
     [
@@ -56,11 +57,9 @@ class CommonsEnv(TeamEnv):
     commands = COMMANDS
     config_class = CommonsConfig
     presets = PRESETS
+    agent_prefix = "fisher"
     episode_metrics = staticmethod(commons_metrics)
     config: CommonsConfig
-
-    def _agent_ids(self) -> list[str]:
-        return [f"fisher_{i}" for i in range(1, self.config.n_agents + 1)]
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
@@ -288,18 +287,7 @@ class CommonsEnv(TeamEnv):
 
     def _role_briefing(self, agent: str) -> str:
         cfg = self.config
-        talk = (
-            f"After {'every month' if cfg.discussion_every == 1 else f'every {cfg.discussion_every} months'} "
-            f"(not after the last) there is a discussion phase of {cfg.discussion_turns} turns in which you may "
-            "send messages; a message sent in one turn is read in the next."
-            if cfg.communication and cfg.discussion_every and cfg.discussion_turns
-            else "There is no communication between fishers in this condition."
-        )
-        limits = []
-        if cfg.max_words:
-            limits.append(f"messages are cut to {cfg.max_words} words")
-        if cfg.min_steps_between_messages:
-            limits.append(f"you may send at most one message every {cfg.min_steps_between_messages} steps")
+        talk = discussion_briefing(cfg, cfg.discussion_every, cfg.discussion_turns, "month", "fishers")
         return (
             f"You are {agent}, one of {cfg.n_agents} fishers who share a lake for {cfg.months} months. The lake "
             f"holds at most {cfg.capacity} tons of fish and starts with {cfg.initial_stock}. At the start of each month "
@@ -309,6 +297,5 @@ class CommonsEnv(TeamEnv):
             f"out: the fishery collapses and the game ends for everyone. Otherwise the fish left multiply by "
             f"{cfg.regrowth_factor} by next month, up to {cfg.capacity} tons. Everyone sees what each fisher asked for "
             f"and caught last month. {talk}"
-            + (f" Bandwidth: {'; '.join(limits)}." if limits else "")
-            + " Your goal: catch as many tons as you can over all the months; your income is your catch."
+            " Your goal: catch as many tons as you can over all the months; your income is your catch."
         )

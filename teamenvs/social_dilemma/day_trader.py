@@ -19,6 +19,7 @@ from typing import Mapping, NamedTuple
 
 from teamenvs.core.config import ConfigError, check_int
 from teamenvs.core.messaging import MessagingConditions
+from teamenvs.social_dilemma.rounds import Phase, phase_schedule
 
 INDIVIDUAL = "individual"
 GROUP = "group"
@@ -66,31 +67,6 @@ PRESETS: dict[str, dict[str, object]] = {
     "group_size_9": {"n_agents": 9},
     "no_communication": {"communication": False},
 }
-
-
-class Phase(NamedTuple):
-    """One env step of the schedule: a decision in `round`, or discussion `turn` after `round`."""
-
-    kind: str  # "decision" | "discussion"
-    round: int
-    turn: int = 0
-
-
-def phase_schedule(
-    rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision"
-) -> tuple[Phase, ...]:
-    """One `decision` step per round, then `discussion_turns` discussion steps after every k-th round.
-
-    There is no discussion after the last round, and none at all when communication is off
-    (or when `discussion_every` or `discussion_turns` is 0). Shared by the social dilemmas.
-    """
-    steps: list[Phase] = []
-    talk = communication and discussion_every > 0 and discussion_turns > 0
-    for r in range(1, rounds + 1):
-        steps.append(Phase(decision, r))
-        if talk and r % discussion_every == 0 and r < rounds:
-            steps.extend(Phase("discussion", r, t) for t in range(1, discussion_turns + 1))
-    return tuple(steps)
 
 
 def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:

@@ -14,6 +14,7 @@ from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situatio
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.social_dilemma.metrics import day_trader_metrics
+from teamenvs.social_dilemma.rounds import discussion_briefing
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
     INDIVIDUAL,
@@ -65,11 +66,9 @@ class DayTraderEnv(TeamEnv):
     commands = COMMANDS
     config_class = DayTraderConfig
     presets = PRESETS
+    agent_prefix = "trader"
     episode_metrics = staticmethod(day_trader_metrics)
     config: DayTraderConfig
-
-    def _agent_ids(self) -> list[str]:
-        return [f"trader_{i}" for i in range(1, self.config.n_agents + 1)]
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
@@ -281,17 +280,7 @@ class DayTraderEnv(TeamEnv):
 
     def _role_briefing(self, agent: str) -> str:
         cfg = self.config
-        talk = (
-            f"After every {cfg.discussion_every}th round (not after the last) there is a discussion phase of "
-            f"{cfg.discussion_turns} turns in which you may send messages; a message sent in one turn is read in the next."
-            if cfg.communication and cfg.discussion_every and cfg.discussion_turns
-            else "There is no communication between traders in this condition."
-        )
-        limits = []
-        if cfg.max_words:
-            limits.append(f"messages are cut to {cfg.max_words} words")
-        if cfg.min_steps_between_messages:
-            limits.append(f"you may send at most one message every {cfg.min_steps_between_messages} steps")
+        talk = discussion_briefing(cfg, cfg.discussion_every, cfg.discussion_turns, "round", "traders")
         return (
             f"You are {agent}, one of {cfg.n_agents} traders in DayTrader, a repeated investment game of "
             f"{cfg.rounds} rounds. Everyone starts with ${cfg.starting_money}. In each round's decision phase you "
@@ -302,6 +291,5 @@ class DayTraderEnv(TeamEnv):
             f"{cfg.bonus_from_round} on, the trader(s) with the highest earnings in the round get a ${cfg.bonus} bonus "
             f"(split equally, rounded down, between tied traders); a round's earnings are what you got back that round "
             f"(your individual return and your pool share) minus what you invested. {talk}"
-            + (f" Bandwidth: {'; '.join(limits)}." if limits else "")
-            + " Your goal: maximize your own money at the end of the game."
+            " Your goal: maximize your own money at the end of the game."
         )

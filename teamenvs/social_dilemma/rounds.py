@@ -1,0 +1,54 @@
+"""The round structure both social dilemmas share: decision steps, then discussion phases.
+
+A game of R rounds is a schedule of env steps: one decision step per round (a DayTrader
+investment, a commons harvest) and, after every k-th round but the last, `discussion_turns`
+steps in which agents may talk. Without communication there are no discussion steps.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from teamenvs.core.messaging import MessagingConditions
+
+
+class Phase(NamedTuple):
+    """One env step of the schedule: a decision in `round`, or discussion `turn` after `round`."""
+
+    kind: str  # the decision kind ("decision", "harvest") or "discussion"
+    round: int
+    turn: int = 0
+
+
+def phase_schedule(
+    rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision"
+) -> tuple[Phase, ...]:
+    """One `decision` step per round, then `discussion_turns` discussion steps after every k-th round.
+
+    There is no discussion after the last round, and none at all when communication is off
+    (or when `discussion_every` or `discussion_turns` is 0).
+    """
+    steps: list[Phase] = []
+    talk = communication and discussion_every > 0 and discussion_turns > 0
+    for r in range(1, rounds + 1):
+        steps.append(Phase(decision, r))
+        if talk and r % discussion_every == 0 and r < rounds:
+            steps.extend(Phase("discussion", r, t) for t in range(1, discussion_turns + 1))
+    return tuple(steps)
+
+
+def discussion_briefing(conditions: MessagingConditions, every: int, turns: int, round_name: str, people: str) -> str:
+    """The briefing sentences on when agents may talk and under which bandwidth limits."""
+    if not (conditions.communication and every and turns):
+        return f"There is no communication between {people} in this condition."
+    when = f"every {round_name}" if every == 1 else f"every {every} {round_name}s"
+    text = (
+        f"After {when} (not after the last) there is a discussion phase of {turns} turns in which you may send "
+        "messages ('say' reaches everyone, 'tell' one person); a message sent in one turn is read in the next."
+    )
+    limits = []
+    if conditions.max_words:
+        limits.append(f"messages are cut to {conditions.max_words} words")
+    if conditions.min_steps_between_messages:
+        limits.append(f"you may send at most one message every {conditions.min_steps_between_messages} steps")
+    return text + (f" Bandwidth: {'; '.join(limits)}." if limits else "")

@@ -175,7 +175,7 @@ class TeamEnv(ParallelEnv):
             offered = self._offered[agent]
             if offered is None:
                 parsed[agent] = None
-                self._last_action[agent] = IGNORED
+                self._last_action[agent] = dict(IGNORED)
                 continue
             if agent not in actions:
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")

@@ -8,6 +8,8 @@ one action string per step it needs to act: `act(observation, info)` or, in the 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 
@@ -22,7 +24,7 @@ class Policy(Protocol):
     async def aact(self, observation: str, info: Mapping[str, Any]) -> str: ...
 
 
-class SyncPolicy:
+class SyncPolicy(ABC):
     """Base for policies that decide synchronously; `aact` simply calls `act`."""
 
     agent_id: str = ""
@@ -35,8 +37,9 @@ class SyncPolicy:
         self.agent_id = agent_id
         self.briefing = briefing
 
+    @abstractmethod
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        raise NotImplementedError
+        """The action string for this observation."""
 
     async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
         return self.act(observation, info)

@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--agents", type=int, default=9)
     args = parser.parse_args()
-    print(f"| env | policy | agents | episodes | agent-steps/s (loop) | agent-steps/s (env.step only) |")
+    print("| env | policy | agents | episodes | agent-steps/s (loop) | agent-steps/s (env.step only) |")
     print("|---|---|---:|---:|---:|---:|")
     for env_id in teamenvs.list_envs():
         for kind in ("random", "scripted"):

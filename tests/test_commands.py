@@ -23,11 +23,10 @@ from teamenvs.core.commands import (
     Command,
     CommandSet,
     IntArg,
-    NameArg,
     Situation,
     TextArg,
 )
-from teamenvs.core.messaging import SAY, TELL
+from teamenvs.core.messaging import TELL
 from teamenvs.social_dilemma.day_trader_env import COMMANDS
 
 NAMES = Situation(names={"agent": ("trader_2", "trader_3")})

@@ -15,7 +15,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-import pytest
 
 import teamenvs
 from teamenvs.social_dilemma.day_trader import (
@@ -426,7 +425,7 @@ def test_state_and_render():
 
 def test_episode_ends_after_the_schedule():
     env, _, _ = make(rounds=3, communication=False)
-    for step in range(3):
+    for _ in range(3):
         assert env.agents
         obs, rewards, terms, truncs, infos = env.step(everyone(env, "invest individual 100"))
     assert all(terms.values()) and not any(truncs.values())

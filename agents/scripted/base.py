@@ -6,6 +6,8 @@ only, exactly what an LLM agent reads as text; it never touches the env.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from typing import Any, Mapping
 
 import numpy as np
@@ -25,8 +27,9 @@ class ScriptedPolicy(SyncPolicy):
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         return self.decide(info["view"], info)
 
+    @abstractmethod
     def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
-        raise NotImplementedError
+        """The command to send, from the view and the forms valid now."""
 
     @staticmethod
     def allowed(info: Mapping[str, Any], command: str) -> bool:

@@ -16,6 +16,8 @@ phase, when messages are allowed.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from typing import Any, Mapping
 
 from agents.scripted.base import ScriptedPolicy
@@ -34,8 +36,9 @@ class DiscussingBaseline(ScriptedPolicy):
             return "wait"
         return self.decision(view, info)
 
+    @abstractmethod
     def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
-        raise NotImplementedError
+        """The command for a decision step (investment or harvest)."""
 
 
 class DayTraderBaseline(DiscussingBaseline):
@@ -47,8 +50,9 @@ class DayTraderBaseline(DiscussingBaseline):
         amount = view["can_invest"][1]
         return f"invest {'group' if self.cooperate(view) else 'individual'} {amount}"
 
+    @abstractmethod
     def cooperate(self, view: Mapping[str, Any]) -> bool:
-        raise NotImplementedError
+        """True to invest in the group this round, False to invest individually."""
 
     @staticmethod
     def others_last_choices(view: Mapping[str, Any]) -> list[str] | None:
@@ -101,8 +105,9 @@ class CommonsBaseline(DiscussingBaseline):
             return "wait"
         return f"harvest {self.request(view)}"
 
+    @abstractmethod
     def request(self, view: Mapping[str, Any]) -> int:
-        raise NotImplementedError
+        """How many tons to ask for this month."""
 
     @staticmethod
     def share(view: Mapping[str, Any], stock: int | None = None) -> int:

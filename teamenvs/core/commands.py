@@ -14,6 +14,8 @@ briefing, so prose and mechanics cannot drift apart.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import difflib
 import json
 import re
@@ -56,22 +58,25 @@ class Situation:
 
 
 @dataclass(frozen=True)
-class Arg:
+class Arg(ABC):
     """Base class of a command argument: parses a prefix of the remaining text."""
 
     name: str
 
+    @abstractmethod
     def parse(self, rest: str, situation: Situation, command: "Command") -> tuple[Any, str]:
-        raise NotImplementedError
+        """Read this argument from the start of `rest`; return (value, the text after it) or raise ArgError."""
 
     def usage(self, situation: Situation | None = None) -> str:
         return f"<{self.name}>"
 
+    @abstractmethod
     def example(self, situation: Situation | None = None) -> str:
-        raise NotImplementedError
+        """A valid value for examples in usage lines and briefings."""
 
+    @abstractmethod
     def sample(self, rng: np.random.Generator, situation: Situation) -> str:
-        raise NotImplementedError
+        """A uniformly drawn valid value, as text (for the random policy)."""
 
     def spec(self, situation: Situation | None = None) -> dict[str, Any]:
         return {"name": self.name, "kind": type(self).__name__.removesuffix("Arg").lower()}

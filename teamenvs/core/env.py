@@ -12,6 +12,8 @@ observation is `_render_view(view)`, scripted baselines read `info[agent]["view"
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import Any, ClassVar, Hashable, Mapping
 
 import numpy as np
@@ -32,7 +34,7 @@ def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
     return {"type": kind, "text": text, **data}
 
 
-class TeamEnv(ParallelEnv):
+class TeamEnv(ParallelEnv, ABC):
     """Shared machinery of the text ParallelEnvs. Subclasses set the class attributes and hooks."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "team_env_v0", "is_parallelizable": True}
@@ -65,18 +67,22 @@ class TeamEnv(ParallelEnv):
         """Agent ids; by default `<agent_prefix>_1` ... `<agent_prefix>_<n_agents>`."""
         return [f"{self.agent_prefix}_{i}" for i in range(1, self.config.n_agents + 1)]
 
+    @abstractmethod
     def _setup(self) -> None:
         """Build the episode's state from `self._rng` and `self.config`."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _situation_key(self, agent: str) -> Hashable:
         """A key such that equal keys mean equal `_situation(agent)` (for caching valid actions)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _situation(self, agent: str) -> Situation:
         """What `agent` may do now (phase denials, live argument limits, names)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _apply(self, actions: dict[str, Action | None]) -> dict[str, float]:
         """Carry out this step's well-formed actions (None: none given); return rewards.
 
@@ -84,26 +90,32 @@ class TeamEnv(ParallelEnv):
         `self.tell_agent(agent, event)` / `self.global_events` to report what happened.
         Messages are already handled by the base class.
         """
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _view(self, agent: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """The dict of everything `agent` may know now; every observation is derived from it."""
 
+    @abstractmethod
     def _render_view(self, view: Mapping[str, Any]) -> str:
-        raise NotImplementedError
+        """The text observation for a view (a function of the view alone)."""
 
+    @abstractmethod
     def _is_over(self) -> tuple[bool, bool]:
         """(terminated, truncated) for the whole team."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _state(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The omniscient global state, JSON-ready."""
 
+    @abstractmethod
     def _render_frame(self) -> str:
-        raise NotImplementedError
+        """The human-readable ansi frame of the whole state."""
 
+    @abstractmethod
     def _role_briefing(self, agent: str) -> str:
-        raise NotImplementedError
+        """The role and rules part of `agent`'s briefing, in the paradigm's words."""
 
     def _needs_action(self, agent: str) -> bool:
         return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Command, CommandSet, IntArg, Situation
-from teamenvs.core.env import TeamEnv, event
+from teamenvs.core.env import event
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.social_dilemma.commons import (
     HARVEST,
@@ -19,15 +19,13 @@ from teamenvs.social_dilemma.commons import (
     PRESETS,
     WAIT,
     CommonsConfig,
-    MonthOutcome,
-    Phase,
     schedule,
     settle_month,
     sustainable_share,
     universalization,
 )
 from teamenvs.social_dilemma.metrics import commons_metrics
-from teamenvs.social_dilemma.rounds import discussion_briefing
+from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
 
 COMMANDS = CommandSet(
     [
@@ -49,7 +47,7 @@ def _tons(n: int) -> str:
     return f"{n} ton" if n == 1 else f"{n} tons"
 
 
-class CommonsEnv(TeamEnv):
+class CommonsEnv(ScheduledGame):
     """Commons: fishers harvest a shared, regrowing fish stock over months and may talk between months."""
 
     metadata = {"render_modes": ["ansi"], "name": "commons_v0", "is_parallelizable": True}
@@ -68,14 +66,8 @@ class CommonsEnv(TeamEnv):
         self.stock = cfg.initial_stock
         self.collapsed = False
         self.total_catch: dict[str, int] = {a: 0 for a in self.agents}
-        self.last_outcome: MonthOutcome | None = None
-        self.months_settled = 0
         self._last_month: dict[str, Any] | None = None
         self._hint = self._hint_view()
-
-    @property
-    def phase(self) -> Phase:
-        return self.schedule[min(self.step_count, len(self.schedule) - 1)]
 
     @property
     def over(self) -> bool:
@@ -112,8 +104,6 @@ class CommonsEnv(TeamEnv):
         outcome = settle_month(self.stock, requests, self._rng, self.config)
         self.stock = outcome.stock_after
         self.collapsed = outcome.collapsed
-        self.last_outcome = outcome
-        self.months_settled = phase.round
         demand = sum(requests.values())
         for agent in self.agents:
             asked, caught = requests[agent], outcome.catches[agent]
@@ -142,20 +132,7 @@ class CommonsEnv(TeamEnv):
             )
         else:
             text = f"month {phase.round}: {_tons(outcome.remaining)} left, regrew to {_tons(outcome.stock_after)}"
-        self.global_events.append(
-            event(
-                "month",
-                text,
-                month=phase.round,
-                stock_before=outcome.stock_before,
-                requests=dict(outcome.requests),
-                catches=dict(outcome.catches),
-                sustainable_share=outcome.sustainable_share,
-                remaining=outcome.remaining,
-                collapsed=outcome.collapsed,
-                stock_after=outcome.stock_after,
-            )
-        )
+        # Public to every fisher; the sustainable share goes to the log only (agents see it under the hint).
         self._last_month = {
             "month": phase.round,
             "stock_before": outcome.stock_before,
@@ -165,6 +142,7 @@ class CommonsEnv(TeamEnv):
             "collapsed": outcome.collapsed,
             "stock_after": outcome.stock_after,
         }
+        self.global_events.append(event("month", text, sustainable_share=outcome.sustainable_share, **self._last_month))
         self._hint = self._hint_view()
         return {a: float(outcome.catches[a]) for a in self.agents}
 

@@ -11,10 +11,10 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situation
-from teamenvs.core.env import TeamEnv, event
+from teamenvs.core.env import event
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.social_dilemma.metrics import day_trader_metrics
-from teamenvs.social_dilemma.rounds import discussion_briefing
+from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
     INDIVIDUAL,
@@ -22,7 +22,6 @@ from teamenvs.social_dilemma.day_trader import (
     WAIT,
     Choice,
     DayTraderConfig,
-    Phase,
     affordable_max,
     money_json,
     schedule,
@@ -58,7 +57,7 @@ def _choice_text(choice: Choice) -> str:
     return WAIT if choice.kind == WAIT else f"{choice.kind} {choice.amount}"
 
 
-class DayTraderEnv(TeamEnv):
+class DayTraderEnv(ScheduledGame):
     """DayTrader: repeated individual-vs-group investment with a top-earner bonus (CollabSim)."""
 
     metadata = {"render_modes": ["ansi"], "name": "day_trader_v0", "is_parallelizable": True}
@@ -86,10 +85,6 @@ class DayTraderEnv(TeamEnv):
         self._top = {a: affordable_max(v, cfg) for a, v in self.balances.items()}
         self._public: dict[str, Any] = self._public_view()
         self._public_template = self._public_text(self._public)
-
-    @property
-    def phase(self) -> Phase:
-        return self.schedule[min(self.step_count, len(self.schedule) - 1)]
 
     def _is_over(self) -> tuple[bool, bool]:
         return self.step_count >= len(self.schedule), False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from teamenvs.core.env import TeamEnv
 from teamenvs.core.messaging import MessagingConditions
 
 
@@ -35,6 +36,17 @@ def phase_schedule(
         if talk and r % discussion_every == 0 and r < rounds:
             steps.extend(Phase("discussion", r, t) for t in range(1, discussion_turns + 1))
     return tuple(steps)
+
+
+class ScheduledGame(TeamEnv):
+    """A team env that walks a fixed schedule of phases; `_setup` sets `self.schedule`."""
+
+    schedule: tuple[Phase, ...]
+
+    @property
+    def phase(self) -> Phase:
+        """The phase of the current step (the last one once the schedule is done)."""
+        return self.schedule[min(self.step_count, len(self.schedule) - 1)]
 
 
 def discussion_briefing(conditions: MessagingConditions, every: int, turns: int, round_name: str, people: str) -> str:

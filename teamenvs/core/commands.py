@@ -29,7 +29,6 @@ from teamenvs.core.text import clean_text, quote
 
 MAX_ACTION_CHARS = 10_000
 MAX_TEXT_ARG_CHARS = 2_000
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 _STRIP = " \t\r\n`'\"*_>#."
 _RANDOM_WORDS = (
     "let's", "all", "invest", "in", "the", "group", "pool", "I", "will", "cooperate",

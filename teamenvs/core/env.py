@@ -56,7 +56,6 @@ class TeamEnv(ParallelEnv, ABC):
         self._observation_spaces = {a: TextSpace(OBSERVATION_MAX_CHARS, min_length=1) for a in self.possible_agents}
         self._action_spaces = {a: TextSpace(ACTION_MAX_CHARS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
-        self._seed: int | None = None
         self.recorder: EpisodeRecorder | None = None
         self.messenger = Messenger(self.possible_agents, self.config)
         self.step_count = 0
@@ -141,7 +140,6 @@ class TeamEnv(ParallelEnv, ABC):
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._seed = seed
         self.agents = list(self.possible_agents)
         self.step_count = 0
         self.messenger.reset()
@@ -178,7 +176,7 @@ class TeamEnv(ParallelEnv, ABC):
         if not self.agents:
             return {}, {}, {}, {}, {}
         if not isinstance(actions, Mapping):
-            actions = {}
+            raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
         self._events = {a: [] for a in self.agents}
         self.global_events = []
         parsed: dict[str, Action | None] = {}
@@ -193,12 +191,8 @@ class TeamEnv(ParallelEnv, ABC):
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")
             else:
                 result = self.commands.parse(actions[agent], offered[0])
-            if isinstance(result, Action):
-                parsed[agent] = result
-                self._last_action[agent] = result.to_json()
-            else:
-                parsed[agent] = None
-                self._last_action[agent] = result.to_json()
+            parsed[agent] = result if isinstance(result, Action) else None
+            self._last_action[agent] = result.to_json()
         for agent, action in parsed.items():
             if action is not None and action.command in ("say", "tell"):
                 self._send(agent, action)

@@ -16,6 +16,8 @@ from fractions import Fraction
 from typing import Any
 
 
+import pytest
+
 import teamenvs
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
@@ -467,3 +469,11 @@ def test_own_choice_is_marked_for_the_reader_only():
     assert "trader_10: individual 30" in obs["trader_1"]
     assert obs["trader_10"].count("(you)") == 1 and "trader_10 (you): individual 30" in obs["trader_10"]
     assert "trader_1: group 20" in obs["trader_10"]
+
+
+def test_step_needs_a_dict_of_actions():
+    env = teamenvs.make("day_trader_v0")
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="dict agent -> action string, got list"):
+        env.step(["invest group 50"])
+    assert env.step_count == 0  # nothing was applied

@@ -71,3 +71,9 @@ register(
     "Commons",
     "GovSim-style fishery: a shared, regrowing stock harvested over 12 months (social dilemma)",
 )
+register(
+    "search_rescue_v0",
+    "teamenvs.search_rescue.env:SearchRescueEnv",
+    "SearchRescue",
+    "ASIST / VIRT-LAB search and rescue: medic, engineer and transporter evacuate 35 victims from a grid of rooms",
+)

@@ -3,7 +3,8 @@
 Runs PettingZoo's own `parallel_api_test`, `parallel_seed_test` and, through
 `parallel_to_aec`, `api_test`. PettingZoo's generic advice for numeric envs ("observation
 is not a NumPy array", "space probably should be Box or Discrete") does not apply to text
-envs and is allowed; any other warning (e.g. a live agent missing from a returned dict)
+envs and is allowed, as is its naming advice ("player_0"): search-and-rescue agents are
+named after their roles (`medic`, `transporter_2`) as the issue asks. Any other warning (e.g. a live agent missing from a returned dict)
 fails the test. Also checks the text spaces themselves.
 """
 
@@ -24,6 +25,7 @@ ENV_IDS = teamenvs.list_envs()
 TEXT_ENV_ADVICE = (
     "Observation is not a NumPy array",
     "probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+    "We recommend agents to be named in the format <descriptor>_<number>",
 )
 
 

@@ -338,7 +338,7 @@ class CommandSet:
         lines = []
         for c in self.commands.values():
             examples = ", ".join(f"'{e}'" for e in (c.examples or (c.example_text(situation),)))
-            lines.append(f"- {c.usage()}: {c.help} (e.g. {examples})")
+            lines.append(f"- {c.usage(situation)}: {c.help} (e.g. {examples})")
         return "\n".join(lines)
 
     def _valid_now(self, situation: Situation) -> str:

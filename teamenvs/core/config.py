@@ -60,14 +60,20 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
 
 
 def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None, overrides: Mapping[str, Any]) -> C:
-    """Return `cls(**preset_values, **overrides)` with unknown keys and bad values reported clearly."""
+    """Return `cls(**preset_values, **overrides)` with unknown keys and bad values reported clearly.
+
+    `preset` may combine presets with '+' ("hard+transporters_5"); later ones win.
+    """
     values: dict[str, Any] = {}
     if preset is not None:
-        if preset not in presets:
-            close = difflib.get_close_matches(str(preset), list(presets), n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"unknown preset {preset!r}.{hint} Presets: {', '.join(presets)}")
-        values.update(presets[preset])
+        if not isinstance(preset, str):
+            raise ConfigError(f"preset must be a string, got {type(preset).__name__}")
+        for name in (p.strip() for p in preset.split("+")):
+            if name not in presets:
+                close = difflib.get_close_matches(name, list(presets), n=1)
+                hint = f" Did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(f"unknown preset {name!r}.{hint} Presets: {', '.join(presets)} (combine them with '+')")
+            values.update(presets[name])
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls) if f.init]
     for key, value in overrides.items():

@@ -126,6 +126,13 @@ class TeamEnv(ParallelEnv, ABC):
         """Who receives a message: everyone else for `say`, the named agent for `tell`."""
         return [a for a in self.agents if a != sender] if to is None else [to]
 
+    def _send_refusal(self, sender: str, to: str | None) -> str | None:
+        """Why a message from `sender` (to `to`, or to all) cannot be sent now, or None."""
+        return None
+
+    def _on_delivered(self, delivery: tuple[tuple[Any, tuple[str, ...]], ...]) -> None:
+        """Called after this step's messages reach their recipients (message, recipients)."""
+
     def _reset_record(self) -> dict[str, Any]:
         """Extra fields of the log's reset line (hidden setup worth recording)."""
         return {}
@@ -148,6 +155,7 @@ class TeamEnv(ParallelEnv, ABC):
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
         self.global_events: list[dict[str, Any]] = []
+        self.reset_options = dict(options or {})
         self._setup()
         observations, infos = self._observe()
         if self.recorder is not None:
@@ -198,6 +206,8 @@ class TeamEnv(ParallelEnv, ABC):
                 self._send(agent, action)
         rewards = self._apply(parsed)
         self.messenger.deliver()
+        if self.messenger.last_delivery:
+            self._on_delivered(self.messenger.last_delivery)
         self.step_count += 1
         terminated, truncated = self._is_over()
         observations, infos = self._observe()
@@ -268,6 +278,10 @@ class TeamEnv(ParallelEnv, ABC):
 
     def _send(self, agent: str, action: Action) -> None:
         to = action.args.get("recipient")
+        refusal = self._send_refusal(agent, to)
+        if refusal is not None:
+            self.reject(agent, f"message not sent: {refusal}")
+            return
         result = self.messenger.send(self.step_count, agent, action.args["message"], self._recipients(agent, to), to)
         if result.message is None:
             self.reject(agent, result.notice or "message not sent")

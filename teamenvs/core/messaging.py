@@ -3,7 +3,7 @@
 Messages sent during a step are delivered when the step ends, so they appear in the
 recipients' next observation and nobody reads a message before acting in the step it was
 sent. The communication conditions of the team-science literature are configuration:
-`communication` (on/off), `max_words` per message (longer messages are cut, and the sender
+`communication` (on/off, or a paradigm's named modes such as radio range), `max_words` per message (longer messages are cut, and the sender
 is told), `min_steps_between_messages` (earlier messages are rejected, and the sender is told).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from teamenvs.core.commands import Command, NameArg, TextArg
 from teamenvs.core.text import clean_text
@@ -28,9 +28,15 @@ TELL = Command(
 
 @dataclass(frozen=True)
 class MessagingConditions:
-    """Communication conditions; paradigm configs inherit these fields."""
+    """Communication conditions; paradigm configs inherit these fields.
 
-    communication: bool = True
+    `communication` is true/false, or (for a paradigm that lists `communication_modes`)
+    one of those modes, where "none" means off.
+    """
+
+    communication_modes: ClassVar[tuple[str, ...]] = ()
+
+    communication: bool | str = True
     max_words: int | None = None
     min_steps_between_messages: int = 0
     message_history: int = 8
@@ -41,7 +47,10 @@ class MessagingConditions:
     def _check_messaging(self) -> None:
         from teamenvs.core.config import ConfigError
 
-        if not isinstance(self.communication, bool):
+        modes = self.communication_modes
+        if modes and self.communication not in modes:
+            raise ConfigError(f"communication must be one of {', '.join(modes)}, got {self.communication!r}")
+        if not modes and not isinstance(self.communication, bool):
             raise ConfigError(f"communication must be true or false, got {self.communication!r}")
         if self.max_words is not None and (not isinstance(self.max_words, int) or self.max_words < 1):
             raise ConfigError(f"max_words must be a positive integer or None (unlimited), got {self.max_words!r}")
@@ -49,6 +58,11 @@ class MessagingConditions:
             raise ConfigError(f"min_steps_between_messages must be an integer >= 0, got {self.min_steps_between_messages!r}")
         if not isinstance(self.message_history, int) or self.message_history < 0:
             raise ConfigError(f"message_history must be an integer >= 0, got {self.message_history!r}")
+
+    @property
+    def talking_allowed(self) -> bool:
+        """Whether messages may be sent at all under this condition."""
+        return self.communication not in (False, "none")
 
 
 @dataclass(frozen=True)
@@ -89,6 +103,7 @@ class Messenger:
     def reset(self) -> None:
         history = self.conditions.message_history
         self._pending: list[tuple[Message, tuple[str, ...]]] = []
+        self.last_delivery: tuple[tuple[Message, tuple[str, ...]], ...] = ()
         self._inbox: dict[str, tuple[Message, ...]] = {a: () for a in self.agents}
         self._history: dict[str, deque[Message]] = {a: deque(maxlen=history) for a in self.agents}
         self._last_sent: dict[str, int] = {}
@@ -98,7 +113,7 @@ class Messenger:
 
     def blocked(self, agent: str, step: int) -> str | None:
         """Why `agent` cannot send a message at `step`, or None if it can."""
-        if not self.conditions.communication:
+        if not self.conditions.talking_allowed:
             return "communication is off in this condition"
         gap = self.conditions.min_steps_between_messages
         last = self._last_sent.get(agent)
@@ -134,13 +149,17 @@ class Messenger:
         return SendResult(message, notice)
 
     def deliver(self) -> tuple[Message, ...]:
-        """Move this step's messages into inboxes; returns what was delivered."""
+        """Move this step's messages into inboxes; returns what was delivered.
+
+        `last_delivery` keeps each delivered message with its recipients.
+        """
         inbox: dict[str, list[Message]] = {a: [] for a in self.agents}
         for message, recipients in self._pending:
             self._history[message.sender].append(message)
             for r in recipients:
                 inbox[r].append(message)
                 self._history[r].append(message)
+        self.last_delivery = tuple(self._pending)
         delivered = tuple(m for m, _ in self._pending)
         touched = {m.sender for m in delivered} | {a for a, ms in inbox.items() if ms} | {a for a, ms in self._inbox.items() if ms}
         for agent in touched:

@@ -1,0 +1,114 @@
+"""What each agent knows of the building, and how knowledge spreads: by seeing and by being told.
+
+An agent knows a room's layout and doorways (the room is *mapped*) once it has been inside
+it, been told about it, or under `full_map`; through a mapped room's doorways it can read
+the names of the rooms beyond. It knows a victim once it has seen it (entering a room
+shows everything in it) or been told about it, and the rubble on the doorways of rooms it
+has seen. What it knows may be stale: a victim carried off elsewhere stays in its notes
+until it sees the room again.
+
+Being told follows what a message names. When a message naming a room reaches an agent,
+the agent learns what the sender knows of that room's layout and rubble; naming victims by
+number ("victim 7", "victims 3, 5 and 9", "v12") passes on what the sender knows of them
+and of the rooms they lie in. Nothing else in a message changes what the env lets the
+recipient know.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, NamedTuple
+
+from teamenvs.search_rescue.world import FloorPlan
+
+_VICTIM_LIST = re.compile(
+    r"\b(?:victims?|v)\s*(?:no\.?|number|#)?\s*:?\s*(\d{1,5})\b"
+    r"((?:\s*(?:\([^()]{0,40}\))?\s*(?:,|&|/|\band\b|\bor\b)\s*(?:and\s+)?#?\s*\d{1,5}\b)*)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"#?\s*(\d{1,5})\b")
+
+
+class VictimNote(NamedTuple):
+    """What an agent believes about a victim: its type, whether stabilized, where it lies."""
+
+    kind: str
+    stabilized: bool
+    room: int
+    cell: tuple[int, int]
+
+
+@dataclass
+class Knowledge:
+    """One agent's notes. `version` changes whenever anything in them changes."""
+
+    visited: set[int] = field(default_factory=set)
+    mapped: set[int] = field(default_factory=set)
+    victims: dict[int, VictimNote] = field(default_factory=dict)
+    rubble: set[int] = field(default_factory=set)  # doorways believed blocked
+    seen_rubble: set[int] = field(default_factory=set)  # doorways whose state it has seen or been told
+    room_versions: dict[int, int] = field(default_factory=dict)
+    version: int = 0
+    names_version: int = 0
+
+    def known_rooms(self, plan: FloorPlan) -> set[int]:
+        """Rooms it can name: mapped rooms and the rooms their doorways lead to."""
+        known = set(self.mapped)
+        for r in self.mapped:
+            for d in plan.room_doors[r]:
+                known.add(plan.doors[d].other(r))
+        return known
+
+    def map_room(self, room: int) -> None:
+        if room not in self.mapped:
+            self.mapped.add(room)
+            self.names_version += 1
+            self.version += 1
+
+
+def mentioned_victims(text: str) -> set[int]:
+    """Victim numbers a message names ("victim 7", "victims 3 (critical), 5 and 9", "v12")."""
+    found: set[int] = set()
+    for match in _VICTIM_LIST.finditer(text):
+        found.add(int(match.group(1)))
+        found.update(int(n) for n in _NUMBER.findall(re.sub(r"\([^()]*\)", " ", match.group(2))))
+    return found
+
+
+def room_pattern(plan: FloorPlan) -> re.Pattern[str]:
+    """A regex finding room names in a message (case-insensitive, whole words)."""
+    names = sorted((r.name for r in plan.rooms), key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names) + r")\b", re.IGNORECASE)
+
+
+def mentioned_rooms(text: str, pattern: re.Pattern[str], ids: dict[str, int]) -> set[int]:
+    """Room ids a message names."""
+    return {ids[" ".join(m.group(1).lower().split())] for m in pattern.finditer(text)}
+
+
+def share(plan: FloorPlan, sender: Knowledge, recipient: Knowledge, rooms: Iterable[int], victims: Iterable[int]) -> bool:
+    """Pass on the sender's notes about the named rooms and victims; True if the recipient learned anything."""
+    learned = False
+    rooms = set(rooms)
+    for v in victims:
+        note = sender.victims.get(v)
+        if note is not None:
+            rooms.add(note.room)
+            if recipient.victims.get(v) != note:
+                recipient.victims[v] = note
+                learned = True
+    for r in rooms:
+        if r in sender.mapped and r not in recipient.mapped:
+            recipient.map_room(r)
+            learned = True
+        for d in plan.room_doors[r]:
+            if d in sender.seen_rubble:
+                blocked = d in sender.rubble
+                if d not in recipient.seen_rubble or (d in recipient.rubble) != blocked:
+                    recipient.seen_rubble.add(d)
+                    (recipient.rubble.add if blocked else recipient.rubble.discard)(d)
+                    learned = True
+    if learned:
+        recipient.version += 1
+    return learned

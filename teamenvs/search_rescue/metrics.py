@@ -1,0 +1,123 @@
+"""Search-and-rescue metrics (VIRT-LAB 4.2.3 and Figure 9), pure functions over an episode log.
+
+Team: victims rescued (total and per type), points, steps to completion (or the step the
+episode stopped at), action events (accepted actions other than messages and `wait`, by
+type and per agent; a `go to` is one event however long the walk), communication events
+(messages sent), coverage (share of rooms and of floor cells anyone visited).
+Per agent: cells moved, messages sent, rooms visited, victims located first, victims
+delivered, and steps spent busy (carrying out an action), communicating, or idle
+(waiting, or an action that was rejected or missing).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from teamenvs.core.metrics import header, invalid_action_rate, message_events
+from teamenvs.core.recorder import step_records
+
+ACTIONS = ("move", "go to", "go to victim", "pick up victim", "drop victim", "stabilize victim", "clear rubble")
+MESSAGES = ("say", "tell")
+
+
+def _reset(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    for r in records:
+        if r.get("type") == "reset":
+            return r
+    raise ValueError("episode log has no reset line")
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    head = header(records)
+    agents = list(head["agents"])
+    world = _reset(records)["world"]
+    steps = list(step_records(records))
+    rooms = {r["name"]: r for r in world["rooms"]}
+    floor = sum((r["x1"] - r["x0"] + 1) * (r["y1"] - r["y0"] + 1) for r in rooms.values())
+
+    visited_rooms = {a: {world["hospital"]} for a in agents}
+    cells = {a: {tuple(world["start"][a])} for a in agents}
+    moved = {a: 0 for a in agents}
+    located = {a: 0 for a in agents}
+    delivered = {a: 0 for a in agents}
+    rescued = {"stable": 0, "critical": 0}
+    points = 0
+    counts = {a: {c: 0 for c in (*ACTIONS, "wait")} for a in agents}
+    time = {a: {"busy": 0, "communicating": 0, "idle": 0} for a in agents}
+
+    for step in steps:
+        for e in step.get("events", ()):
+            kind = e.get("type")
+            if kind == "moved":
+                moved[e["agent"]] += 1
+                cells[e["agent"]].add(tuple(e["cell"]))
+            elif kind == "entered":
+                visited_rooms[e["agent"]].add(e["room"])
+            elif kind == "found":
+                located[e["agent"]] += len(e["victims"])
+            elif kind == "rescued":
+                delivered[e["agent"]] += 1
+                rescued[e["victim_kind"]] += 1
+                points += e["points"]
+        for agent, entry in step["agents"].items():
+            action = entry.get("action") or {}
+            if action.get("ignored"):
+                time[agent]["busy"] += 1
+            elif action.get("ok") and action["command"] in ACTIONS:
+                time[agent]["busy"] += 1
+                counts[agent][action["command"]] += 1
+            elif action.get("ok") and action["command"] in MESSAGES:
+                time[agent]["communicating"] += 1
+            else:
+                time[agent]["idle"] += 1
+                if action.get("ok") and action["command"] == "wait":
+                    counts[agent]["wait"] += 1
+
+    floor_cells = {c for a in agents for c in cells[a] if _in_room(c, rooms.values())}
+    all_rooms = set().union(*visited_rooms.values())
+    messages = message_events(records)
+    sent = {a: 0 for a in agents}
+    for m in messages:
+        sent[m["sender"]] += 1
+    events_per_agent = {a: sum(v for k, v in counts[a].items() if k != "wait") for a in agents}
+    total_rescued = rescued["stable"] + rescued["critical"]
+    total_events = sum(events_per_agent.values())
+    return {
+        "victims_rescued": total_rescued,
+        "victims_total": len(world["victims"]),
+        "rescued_stable": rescued["stable"],
+        "rescued_critical": rescued["critical"],
+        "points": points,
+        "completed": total_rescued == len(world["victims"]),
+        "steps": steps[-1]["step"] if steps else 0,
+        "action_events": total_events,
+        "action_events_per_agent": total_events / len(agents),
+        "action_events_by_type": {c: sum(counts[a][c] for a in agents) for c in (*ACTIONS, "wait")},
+        "communication_events": len(messages),
+        "coverage_rooms": _share(len(all_rooms), len(rooms)),
+        "coverage_cells": _share(len(floor_cells), floor),
+        "invalid_action_rate": invalid_action_rate(records),
+        "per_agent": {
+            a: {
+                "steps_moved": moved[a],
+                "messages_sent": sent[a],
+                "rooms_visited": len(visited_rooms[a]),
+                "victims_located_first": located[a],
+                "victims_delivered": delivered[a],
+                "action_events": events_per_agent[a],
+                "actions_by_type": counts[a],
+                "busy_steps": time[a]["busy"],
+                "communicating_steps": time[a]["communicating"],
+                "idle_steps": time[a]["idle"],
+            }
+            for a in agents
+        },
+    }
+
+
+def _in_room(cell: tuple[int, int], rooms) -> bool:
+    return any(r["x0"] <= cell[0] <= r["x1"] and r["y0"] <= cell[1] <= r["y1"] for r in rooms)

@@ -1,0 +1,449 @@
+"""The search-and-rescue world: configuration, floor plans by binary space partitioning, victims, rubble.
+
+As in VIRT-LAB (section 3.3.1), the map is a matrix of cells (walls, floor, doorways) and a
+graph of rooms. A `width x height` rectangle is split recursively (binary space
+partitioning) by one-cell walls until every room is at most `max_room_side` cells across;
+`complexity` (1-10) shrinks that bound, so a more complex map has more, smaller rooms and
+fewer spare doors, hence longer paths. Doorways (one cell in a wall) join adjacent rooms:
+a random spanning tree of the adjacency graph keeps the whole map connected, and extra
+doors are added with a probability that falls with complexity. One room is the Hospital.
+
+Victims (`stable` or `critical`) lie on distinct floor cells outside the Hospital; rubble
+blocks a share of the doorways, never one of the Hospital's own. Everything random is
+drawn from the generator passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import networkx as nx
+import numpy as np
+
+from teamenvs.core.config import ConfigError, check_int
+from teamenvs.core.messaging import MessagingConditions
+
+MEDIC, ENGINEER, TRANSPORTER = "medic", "engineer", "transporter"
+ROLES = (MEDIC, ENGINEER, TRANSPORTER)
+STABLE, CRITICAL = "stable", "critical"
+HOSPITAL = "Hospital"
+MIN_SIDE, MAX_SIDE = 10, 100
+MIN_ROOM = 3  # smallest room interior side, in cells
+WALL = -1  # cell code of a wall; floor cells hold their room id, doorways -2 - door id
+
+DIRECTIONS = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
+
+_PLACES = (
+    "Office", "Closet", "Hallway", "Lab", "Storage", "Kitchen", "Lounge", "Lobby", "Ward", "Classroom",
+    "Library", "Archive", "Pantry", "Workshop", "Gym", "Chapel", "Studio", "Clinic", "Garage", "Atrium",
+    "Vault", "Server Room", "Break Room", "Boiler Room", "Mail Room", "Locker Room", "Laundry", "Foyer",
+    "Corridor", "Stairwell", "Cafeteria", "Dormitory", "Pharmacy", "Gallery", "Control Room", "Attic",
+)
+_QUALIFIERS = (
+    "North", "South", "East", "West", "Upper", "Lower", "Main", "Back", "Side", "Inner", "Outer", "Old",
+    "New", "Blue", "Red", "Green", "Grey", "Small", "Long", "Corner", "Central", "Staff", "Supply", "Quiet",
+    "Sunny", "Narrow",
+)
+
+
+@dataclass(frozen=True)
+class SearchRescueConfig(MessagingConditions):
+    """Map, team, victims, durations and conditions (defaults: the ASIST Study 3 scenario of VIRT-LAB)."""
+
+    communication_modes: ClassVar[tuple[str, ...]] = ("global", "same_room", "none")
+
+    communication: str = "global"
+    width: int = 30
+    height: int = 30
+    complexity: int = 5
+    map_seed: int | None = None
+    team: tuple[str, ...] = (MEDIC, ENGINEER, TRANSPORTER)
+    n_victims: int = 35
+    critical_fraction: float = 0.2
+    rubble_fraction: float = 0.15
+    max_steps: int = 2000
+    stable_points: int = 10
+    critical_points: int = 50
+    stabilize_steps: int = 5
+    clear_steps: int = 3
+    carry_steps_per_cell: int = 2
+    full_map: bool = False
+
+    def __post_init__(self) -> None:
+        self._check_messaging()
+        check_int("width", self.width, MIN_SIDE, MAX_SIDE)
+        check_int("height", self.height, MIN_SIDE, MAX_SIDE)
+        check_int("complexity", self.complexity, 1, 10)
+        if self.map_seed is not None:
+            check_int("map_seed", self.map_seed, 0)
+        if not isinstance(self.team, (tuple, list)) or not 1 <= len(self.team) <= 10:
+            raise ConfigError(f"team must be a list of 1 to 10 roles out of {', '.join(ROLES)}, got {self.team!r}")
+        bad = [r for r in self.team if r not in ROLES]
+        if bad:
+            raise ConfigError(f"unknown role(s) {bad} in team; roles are {', '.join(ROLES)}")
+        object.__setattr__(self, "team", tuple(self.team))
+        check_int("n_victims", self.n_victims, 1, 10_000)
+        for name in ("critical_fraction", "rubble_fraction"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+                raise ConfigError(f"{name} must be a number from 0 to 1, got {value!r}")
+        check_int("max_steps", self.max_steps, 1, 1_000_000)
+        check_int("stable_points", self.stable_points, 0, 10**6)
+        check_int("critical_points", self.critical_points, 0, 10**6)
+        check_int("stabilize_steps", self.stabilize_steps, 1, 1000)
+        check_int("clear_steps", self.clear_steps, 1, 1000)
+        check_int("carry_steps_per_cell", self.carry_steps_per_cell, 1, 100)
+        if not isinstance(self.full_map, bool):
+            raise ConfigError(f"full_map must be true or false, got {self.full_map!r}")
+
+    @property
+    def max_room_side(self) -> int:
+        """The largest room side BSP leaves unsplit: 16 cells at complexity 1 down to 5 at 10."""
+        return round(17 - 1.25 * self.complexity)
+
+    @property
+    def extra_door_probability(self) -> float:
+        """Chance that two adjacent rooms get a door beyond the spanning tree: 0.55 at complexity 1, 0.1 at 10."""
+        return 0.6 - 0.05 * self.complexity
+
+
+def _transporters(n: int) -> dict[str, object]:
+    return {"team": (TRANSPORTER,) * n, "critical_fraction": 0.0, "rubble_fraction": 0.0}
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    # VIRT-LAB 4.2.2: the same layout in every run of a map size, victims placed anew per seed.
+    "easy": {"width": 30, "height": 30, "map_seed": 30},
+    "medium": {"width": 40, "height": 40, "map_seed": 40},
+    "hard": {"width": 50, "height": 50, "map_seed": 50},
+    # VIRT-LAB 4.2.1 scalability teams: transporters only, all victims stable, no rubble.
+    **{f"transporters_{n}": _transporters(n) for n in range(2, 6)},
+    "full_map": {"full_map": True},
+    "same_room": {"communication": "same_room"},
+    "no_communication": {"communication": "none"},
+}
+
+
+def agent_ids(team: tuple[str, ...]) -> list[str]:
+    """Ids naming the role: `medic`, `engineer`, `transporter`, `transporter_2`, ..."""
+    seen: dict[str, int] = {}
+    ids = []
+    for role in team:
+        seen[role] = seen.get(role, 0) + 1
+        ids.append(role if seen[role] == 1 else f"{role}_{seen[role]}")
+    return ids
+
+
+def role_of(agent: str) -> str:
+    return agent.split("_", 1)[0]
+
+
+# ---------------------------------------------------------------------- floor plan
+@dataclass(frozen=True)
+class Room:
+    """A rectangular room: its interior spans x0..x1, y0..y1 (inclusive); walls lie around it."""
+
+    id: int
+    name: str
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+
+    @property
+    def area(self) -> int:
+        return (self.x1 - self.x0 + 1) * (self.y1 - self.y0 + 1)
+
+    def contains(self, cell: tuple[int, int]) -> bool:
+        return self.x0 <= cell[0] <= self.x1 and self.y0 <= cell[1] <= self.y1
+
+
+@dataclass(frozen=True)
+class Door:
+    """A doorway: one wall cell joining two rooms; `entries[i]` is the cell inside `rooms[i]` next to it."""
+
+    id: int
+    cell: tuple[int, int]
+    rooms: tuple[int, int]
+    entries: tuple[tuple[int, int], tuple[int, int]]
+
+    def entry(self, room: int) -> tuple[int, int]:
+        return self.entries[self.rooms.index(room)]
+
+    def other(self, room: int) -> int:
+        return self.rooms[1] if self.rooms[0] == room else self.rooms[0]
+
+    def direction_from(self, room: int) -> str:
+        """The side of `room` this doorway is on (north, south, east or west)."""
+        ex, ey = self.entry(room)
+        return direction((ex, ey), self.cell)
+
+
+def direction(src: tuple[int, int], dst: tuple[int, int]) -> str:
+    """The compass direction of a neighbouring cell."""
+    dx, dy = dst[0] - src[0], dst[1] - src[1]
+    for name, step in DIRECTIONS.items():
+        if step == (dx, dy):
+            return name
+    raise ValueError(f"{dst} is not next to {src}")
+
+
+@dataclass(frozen=True)
+class FloorPlan:
+    """The static layout of a map: cells, rooms, doorways, the room graph and the Hospital."""
+
+    width: int
+    height: int
+    cells: tuple[int, ...]  # row-major: WALL, a room id, or -2 - door id
+    rooms: tuple[Room, ...]
+    doors: tuple[Door, ...]
+    room_doors: tuple[tuple[int, ...], ...]
+    hospital: int
+    graph: nx.Graph  # rooms as nodes (name attribute), doorways as edges (door attribute)
+
+    def code(self, cell: tuple[int, int]) -> int:
+        x, y = cell
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            return WALL
+        return self.cells[y * self.width + x]
+
+    def room_at(self, cell: tuple[int, int]) -> int | None:
+        code = self.code(cell)
+        return code if code >= 0 else None
+
+    def door_at(self, cell: tuple[int, int]) -> int | None:
+        code = self.code(cell)
+        return -2 - code if code <= -2 else None
+
+    @property
+    def room_ids(self) -> dict[str, int]:
+        return {r.name: r.id for r in self.rooms}
+
+    @property
+    def floor_cells(self) -> int:
+        return sum(r.area for r in self.rooms)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "width": self.width,
+            "height": self.height,
+            "hospital": self.rooms[self.hospital].name,
+            "rooms": [{"name": r.name, "x0": r.x0, "y0": r.y0, "x1": r.x1, "y1": r.y1} for r in self.rooms],
+            "doors": [{"cell": list(d.cell), "rooms": [self.rooms[i].name for i in d.rooms]} for d in self.doors],
+        }
+
+
+def _partition(rect: tuple[int, int, int, int], max_side: int, rng: np.random.Generator, out: list) -> None:
+    x0, y0, x1, y1 = rect
+    w, h = x1 - x0 + 1, y1 - y0 + 1
+    can_v, can_h = w >= 2 * MIN_ROOM + 1, h >= 2 * MIN_ROOM + 1
+    want_v, want_h = w > max_side and can_v, h > max_side and can_h
+    if not (want_v or want_h):
+        out.append(rect)
+        return
+    vertical = want_v and (not want_h or w > h or (w == h and rng.random() < 0.5))
+    if vertical:
+        c = int(rng.integers(x0 + MIN_ROOM, x1 - MIN_ROOM + 1))
+        _partition((x0, y0, c - 1, y1), max_side, rng, out)
+        _partition((c + 1, y0, x1, y1), max_side, rng, out)
+    else:
+        c = int(rng.integers(y0 + MIN_ROOM, y1 - MIN_ROOM + 1))
+        _partition((x0, y0, x1, c - 1), max_side, rng, out)
+        _partition((x0, c + 1, x1, y1), max_side, rng, out)
+
+
+def room_names(n: int, rng: np.random.Generator) -> list[str]:
+    """`n` distinct short room names (e.g. "Supply Closet"), drawn from the word lists without repeats."""
+    combos = [f"{q} {p}" for q in _QUALIFIERS for p in _PLACES]
+    if n > len(combos):
+        raise ConfigError(f"a map may have at most {len(combos)} rooms (asked for {n}); lower complexity or size")
+    picks = rng.choice(len(combos), size=n, replace=False)
+    return [combos[int(i)] for i in picks]
+
+
+def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random.Generator) -> FloorPlan:
+    """A connected floor plan of `width x height` cells (see the module docstring)."""
+    cfg = SearchRescueConfig(width=width, height=height, complexity=complexity)
+    rects: list[tuple[int, int, int, int]] = []
+    # At least two rooms, so that victims have somewhere to be besides the Hospital.
+    max_side = min(cfg.max_room_side, max(width, height) - 3)
+    _partition((1, 1, width - 2, height - 2), max_side, rng, rects)
+    cells = [WALL] * (width * height)
+    for rid, (x0, y0, x1, y1) in enumerate(rects):
+        for y in range(y0, y1 + 1):
+            row = y * width
+            cells[row + x0 : row + x1 + 1] = [rid] * (x1 - x0 + 1)
+
+    # Candidate doorways: wall cells with floor of two different rooms on opposite sides.
+    candidates: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for y in range(1, height - 1):
+        for x in range(1, width - 1):
+            if cells[y * width + x] != WALL:
+                continue
+            for (ax, ay), (bx, by) in (((x - 1, y), (x + 1, y)), ((x, y - 1), (x, y + 1))):
+                a, b = cells[ay * width + ax], cells[by * width + bx]
+                if a >= 0 and b >= 0 and a != b:
+                    candidates.setdefault((min(a, b), max(a, b)), []).append((x, y))
+
+    adjacency = nx.Graph()
+    adjacency.add_nodes_from(range(len(rects)))
+    for pair in sorted(candidates):
+        adjacency.add_edge(*pair, weight=float(rng.random()))
+    chosen = set(tuple(sorted(e)) for e in nx.minimum_spanning_edges(adjacency, algorithm="kruskal", data=False))
+    for pair in sorted(candidates):
+        if pair not in chosen and rng.random() < cfg.extra_door_probability:
+            chosen.add(pair)
+
+    hospital = int(rng.choice([i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]))
+    names = room_names(len(rects) - 1, rng)
+    names.insert(hospital, HOSPITAL)
+    rooms = tuple(Room(i, names[i], *rects[i]) for i in range(len(rects)))
+
+    doors: list[Door] = []
+    for pair in sorted(chosen):
+        options = candidates[pair]
+        x, y = options[int(rng.integers(len(options)))]
+        a, b = pair
+        sides = ((x - 1, y), (x + 1, y)) if cells[y * width + x - 1] in pair and cells[y * width + x + 1] in pair else ((x, y - 1), (x, y + 1))
+        entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == a else sides[1]
+        entry_b = sides[1] if entry_a == sides[0] else sides[0]
+        doors.append(Door(len(doors), (x, y), (a, b), (entry_a, entry_b)))
+    for d in doors:
+        cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
+
+    room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
+    graph = nx.Graph()
+    for r in rooms:
+        graph.add_node(r.id, name=r.name)
+    for d in doors:
+        graph.add_edge(*d.rooms, door=d.id)
+    return FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hospital, graph)
+
+
+# ---------------------------------------------------------------------- victims and rubble
+@dataclass
+class Victim:
+    """A victim: where it lies (None while carried), its type, and what has happened to it."""
+
+    id: int
+    kind: str
+    cell: tuple[int, int] | None
+    room: int | None
+    stabilized: bool = False
+    carried_by: str | None = None
+    rescued: bool = False
+
+    @property
+    def carryable(self) -> bool:
+        return self.kind == STABLE or self.stabilized
+
+    def status(self) -> str:
+        if self.kind == STABLE:
+            return STABLE
+        return "critical, stabilized" if self.stabilized else "critical, needs the medic"
+
+
+def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.random.Generator) -> list[Victim]:
+    """`n` victims on distinct floor cells outside the Hospital; round(n * critical_fraction) are critical."""
+    free = [
+        (x, y)
+        for r in plan.rooms
+        if r.id != plan.hospital
+        for y in range(r.y0, r.y1 + 1)
+        for x in range(r.x0, r.x1 + 1)
+    ]
+    if n > len(free):
+        raise ConfigError(f"n_victims={n} does not fit: this map has {len(free)} floor cells outside the Hospital")
+    spots = rng.choice(len(free), size=n, replace=False)
+    critical = set(int(i) for i in rng.choice(n, size=round(n * critical_fraction), replace=False))
+    victims = []
+    for i, spot in enumerate(spots):
+        cell = free[int(spot)]
+        victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, cell, plan.room_at(cell)))
+    return victims
+
+
+def place_rubble(plan: FloorPlan, fraction: float, rng: np.random.Generator) -> set[int]:
+    """Door ids blocked by rubble: round(fraction * doors), never a doorway of the Hospital."""
+    eligible = [d.id for d in plan.doors if plan.hospital not in d.rooms]
+    n = min(len(eligible), round(fraction * len(plan.doors)))
+    return set(int(i) for i in rng.choice(eligible, size=n, replace=False)) if n else set()
+
+
+def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[FloorPlan, list[Victim], set[int]]:
+    """A hand-drawn map: '#' wall, '.' floor, 'h' Hospital floor, '+' doorway, 'X' doorway with rubble,
+    's' / 'C' a stable / critical victim on a floor cell (numbered in reading order).
+
+    Rooms are the rectangles of floor cells between walls, numbered in reading order of their
+    top-left cell and named from `names` (default "Room 1", "Room 2", ...; the Hospital is
+    always "Hospital"). Raises ConfigError when the drawing is not a valid map.
+    """
+    rows = [line.rstrip("\n") for line in text.strip("\n").splitlines()]
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise ConfigError("a map drawing must be a non-empty rectangle of characters")
+    height, width = len(rows), len(rows[0])
+    bad = {ch for r in rows for ch in r} - set("#.h+XsC")
+    if bad:
+        raise ConfigError(f"unknown map characters {sorted(bad)}; use # . h + X s C")
+    floor = lambda x, y: 0 <= x < width and 0 <= y < height and rows[y][x] in ".hsC"  # noqa: E731
+    cells = [WALL] * (width * height)
+    rects: list[tuple[int, int, int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    for y in range(height):
+        for x in range(width):
+            if floor(x, y) and (x, y) not in seen:
+                x1 = x
+                while floor(x1 + 1, y):
+                    x1 += 1
+                y1 = y
+                while all(floor(i, y1 + 1) for i in range(x, x1 + 1)):
+                    y1 += 1
+                block = {(i, j) for j in range(y, y1 + 1) for i in range(x, x1 + 1)}
+                rim = {(i, j) for (i, j) in block for (di, dj) in DIRECTIONS.values() if floor(i + di, j + dj) and (i + di, j + dj) not in block}
+                if rim:
+                    raise ConfigError(f"the room with top-left cell ({x},{y}) is not a rectangle")
+                rid = len(rects)
+                rects.append((x, y, x1, y1))
+                seen |= block
+                for i, j in block:
+                    cells[j * width + i] = rid
+    hospital = {cells[y * width + x] for y in range(height) for x in range(width) if rows[y][x] == "h"}
+    if len(hospital) != 1:
+        raise ConfigError("mark exactly one room as the Hospital with 'h' cells")
+    labels = list(names) if names is not None else [f"Room {i}" for i in range(1, len(rects))]
+    hosp = hospital.pop()
+    if len(labels) != len(rects) - 1:
+        raise ConfigError(f"{len(rects) - 1} rooms besides the Hospital, but {len(labels)} names")
+    labels.insert(hosp, HOSPITAL)
+    rooms = tuple(Room(i, labels[i], *rects[i]) for i in range(len(rects)))
+    doors: list[Door] = []
+    rubble: set[int] = set()
+    for y in range(height):
+        for x in range(width):
+            if rows[y][x] not in "+X":
+                continue
+            for a, b in (((x - 1, y), (x + 1, y)), ((x, y - 1), (x, y + 1))):
+                if floor(*a) and floor(*b):
+                    ra, rb = cells[a[1] * width + a[0]], cells[b[1] * width + b[0]]
+                    doors.append(Door(len(doors), (x, y), (ra, rb), (a, b)))
+                    if rows[y][x] == "X":
+                        rubble.add(len(doors) - 1)
+                    break
+            else:
+                raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
+    for d in doors:
+        cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
+    graph = nx.Graph()
+    for r in rooms:
+        graph.add_node(r.id, name=r.name)
+    for d in doors:
+        graph.add_edge(*d.rooms, door=d.id)
+    room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
+    plan = FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hosp, graph)
+    victims = []
+    for y in range(height):
+        for x in range(width):
+            if rows[y][x] in "sC":
+                victims.append(Victim(len(victims) + 1, STABLE if rows[y][x] == "s" else CRITICAL, (x, y), cells[y * width + x]))
+    return plan, victims, rubble

@@ -18,6 +18,7 @@ from agents.scripted.base import RandomPolicy, ScriptedPolicy
 _MODULES = {
     "day_trader_v0": "agents.scripted.social_dilemma",
     "commons_v0": "agents.scripted.social_dilemma",
+    "search_rescue_v0": "agents.scripted.search_rescue",
 }
 
 

@@ -361,7 +361,8 @@ class SearchRescueEnv(TeamEnv):
             self.reject(agent, self._no_route(self.plan.rooms[note.room].name) + f" (victim {vid} is there)")
             return
         path = cell_path(self.plan, routes, note.room, note.cell)
-        cut = next(i for i, c in enumerate(path) if chebyshev(c, note.cell) <= 1)
+        # Stop on the first floor cell within reach (never in a doorway, which belongs to no room).
+        cut = next(i for i, c in enumerate(path) if chebyshev(c, note.cell) <= 1 and self.plan.room_at(c) is not None)
         self.goal[agent] = None
         self._start_walk(agent, path[: cut + 1], ("victim", vid))
 
@@ -382,8 +383,7 @@ class SearchRescueEnv(TeamEnv):
         self._take_off_floor(v)
         v.carried_by = agent
         self.carrying[agent] = vid
-        self.know[agent].victims.pop(vid, None)
-        self.know[agent].version += 1
+        self.know[agent].forget_victim(vid, self.step_count)
         self.tell_agent(agent, event("picked_up", f"You picked up victim {vid} ({v.kind}).", victim=vid))
         self.global_events.append(event("picked_up", f"{agent} picked up victim {vid}", agent=agent, victim=vid, victim_kind=v.kind))
 
@@ -517,13 +517,7 @@ class SearchRescueEnv(TeamEnv):
 
     # ------------------------------------------------------------------ seeing
     def _see_rubble(self, agent: str, door: int) -> None:
-        k = self.know[agent]
-        blocked = door in self.rubble
-        if door in k.seen_rubble and (door in k.rubble) == blocked:
-            return
-        k.seen_rubble.add(door)
-        (k.rubble.add if blocked else k.rubble.discard)(door)
-        k.version += 1
+        self.know[agent].note_rubble(door, door in self.rubble, self.step_count)
 
     def _look(self, agent: str) -> None:
         """Update `agent`'s notes with what it sees: everything in the room it stands in."""
@@ -537,21 +531,20 @@ class SearchRescueEnv(TeamEnv):
             return
         k.room_versions[room] = self.room_version[room]
         present = self.room_victims[room]
+        now = self.step_count
         for vid in [v for v, note in k.victims.items() if note.room == room and v not in present]:
-            del k.victims[vid]
+            k.forget_victim(vid, now)
         new = []
         for vid in present:
             v = self.victims[vid - 1]
-            k.victims[vid] = VictimNote(v.kind, v.stabilized, room, v.cell)
+            k.note_victim(vid, VictimNote(v.kind, v.stabilized, room, v.cell, now))
             if vid not in self.found:
                 self.found.add(vid)
                 new.append(vid)
         if new:
             self.global_events.append(event("found", "", agent=agent, victims=sorted(new), room=self.plan.rooms[room].name))
         for d in self.plan.room_doors[room]:
-            k.seen_rubble.add(d)
-            (k.rubble.add if d in self.rubble else k.rubble.discard)(d)
-        k.version += 1
+            k.note_rubble(d, d in self.rubble, now)
 
     def routes(self, agent: str) -> RouteMap:
         """Shortest known routes from `agent`'s cell (cached until it moves or learns something)."""

@@ -5,7 +5,8 @@ it, been told about it, or under `full_map`; through a mapped room's doorways it
 the names of the rooms beyond. It knows a victim once it has seen it (entering a room
 shows everything in it) or been told about it, and the rubble on the doorways of rooms it
 has seen. What it knows may be stale: a victim carried off elsewhere stays in its notes
-until it sees the room again.
+until it sees the room again. Every note carries the step it was seen at, and a newer
+note always wins, so a teammate's older news never overwrites what an agent saw since.
 
 Being told follows what a message names. When a message naming a room reaches an agent,
 the agent learns what the sender knows of that room's layout and rubble; naming victims by
@@ -31,12 +32,13 @@ _NUMBER = re.compile(r"#?\s*(\d{1,5})\b")
 
 
 class VictimNote(NamedTuple):
-    """What an agent believes about a victim: its type, whether stabilized, where it lies."""
+    """What an agent believes about a victim: its type, whether stabilized, where it lies, when seen."""
 
     kind: str
     stabilized: bool
     room: int
     cell: tuple[int, int]
+    step: int
 
 
 @dataclass
@@ -46,8 +48,9 @@ class Knowledge:
     visited: set[int] = field(default_factory=set)
     mapped: set[int] = field(default_factory=set)
     victims: dict[int, VictimNote] = field(default_factory=dict)
+    gone: dict[int, int] = field(default_factory=dict)  # victim -> step it was seen to be no longer where noted
     rubble: set[int] = field(default_factory=set)  # doorways believed blocked
-    seen_rubble: set[int] = field(default_factory=set)  # doorways whose state it has seen or been told
+    rubble_seen: dict[int, int] = field(default_factory=dict)  # doorway -> step its state was seen
     room_versions: dict[int, int] = field(default_factory=dict)
     version: int = 0
     names_version: int = 0
@@ -60,11 +63,39 @@ class Knowledge:
                 known.add(plan.doors[d].other(r))
         return known
 
-    def map_room(self, room: int) -> None:
-        if room not in self.mapped:
-            self.mapped.add(room)
-            self.names_version += 1
+    def map_room(self, room: int) -> bool:
+        if room in self.mapped:
+            return False
+        self.mapped.add(room)
+        self.names_version += 1
+        self.version += 1
+        return True
+
+    def note_victim(self, vid: int, note: VictimNote) -> bool:
+        """Record a sighting unless something newer is known; True if the notes changed."""
+        old = self.victims.get(vid)
+        if old == note or (old is not None and old.step > note.step) or self.gone.get(vid, -1) >= note.step:
+            return False
+        self.victims[vid] = note
+        self.version += 1
+        return True
+
+    def forget_victim(self, vid: int, step: int) -> None:
+        """The victim is no longer where it was noted (seen gone at `step`)."""
+        if self.victims.pop(vid, None) is not None:
             self.version += 1
+        self.gone[vid] = step
+
+    def note_rubble(self, door: int, blocked: bool, step: int) -> bool:
+        """Record a doorway's state as of `step` unless a newer sighting is known; True if it changed."""
+        if self.rubble_seen.get(door, -1) > step:
+            return False
+        changed = (door in self.rubble) != blocked or door not in self.rubble_seen
+        self.rubble_seen[door] = step
+        (self.rubble.add if blocked else self.rubble.discard)(door)
+        if changed:
+            self.version += 1
+        return changed
 
 
 def mentioned_victims(text: str) -> set[int]:
@@ -95,20 +126,15 @@ def share(plan: FloorPlan, sender: Knowledge, recipient: Knowledge, rooms: Itera
         note = sender.victims.get(v)
         if note is not None:
             rooms.add(note.room)
-            if recipient.victims.get(v) != note:
-                recipient.victims[v] = note
+            learned |= recipient.note_victim(v, note)
+        elif v in sender.gone and recipient.gone.get(v, -1) < sender.gone[v] and v in recipient.victims:
+            if recipient.victims[v].step <= sender.gone[v]:
+                recipient.forget_victim(v, sender.gone[v])
                 learned = True
     for r in rooms:
-        if r in sender.mapped and r not in recipient.mapped:
-            recipient.map_room(r)
-            learned = True
+        if r in sender.mapped:
+            learned |= recipient.map_room(r)
         for d in plan.room_doors[r]:
-            if d in sender.seen_rubble:
-                blocked = d in sender.rubble
-                if d not in recipient.seen_rubble or (d in recipient.rubble) != blocked:
-                    recipient.seen_rubble.add(d)
-                    (recipient.rubble.add if blocked else recipient.rubble.discard)(d)
-                    learned = True
-    if learned:
-        recipient.version += 1
+            if d in sender.rubble_seen:
+                learned |= recipient.note_rubble(d, d in sender.rubble, sender.rubble_seen[d])
     return learned

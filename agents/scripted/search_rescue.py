@@ -1,0 +1,209 @@
+"""Scripted search-and-rescue team (ASIST roles), deciding from each agent's view only.
+
+Every role: after walking into rooms it had not seen, announce them with `say` ("Blue
+Lounge: victims 3 (critical), 5. Red Lab: no victims."), which passes the rooms and victims
+on to teammates; claim a victim before fetching it ("taking victim 5") so that two carriers
+do not go for the same one. Then, by role:
+
+- transporter: carry the nearest known carryable victim (stable, or stabilized) to the
+  Hospital; else explore the nearest unvisited room of the known room graph.
+- medic: stabilize the nearest known critical victim (and say so); else explore; else carry.
+- engineer: clear the nearest known rubble (and say so); else explore; else carry.
+
+Exploration picks the nearest unvisited room with a small per-agent random preference, so
+teammates fan out instead of walking in a line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from agents.scripted.base import ScriptedPolicy
+
+_CLAIM = re.compile(r"^(\S+?)(?: \(to you\))?: taking victim (\d+)")
+CLAIM_STEPS = 200  # a claim lapses after this many steps (the claimant may have found it gone)
+HOSPITAL = "Hospital"
+_STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
+
+
+def _chebyshev(a, b) -> int:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+def _toward(src, dst) -> str:
+    """The move that brings `src` one cell closer to `dst` inside a room (x first, then y)."""
+    if dst[0] != src[0]:
+        return "move east" if dst[0] > src[0] else "move west"
+    return "move south" if dst[1] > src[1] else "move north"
+
+
+class SearchRescueTeam(ScriptedPolicy):
+    """The role-aware baseline; the role is read from the view."""
+
+    name = "team"
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.announced: set[str] = set()
+        self.claims: dict[int, tuple[str, int]] = {}
+        self.preference: dict[str, float] = {}
+        self.next_action: str | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def _talk(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> bool:
+        return view["communication"] != "none" and self.allowed(info, "say")
+
+    def _victims(self, view: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every victim the agent knows of, with the room it lies in."""
+        here = [{**v, "room": view["room"]} for v in view["victims_here"]]
+        return here + list(view["known_victims"])
+
+    def _distance(self, view: Mapping[str, Any], victim: Mapping[str, Any]) -> float | None:
+        """Rough walking distance to a victim, or None when no known route leads there."""
+        if victim["room"] == view["room"] and not view["doorway"]:
+            return _chebyshev(view["cell"], victim["cell"])
+        rooms = view["rooms"]
+        return rooms[victim["room"]] if victim["room"] in rooms else None
+
+    def _read_claims(self, view: Mapping[str, Any]) -> None:
+        """Note teammates' claims; of two claims on one victim the earlier wins, then the smaller agent id."""
+        for line in view["new_messages"]:
+            m = _CLAIM.match(line)
+            if m and m.group(1) != view["agent"]:
+                claim = (view["step"] - 1, m.group(1))  # sent the step before it arrived
+                vid = int(m.group(2))
+                if vid not in self.claims or claim < self.claims[vid] or view["step"] - self.claims[vid][0] >= CLAIM_STEPS:
+                    self.claims[vid] = claim
+
+    def _claimed(self, view: Mapping[str, Any], vid: int) -> bool:
+        """Whether a teammate holds a live claim on victim `vid`."""
+        claim = self.claims.get(vid)
+        return claim is not None and claim[1] != view["agent"] and view["step"] - claim[0] < CLAIM_STEPS
+
+    def _announcement(self, view: Mapping[str, Any]) -> str | None:
+        new = [r for r in view["visited"] if r not in self.announced and r != HOSPITAL]
+        if not new:
+            return None
+        self.announced.update(new)
+        victims = self._victims(view)
+        parts = []
+        for room in new:
+            found = [v for v in victims if v["room"] == room]
+            if found:
+                listed = ", ".join(f"{v['victim']} ({v['status'].split(',')[0]})" for v in found)
+                parts.append(f"{room}: victims {listed}.")
+            else:
+                parts.append(f"{room}: no victims.")
+        rubble = [r for r in view["known_rubble"] if set(r["rooms"]) & set(new)]
+        rubble += [{"rooms": (view["room"], e["to"])} for e in view["exits"] if e["rubble"] and view["room"] in new]
+        for r in rubble:
+            parts.append(f"Rubble between {r['rooms'][0]} and {r['rooms'][1]}.")
+        return "say " + " ".join(parts)
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        self._read_claims(view)
+        if self.next_action is not None:
+            action, self.next_action = self.next_action, None
+            return action
+        if self._talk(view, info):
+            announcement = self._announcement(view)
+            if announcement:
+                return announcement
+        if view["doorway"]:
+            return f"go to {view['room']}"
+        if view["carrying"]:
+            return "drop victim" if view["room"] == HOSPITAL else "go to Hospital"
+        role = view["role"]
+        if role == "medic":
+            return self._stabilize(view, info) or self._explore(view) or self._carry(view, info) or "wait"
+        if role == "engineer":
+            return self._clear(view, info) or self._explore(view) or self._carry(view, info) or "wait"
+        return self._carry(view, info) or self._explore(view) or "wait"
+
+    def _stabilize(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
+        for event in view["events"]:
+            m = re.match(r"You stabilized victim (\d+)", event)
+            if m and self._talk(view, info):
+                return f"say victim {m.group(1)} stabilized in {view['room']}, ready to carry"
+        options = []
+        for v in self._victims(view):
+            if v["status"] == "critical, needs the medic":
+                d = self._distance(view, v)
+                if d is not None:
+                    options.append((d, v["victim"], v))
+        if not options:
+            return None
+        _, vid, v = min(options)
+        if v["room"] == view["room"] and _chebyshev(view["cell"], v["cell"]) <= 1:
+            return f"stabilize victim {vid}"
+        return f"go to victim {vid}"
+
+    def _clear(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
+        for event in view["events"]:
+            m = re.match(r"You cleared the rubble between (.+) and (.+)\.", event)
+            if m and self._talk(view, info):
+                return f"say cleared the rubble between {m.group(1)} and {m.group(2)}"
+        for e in view["exits"]:
+            if e["rubble"]:
+                door = e["cell"]
+                dx, dy = _STEP[e["direction"]]
+                spot = (door[0] - dx, door[1] - dy)
+                if tuple(view["cell"]) == spot:
+                    return f"clear rubble {e['direction']}"
+                return _toward(view["cell"], spot)
+        options = []
+        for r in view["known_rubble"]:
+            near = [view["rooms"][name] for name in r["rooms"] if name in view["rooms"]]
+            if near:
+                side = min((view["rooms"][n], n) for n in r["rooms"] if n in view["rooms"])
+                options.append(side)
+        if not options:
+            return None
+        return f"go to {min(options)[1]}"
+
+    def _carry(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
+        options = []
+        for v in self._victims(view):
+            if v["status"] == "critical, needs the medic" or self._claimed(view, v["victim"]):
+                continue
+            d = self._distance(view, v)
+            if d is not None:
+                options.append((d, v["victim"], v))
+        if not options:
+            return None
+        _, vid, v = min(options)
+        if v["room"] == view["room"] and _chebyshev(view["cell"], v["cell"]) <= 1:
+            return f"pick up victim {vid}"
+        if self._talk(view, info) and len(view["team"]) > 1 and self.claims.get(vid, (0, ""))[1] != view["agent"]:
+            self.claims[vid] = (view["step"], view["agent"])
+            self.next_action = f"go to victim {vid}"
+            return f"say taking victim {vid}"
+        return f"go to victim {vid}"
+
+    def _explore(self, view: Mapping[str, Any]) -> str | None:
+        visited = set(view["visited"])
+        options = []
+        for room, cells in view["rooms"].items():
+            if room in visited:
+                continue
+            if room not in self.preference:
+                self.preference[room] = float(self.rng.uniform(0, 8))
+            options.append((cells + self.preference[room], room))
+        if not options:
+            return None
+        return f"go to {min(options)[1]}"
+
+
+class SearchRescueGreedy(SearchRescueTeam):
+    """The same team without talking: no announcements, no claims (for communication ablations)."""
+
+    name = "silent"
+
+    def _talk(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> bool:
+        return False
+
+
+BASELINES = {"search_rescue_v0": {"team": SearchRescueTeam, "silent": SearchRescueGreedy}}
+DEFAULTS = {"search_rescue_v0": "team"}

@@ -146,6 +146,7 @@ class SearchRescueEnv(TeamEnv):
             self.plan, rubble = self._floor_plan()
             self.rubble = set(rubble)
             self.victims = place_victims(self.plan, cfg.n_victims, cfg.critical_fraction, self._rng)
+        self.initial_rubble = frozenset(self.rubble)
         self.room_victims: dict[int, set[int]] = {r.id: set() for r in self.plan.rooms}
         for v in self.victims:
             self.room_victims[v.room].add(v.id)
@@ -226,7 +227,8 @@ class SearchRescueEnv(TeamEnv):
         return Situation(denied, {"victim": (1, n)}, names, {"victim": f"victims are numbered 1 to {n}"})
 
     def _briefing_situation(self, agent: str) -> Situation:
-        n = self.config.n_victims
+        victims = getattr(self, "victims", None)  # the episode's, once reset (a drawn map has its own)
+        n = len(victims) if victims is not None else self.config.n_victims
         return Situation(
             names={"agent": tuple(a for a in self.possible_agents if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n)}
         )
@@ -266,31 +268,32 @@ class SearchRescueEnv(TeamEnv):
         for agent in order:
             if self.task[agent] is not None:
                 self._advance(agent)
-        for agent in self.agents:
+        for agent in order:
             self._look(agent)
         return {a: float(self._points) for a in self.agents}
 
     def _victim(self, agent: str, vid: int, verb: str) -> Victim | None:
-        """The victim `agent` means to act on, if it is within reach (else the action is rejected, saying why)."""
+        """The victim `agent` means to act on, if it knows of it and it is within reach (else rejected, saying why)."""
         v = self.victims[vid - 1]
+        note = self.know[agent].victims.get(vid)
+        carrier = v.carried_by
+        if carrier is not None and carrier != agent and self.room[carrier] == self.room[agent]:
+            self.reject(agent, f"victim {vid} is being carried by {carrier}")
+            return None
+        if note is None:
+            self.reject(agent, f"you do not know where victim {vid} is; explore, or ask your team")
+            return None
         if v.rescued:
             self.reject(agent, f"victim {vid} has already been rescued")
             return None
-        if v.carried_by is not None:
-            self.reject(agent, f"victim {vid} is being carried by {v.carried_by}")
-            return None
-        if chebyshev(self.pos[agent], v.cell) <= 1:
+        if v.cell is not None and chebyshev(self.pos[agent], v.cell) <= 1:
             return v
-        note = self.know[agent].victims.get(vid)
-        if note is None:
-            self.reject(agent, f"you do not know where victim {vid} is; explore, or ask your team")
-        else:
-            where = self.plan.rooms[note.room].name
-            self.reject(
-                agent,
-                f"victim {vid} is not within reach (it must be on your cell or next to it); you last saw it at "
-                f"{fmt_cell(note.cell)} in {where}. Use 'go to victim {vid}' to walk there, then {verb} it",
-            )
+        self.reject(
+            agent,
+            f"victim {vid} is not within reach (it must be on your cell or next to it); you last saw it at "
+            f"{fmt_cell(note.cell)} in {self.plan.rooms[note.room].name}. Use 'go to victim {vid}' to walk there, "
+            f"then {verb} it",
+        )
         return None
 
     def _do_move(self, agent: str, action: Action) -> None:
@@ -523,6 +526,8 @@ class SearchRescueEnv(TeamEnv):
         """Update `agent`'s notes with what it sees: everything in the room it stands in."""
         room = self.room[agent]  # from a doorway, the room it came from is in sight
         k = self.know[agent]
+        now = self.step_count
+        k.looked[room] = now
         if room not in k.visited:
             k.visited.add(room)
             k.map_room(room)
@@ -531,7 +536,6 @@ class SearchRescueEnv(TeamEnv):
             return
         k.room_versions[room] = self.room_version[room]
         present = self.room_victims[room]
-        now = self.step_count
         for vid in [v for v, note in k.victims.items() if note.room == room and v not in present]:
             k.forget_victim(vid, now)
         new = []
@@ -757,6 +761,11 @@ class SearchRescueEnv(TeamEnv):
         )
         return "\n".join([head, *("".join(r) for r in grid), legend, agents])
 
+    def _has_rubble(self) -> bool:
+        """Whether this episode's map had rubble at the start (before reset: whether the config asks for any)."""
+        initial = getattr(self, "initial_rubble", None)
+        return bool(initial) if initial is not None else self.config.rubble_fraction > 0
+
     def _role_briefing(self, agent: str) -> str:
         cfg = self.config
         role = role_of(agent)
@@ -780,7 +789,7 @@ class SearchRescueEnv(TeamEnv):
             + (f", {critical} of them critical: a critical victim must be stabilized by the medic before anyone can carry it" if critical else "")
             + ". Find them and carry them to the Hospital, one at a time: drop a victim in the Hospital to rescue it "
             f"(+{cfg.stable_points} points for a stable victim, +{cfg.critical_points} for a critical one, shared by the team). "
-            + ("Rubble blocks some doorways; only the engineer can clear it. " if cfg.rubble_fraction > 0 or getattr(self, "rubble", None) else "")
+            + ("Rubble blocks some doorways; only the engineer can clear it. " if self._has_rubble() else "")
             + f"A medic or engineer carrying a victim needs {cfg.carry_steps_per_cell} steps per cell. "
             f"The mission ends when every victim is rescued or after {cfg.max_steps} steps. "
             "Cells are (x,y): x grows to the east, y to the south. Entering a room shows you everything in it; "

@@ -52,6 +52,7 @@ class Knowledge:
     rubble: set[int] = field(default_factory=set)  # doorways believed blocked
     rubble_seen: dict[int, int] = field(default_factory=dict)  # doorway -> step its state was seen
     room_versions: dict[int, int] = field(default_factory=dict)
+    looked: dict[int, int] = field(default_factory=dict)  # room -> last step the agent saw inside it
     version: int = 0
     names_version: int = 0
 
@@ -76,6 +77,8 @@ class Knowledge:
         old = self.victims.get(vid)
         if old == note or (old is not None and old.step > note.step) or self.gone.get(vid, -1) >= note.step:
             return False
+        if self.looked.get(note.room, -1) > note.step:
+            return False  # it has looked at that room since: had the victim been there, it would know
         self.victims[vid] = note
         self.version += 1
         return True

@@ -96,11 +96,21 @@ class SearchRescueConfig(MessagingConditions):
         check_int("carry_steps_per_cell", self.carry_steps_per_cell, 1, 100)
         if not isinstance(self.full_map, bool):
             raise ConfigError(f"full_map must be true or false, got {self.full_map!r}")
+        if MEDIC not in self.team and round(self.n_victims * self.critical_fraction) > 0:
+            raise ConfigError(
+                "the team has no medic, so critical victims could never be carried: add a medic to the team "
+                "or set critical_fraction=0 (the transporters_N presets do)"
+            )
+        if ENGINEER not in self.team and self.rubble_fraction > 0:
+            raise ConfigError(
+                "the team has no engineer, so rubble could never be cleared: add an engineer to the team "
+                "or set rubble_fraction=0 (the transporters_N presets do)"
+            )
 
     @property
     def max_room_side(self) -> int:
         """The largest room side BSP leaves unsplit: 16 cells at complexity 1 down to 5 at 10."""
-        return round(17 - 1.25 * self.complexity)
+        return max(5, round(17 - 1.25 * self.complexity))
 
     @property
     def extra_door_probability(self) -> float:
@@ -416,6 +426,9 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
     if len(labels) != len(rects) - 1:
         raise ConfigError(f"{len(rects) - 1} rooms besides the Hospital, but {len(labels)} names")
     labels.insert(hosp, HOSPITAL)
+    lowered = [name.lower() for name in labels]
+    if len(set(lowered)) != len(lowered):
+        raise ConfigError(f"room names must be unique (ignoring case), and none may be '{HOSPITAL}': got {labels}")
     rooms = tuple(Room(i, labels[i], *rects[i]) for i in range(len(rects)))
     doors: list[Door] = []
     rubble: set[int] = set()
@@ -440,10 +453,14 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
     for d in doors:
         graph.add_edge(*d.rooms, door=d.id)
     room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
+    if not nx.is_connected(graph):
+        raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")
     plan = FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hosp, graph)
     victims = []
     for y in range(height):
         for x in range(width):
             if rows[y][x] in "sC":
+                if cells[y * width + x] == hosp:
+                    raise ConfigError(f"the victim at ({x},{y}) is inside the Hospital; victims lie in other rooms")
                 victims.append(Victim(len(victims) + 1, STABLE if rows[y][x] == "s" else CRITICAL, (x, y), cells[y * width + x]))
     return plan, victims, rubble

@@ -77,3 +77,9 @@ register(
     "SearchRescue",
     "ASIST / VIRT-LAB search and rescue: medic, engineer and transporter evacuate 35 victims from a grid of rooms",
 )
+register(
+    "map_task_v0",
+    "teamenvs.map_task.env:MapTaskEnv",
+    "MapTask",
+    "HCRC Map Task (CollabSim): a guide describes a route, a follower draws it on a map whose landmarks differ",
+)

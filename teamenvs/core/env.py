@@ -126,8 +126,8 @@ class TeamEnv(ParallelEnv, ABC):
         """Who receives a message: everyone else for `say`, the named agent for `tell`."""
         return [a for a in self.agents if a != sender] if to is None else [to]
 
-    def _send_refusal(self, sender: str, to: str | None) -> str | None:
-        """Why a message from `sender` (to `to`, or to all) cannot be sent now, or None."""
+    def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
+        """Why the message `text` from `sender` (to `to`, or to all) cannot be sent now, or None."""
         return None
 
     def _on_delivered(self, delivery: tuple[tuple[Any, tuple[str, ...]], ...]) -> None:
@@ -278,7 +278,7 @@ class TeamEnv(ParallelEnv, ABC):
 
     def _send(self, agent: str, action: Action) -> None:
         to = action.args.get("recipient")
-        refusal = self._send_refusal(agent, to)
+        refusal = self._send_refusal(agent, to, action.args["message"])
         if refusal is not None:
             self.reject(agent, f"message not sent: {refusal}")
             return

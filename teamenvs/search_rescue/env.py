@@ -233,7 +233,7 @@ class SearchRescueEnv(TeamEnv):
             names={"agent": tuple(a for a in self.possible_agents if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n)}
         )
 
-    def _send_refusal(self, sender: str, to: str | None) -> str | None:
+    def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
         if self.config.communication == "same_room" and to is not None and self.room[to] != self.room[sender]:
             return f"{to} is not in your room, and messages reach only teammates in the same room in this condition"
         return None

@@ -1,0 +1,302 @@
+"""Map Task maps (HCRC, Anderson et al. 1991; CollabSim 3.4): landmarks, a target route, and two maps that differ.
+
+A map is a `width x height` grid with `n_landmarks` named landmarks, each a small rectangle
+of cells with a one-cell gap around it; `blocked_fraction` of them are obstacles no route
+may cross (a lake, a cliff), the others can be walked over. The route runs from a start
+cell to a finish cell on the far side of the map as a simple 4-connected path: shortest
+paths (networkx) through free cells next to a sequence of landmarks, each leg avoiding the
+cells of the legs before it, so the route never crosses itself or an obstacle.
+
+The instruction follower's map differs from the giver's by `mismatch` kinds of HCRC
+discrepancy, taken in this order, each applied to `per_kind` passable landmarks (those the
+route passes first): 1 `one_map_only` (alternately a landmark only the guide has and one
+only the follower has), 2 `renamed` (on both maps, under another name on the follower's),
+3 `moved` (on both, somewhere else on the follower's). Obstacles are terrain: both maps
+show them alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+import networkx as nx
+import numpy as np
+
+from teamenvs.core.config import ConfigError, check_int
+from teamenvs.core.messaging import MessagingConditions
+
+Cell = tuple[int, int]
+KINDS = ("one_map_only", "renamed", "moved")
+MIN_SIDE, MAX_SIDE = 10, 60
+
+LANDMARK_NAMES = (
+    "old mill", "stone wall", "palm beach", "white cottage", "iron bridge", "fallen tree", "crane",
+    "saxon barn", "rope bridge", "diamond mine", "farmhouse", "lighthouse", "pine forest", "rock fall",
+    "wagon wheel", "church", "lake", "swamp", "graveyard", "waterfall", "windmill", "camp site",
+    "fenced meadow", "stone circle", "collapsed shelter", "fishing boat", "apple orchard", "well",
+    "carved totem", "sandy shore", "cattle stockade", "hanging bridge", "abandoned truck", "ruined fort",
+    "trig point", "cave", "viewpoint", "caravan park", "picnic site", "signpost", "haystack", "dead oak",
+    "gold mine", "pylon", "water tower", "red barn", "old quarry", "wooden pier", "maze", "bell tower",
+)
+BLOCKING_HINT = ("lake", "swamp", "old quarry", "rock fall", "cave", "pine forest", "diamond mine", "gold mine")
+
+
+@dataclass(frozen=True)
+class MapTaskConfig(MessagingConditions):
+    """Map size and landmarks, discrepancies, episode length and the CollabSim conditions."""
+
+    width: int = 20
+    height: int = 20
+    n_landmarks: int = 12
+    blocked_fraction: float = 0.5
+    waypoints: int = 4
+    mismatch: int = 1
+    per_kind: int = 2
+    library_map: int | None = None
+    max_steps: int = 120
+    canvas_visibility: bool = False
+    allow_coordinates: bool = False
+
+    def __post_init__(self) -> None:
+        self._check_messaging()
+        check_int("width", self.width, MIN_SIDE, MAX_SIDE)
+        check_int("height", self.height, MIN_SIDE, MAX_SIDE)
+        most = min(len(LANDMARK_NAMES) // 2, self.width * self.height // 8)
+        check_int("n_landmarks", self.n_landmarks, 2, most)
+        if not isinstance(self.blocked_fraction, (int, float)) or isinstance(self.blocked_fraction, bool) or not 0 <= self.blocked_fraction <= 1:
+            raise ConfigError(f"blocked_fraction must be a number from 0 to 1, got {self.blocked_fraction!r}")
+        check_int("waypoints", self.waypoints, 0, 20)
+        check_int("mismatch", self.mismatch, 0, len(KINDS))
+        check_int("per_kind", self.per_kind, 1, 10)
+        if self.library_map is not None:
+            check_int("library_map", self.library_map, 1, 1000)
+        check_int("max_steps", self.max_steps, 1, 100_000)
+        for name in ("canvas_visibility", "allow_coordinates"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    # CollabSim B.4: the three conditions.
+    "baseline": {},
+    "communication_bandwidth": {"max_words": 6},
+    "canvas_visibility": {"canvas_visibility": True},
+    **{f"mismatch_{m}": {"mismatch": m} for m in range(len(KINDS) + 1)},
+}
+
+
+@dataclass(frozen=True)
+class Landmark:
+    """A named rectangle of cells (x0..x1, y0..y1 inclusive); `blocked` ones cannot be crossed."""
+
+    name: str
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    blocked: bool = False
+
+    @property
+    def cells(self) -> frozenset[Cell]:
+        return frozenset((x, y) for x in range(self.x0, self.x1 + 1) for y in range(self.y0, self.y1 + 1))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "x0": self.x0, "y0": self.y0, "x1": self.x1, "y1": self.y1, "blocked": self.blocked}
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    """One difference between the maps: its kind, the landmark on each map (None where absent)."""
+
+    kind: str
+    guide: Landmark | None
+    follower: Landmark | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "guide": self.guide.to_json() if self.guide else None,
+            "follower": self.follower.to_json() if self.follower else None,
+        }
+
+
+@dataclass(frozen=True)
+class MapPair:
+    """The giver's map with its route, and the follower's map."""
+
+    width: int
+    height: int
+    start: Cell
+    finish: Cell
+    route: tuple[Cell, ...]
+    guide: tuple[Landmark, ...]
+    follower: tuple[Landmark, ...]
+    discrepancies: tuple[Discrepancy, ...] = ()
+    seed: int | None = None
+    obstacles: frozenset[Cell] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "obstacles", frozenset(c for lm in self.guide if lm.blocked for c in lm.cells))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "width": self.width,
+            "height": self.height,
+            "start": list(self.start),
+            "finish": list(self.finish),
+            "route": [list(c) for c in self.route],
+            "guide": [lm.to_json() for lm in self.guide],
+            "follower": [lm.to_json() for lm in self.follower],
+            "discrepancies": [d.to_json() for d in self.discrepancies],
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "MapPair":
+        lm = lambda d: Landmark(**d) if d is not None else None  # noqa: E731
+        return MapPair(
+            width=data["width"],
+            height=data["height"],
+            start=tuple(data["start"]),
+            finish=tuple(data["finish"]),
+            route=tuple(tuple(c) for c in data["route"]),
+            guide=tuple(lm(d) for d in data["guide"]),
+            follower=tuple(lm(d) for d in data["follower"]),
+            discrepancies=tuple(Discrepancy(d["kind"], lm(d["guide"]), lm(d["follower"])) for d in data["discrepancies"]),
+            seed=data.get("seed"),
+        )
+
+
+def _neighbours(cell: Cell) -> Iterable[Cell]:
+    x, y = cell
+    return ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+
+
+def _place(rng: np.random.Generator, width: int, height: int, taken: set[Cell], name: str, blocked: bool, tries: int = 200) -> Landmark | None:
+    """A landmark of 1x1 to 3x2 cells at a free spot with a free ring of cells around it (None if none found)."""
+    for _ in range(tries):
+        w, h = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        if rng.random() < 0.5:
+            w, h = h, w
+        x0, y0 = int(rng.integers(1, width - w)), int(rng.integers(1, height - h))
+        ring = {(x, y) for x in range(x0 - 1, x0 + w + 1) for y in range(y0 - 1, y0 + h + 1)}
+        if not ring & taken:
+            return Landmark(name, x0, y0, x0 + w - 1, y0 + h - 1, blocked)
+    return None
+
+
+def _route(width: int, height: int, start: Cell, finish: Cell, waypoints: list[Cell], obstacles: frozenset[Cell]) -> tuple[Cell, ...] | None:
+    """A simple 4-connected path start -> waypoints -> finish avoiding obstacles (waypoints it cannot reach are skipped)."""
+    grid = nx.grid_2d_graph(width, height)
+    grid.remove_nodes_from(obstacles)
+    path: list[Cell] = [start]
+    for goal in [*waypoints, finish]:
+        if goal == path[-1] or goal in path:
+            continue
+        free = grid.subgraph([n for n in grid if n not in path or n == path[-1]])
+        try:
+            leg = nx.shortest_path(free, path[-1], goal)
+        except nx.NetworkXNoPath:
+            if goal == finish:
+                return None
+            continue
+        # Do not wall in the finish: a leg through it is cut short of the finish later anyway.
+        if finish in leg[1:-1]:
+            continue
+        path.extend(leg[1:])
+    return tuple(path) if path[-1] == finish else None
+
+
+def generate_map_pair(config: MapTaskConfig, rng: np.random.Generator, seed: int | None = None) -> MapPair:
+    """A guide map with a route and the follower's map with `config.mismatch` kinds of discrepancy."""
+    width, height = config.width, config.height
+    for _ in range(300):
+        names = [LANDMARK_NAMES[int(i)] for i in rng.permutation(len(LANDMARK_NAMES))]
+        n_blocked = round(config.n_landmarks * config.blocked_fraction)
+        taken: set[Cell] = set()
+        landmarks: list[Landmark] = []
+        for i in range(config.n_landmarks):
+            lm = _place(rng, width, height, taken, names[i], i < n_blocked)
+            if lm is None:
+                break
+            landmarks.append(lm)
+            taken |= lm.cells
+        if len(landmarks) < config.n_landmarks:
+            continue
+        obstacles = frozenset(c for lm in landmarks if lm.blocked for c in lm.cells)
+        occupied = frozenset(c for lm in landmarks for c in lm.cells)
+        free = [(x, y) for x in range(width) for y in range(height) if (x, y) not in occupied]
+        # Start near the west or north edge, finish on the far side.
+        if rng.random() < 0.5:
+            starts = [c for c in free if c[0] <= width // 5]
+            finishes = [c for c in free if c[0] >= width - 1 - width // 5]
+        else:
+            starts = [c for c in free if c[1] <= height // 5]
+            finishes = [c for c in free if c[1] >= height - 1 - height // 5]
+        start = starts[int(rng.integers(len(starts)))]
+        finish = finishes[int(rng.integers(len(finishes)))]
+        order = sorted(range(len(landmarks)), key=lambda i: rng.random())[: config.waypoints]
+        marks = []
+        for i in order:
+            around = sorted(c for c in set().union(*(_neighbours(c) for c in landmarks[i].cells)) if c in set(free))
+            if around:
+                marks.append(around[int(rng.integers(len(around)))])
+        # Visit waypoints in order of progress from start to finish.
+        axis = 0 if abs(finish[0] - start[0]) >= abs(finish[1] - start[1]) else 1
+        marks.sort(key=lambda c: (c[axis] - start[axis]) * (1 if finish[axis] >= start[axis] else -1))
+        route = _route(width, height, start, finish, marks, obstacles)
+        if route is None or len(route) < (width + height) // 3:
+            continue
+        guide = tuple(landmarks)
+        follower, discrepancies = _discrepancies(guide, route, names[config.n_landmarks:], config, rng, taken | set(route))
+        return MapPair(width, height, start, finish, route, guide, follower, discrepancies, seed)
+    raise ConfigError(
+        f"could not lay out {config.n_landmarks} landmarks and a route on a {width}x{height} map; "
+        "use fewer landmarks or a bigger map"
+    )
+
+
+def _discrepancies(
+    guide: tuple[Landmark, ...], route: tuple[Cell, ...], spare_names: list[str], config: MapTaskConfig, rng: np.random.Generator, taken: set[Cell]
+) -> tuple[tuple[Landmark, ...], tuple[Discrepancy, ...]]:
+    """Apply the first `config.mismatch` kinds of discrepancy to passable landmarks, those nearest the route first."""
+    follower = list(guide)
+    spare = list(spare_names)
+    position = {c: i for i, c in enumerate(route)}
+
+    def route_index(lm: Landmark) -> int:
+        near = [position[n] for c in lm.cells for n in (c, *_neighbours(c)) if n in position]
+        return min(near) if near else len(route) + int(abs(lm.x0 - route[-1][0]) + abs(lm.y0 - route[-1][1]))
+
+    candidates = sorted((lm for lm in guide if not lm.blocked), key=route_index)
+    used: list[Discrepancy] = []
+    pick = iter(candidates)
+    for kind in KINDS[: config.mismatch]:
+        for k in range(config.per_kind):
+            if kind == "one_map_only" and k % 2 == 1:
+                extra = _place(rng, config.width, config.height, taken, spare.pop(0), False)
+                if extra is not None:
+                    taken |= extra.cells
+                    follower.append(extra)
+                    used.append(Discrepancy(kind, None, extra))
+                continue
+            lm = next(pick, None)
+            if lm is None:
+                break
+            index = follower.index(lm)
+            if kind == "one_map_only":
+                follower.pop(index)
+                used.append(Discrepancy(kind, lm, None))
+            elif kind == "renamed":
+                other = replace(lm, name=spare.pop(0))
+                follower[index] = other
+                used.append(Discrepancy(kind, lm, other))
+            else:
+                moved = _place(rng, config.width, config.height, taken, lm.name, False)
+                if moved is None:
+                    continue
+                taken |= moved.cells
+                follower[index] = moved
+                used.append(Discrepancy(kind, lm, moved))
+    return tuple(follower), tuple(used)

@@ -1,0 +1,65 @@
+"""Map Task metrics (CollabSim Table 5), pure functions over an episode log.
+
+- `route_accuracy`: F1 of drawn vs target cells at the end (see `scoring.py`);
+  `deviation` (cells) and `completed` likewise.
+- `communication_efficiency`: route accuracy points (accuracy x 100) gained per message
+  sent by either player, with at least one message in the denominator (CollabSim names the
+  measure without its formula).
+- `revision_rate`: (erase + undo + reset) / all accepted drawing actions (0.0 with none).
+- `messages` (total), `messages_per_role`, `words_per_role`, `drawing_actions`,
+  `invalid_action_rate`, `steps`, `ended_by_follower`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from teamenvs.core.metrics import header, invalid_action_rate, message_events
+from teamenvs.core.recorder import step_records
+from teamenvs.map_task.scoring import completed, deviation, drawn_cells, edge, route_accuracy
+
+REVISIONS = ("erase", "undo", "reset")
+
+
+def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    head = header(records)
+    maps = next(r for r in records if r.get("type") == "reset")["maps"]
+    route = [tuple(c) for c in maps["route"]]
+    start, finish = tuple(maps["start"]), tuple(maps["finish"])
+    steps = list(step_records(records))
+    edges: list = []
+    drawing_actions = {c: 0 for c in ("draw", *REVISIONS)}
+    ended = False
+    for step in steps:
+        for e in step.get("events", ()):
+            if e.get("type") == "drawing":
+                edges = [edge(tuple(a), tuple(b)) for a, b in e["segments"]]
+            elif e.get("type") == "done":
+                ended = True
+        action = step["agents"].get("follower", {}).get("action") or {}
+        if action.get("ok") and action.get("command") in drawing_actions:
+            drawing_actions[action["command"]] += 1
+    cells = drawn_cells(edges)
+    accuracy = route_accuracy(route, cells)
+    messages = message_events(records)
+    per_role = {a: 0 for a in head["agents"]}
+    words = {a: 0 for a in head["agents"]}
+    for m in messages:
+        per_role[m["sender"]] += 1
+        words[m["sender"]] += m["words"]
+    total_drawing = sum(drawing_actions.values())
+    return {
+        "route_accuracy": accuracy,
+        "deviation": deviation(route, cells, start),
+        "completed": completed(edges, start, finish),
+        "communication_efficiency": accuracy * 100 / max(1, len(messages)),
+        "revision_rate": sum(drawing_actions[c] for c in REVISIONS) / total_drawing if total_drawing else 0.0,
+        "messages": len(messages),
+        "messages_per_role": per_role,
+        "words_per_role": words,
+        "drawing_actions": drawing_actions,
+        "invalid_action_rate": invalid_action_rate(records),
+        "steps": steps[-1]["step"] if steps else 0,
+        "ended_by_follower": ended,
+    }
+

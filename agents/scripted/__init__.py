@@ -19,6 +19,7 @@ _MODULES = {
     "day_trader_v0": "agents.scripted.social_dilemma",
     "commons_v0": "agents.scripted.social_dilemma",
     "search_rescue_v0": "agents.scripted.search_rescue",
+    "map_task_v0": "agents.scripted.map_task",
 }
 
 

@@ -8,11 +8,12 @@ paths (networkx) through free cells next to a sequence of landmarks, each leg av
 cells of the legs before it, so the route never crosses itself or an obstacle.
 
 The instruction follower's map differs from the giver's by `mismatch` kinds of HCRC
-discrepancy, taken in this order, each applied to `per_kind` passable landmarks (those the
-route passes first): 1 `one_map_only` (alternately a landmark only the guide has and one
-only the follower has), 2 `renamed` (on both maps, under another name on the follower's),
-3 `moved` (on both, somewhere else on the follower's). Obstacles are terrain: both maps
-show them alike.
+discrepancy, drawn at random (seeded) for each map pair out of three, each applied to
+`per_kind` passable landmarks (the landmarks nearest the route are dealt to the three kinds
+in turn before the kinds are drawn, so each kind does the same harm at every level): `one_map_only` (alternately
+a landmark only the guide has and one only the follower has), `renamed` (on both maps,
+under another name on the follower's), `moved` (on both, somewhere else on the
+follower's). Obstacles are terrain: both maps show them alike.
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def generate_map_pair(config: MapTaskConfig, rng: np.random.Generator, seed: int
 def _discrepancies(
     guide: tuple[Landmark, ...], route: tuple[Cell, ...], spare_names: list[str], config: MapTaskConfig, rng: np.random.Generator, taken: set[Cell]
 ) -> tuple[tuple[Landmark, ...], tuple[Discrepancy, ...]]:
-    """Apply the first `config.mismatch` kinds of discrepancy to passable landmarks, those nearest the route first."""
+    """Apply `config.mismatch` kinds of discrepancy, drawn at random, to passable landmarks, those nearest the route first."""
     follower = list(guide)
     spare = list(spare_names)
     position = {c: i for i, c in enumerate(route)}
@@ -269,34 +270,39 @@ def _discrepancies(
         near = [position[n] for c in lm.cells for n in (c, *_neighbours(c)) if n in position]
         return min(near) if near else len(route) + int(abs(lm.x0 - route[-1][0]) + abs(lm.y0 - route[-1][1]))
 
-    candidates = sorted((lm for lm in guide if not lm.blocked), key=route_index)
-    used: list[Discrepancy] = []
-    pick = iter(candidates)
-    for kind in KINDS[: config.mismatch]:
-        for k in range(config.per_kind):
-            if kind == "one_map_only" and k % 2 == 1:
-                extra = _place(rng, config.width, config.height, taken, spare.pop(0), False)
-                if extra is not None:
-                    taken |= extra.cells
-                    follower.append(extra)
-                    used.append(Discrepancy(kind, None, extra))
-                continue
-            lm = next(pick, None)
-            if lm is None:
-                break
-            index = follower.index(lm)
-            if kind == "one_map_only":
-                follower.pop(index)
-                used.append(Discrepancy(kind, lm, None))
-            elif kind == "renamed":
-                other = replace(lm, name=spare.pop(0))
-                follower[index] = other
-                used.append(Discrepancy(kind, lm, other))
-            else:
-                moved = _place(rng, config.width, config.height, taken, lm.name, False)
-                if moved is None:
-                    continue
+    candidates = iter(sorted((lm for lm in guide if not lm.blocked), key=route_index))
+    # Every kind's landmarks are fixed first (dealt round-robin, nearest the route first) and
+    # only then are the kinds drawn, so a kind does the same harm at every mismatch level.
+    plan: list[tuple[str, Landmark | None]] = []
+    for k in range(config.per_kind):
+        for kind in KINDS:
+            extra = kind == "one_map_only" and k % 2 == 1
+            lm = None if extra else next(candidates, None)
+            if extra or lm is not None:
+                plan.append((kind, lm))
+    possible: list[Discrepancy] = []
+    for kind, lm in plan:
+        if lm is None:
+            extra = _place(rng, config.width, config.height, taken, spare.pop(0), False)
+            if extra is not None:
+                taken |= extra.cells
+                possible.append(Discrepancy(kind, None, extra))
+        elif kind == "one_map_only":
+            possible.append(Discrepancy(kind, lm, None))
+        elif kind == "renamed":
+            possible.append(Discrepancy(kind, lm, replace(lm, name=spare.pop(0))))
+        else:
+            moved = _place(rng, config.width, config.height, taken, lm.name, False)
+            if moved is not None:
                 taken |= moved.cells
-                follower[index] = moved
-                used.append(Discrepancy(kind, lm, moved))
+                possible.append(Discrepancy(kind, lm, moved))
+    chosen = {KINDS[int(i)] for i in rng.choice(len(KINDS), size=config.mismatch, replace=False)} if config.mismatch else set()
+    used = [d for d in possible if d.kind in chosen]
+    for d in used:
+        if d.guide is None:
+            follower.append(d.follower)
+        elif d.follower is None:
+            follower.remove(d.guide)
+        else:
+            follower[follower.index(d.guide)] = d.follower
     return tuple(follower), tuple(used)

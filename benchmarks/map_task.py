@@ -11,15 +11,15 @@ ddof=0). Metrics are those of `teamenvs.map_task.metrics` at the end of each epi
 1. `table5`: the layout of CollabSim's Table 5: the BASELINE, Limited Communication
    Bandwidth (messages cut to 6 words) and Canvas Visibility (the guide sees the drawing)
    conditions (presets `baseline`, `communication_bandwidth`, `canvas_visibility`, all at
-   the default mismatch 1: one landmark on the guide's map only and one on the follower's
-   only) times the policy pairs. Route accuracy (F1 of drawn vs route cells, in %),
+   the default mismatch 1: one kind of discrepancy, drawn per map pair) times the policy
+   pairs. Route accuracy (F1 of drawn vs route cells, in %),
    communication efficiency (accuracy points per message), revision rate (erase + undo +
    reset over all accepted drawing actions, in %), messages sent by both players; and,
    beyond the paper, the share of episodes whose drawing joins start to finish and the
    deviation (cells) of the drawing from the route.
 2. `mismatch`: route accuracy, deviation, messages and completion at mismatch 0-3 (preset
-   `mismatch_<m>`: 0 identical maps, 1 + landmarks on one map only, 2 + renamed landmarks,
-   3 + moved landmarks) for each pair; then the same over the fixed library maps
+   `mismatch_<m>`: m kinds of discrepancy out of one-map-only, renamed and moved, drawn per
+   map pair) for each pair; then the same over the fixed library maps
    (`library_map=1..8`, stored data, so the figures stay comparable across releases even
    when the generator changes): one episode per map (seed 0), mean ± sd over the maps.
 3. `speed`: episodes back to back for `--seconds` each on the default map (20x20, preset
@@ -64,7 +64,7 @@ CONDITIONS = (
     ("communication_bandwidth", "Limited Communication Bandwidth"),
     ("canvas_visibility", "Canvas Visibility"),
 )
-MISMATCH = {0: "identical maps", 1: "one map only", 2: "+ renamed", 3: "+ moved"}
+MISMATCH = {0: "identical maps", 1: "1 kind of discrepancy", 2: "2 kinds", 3: "all 3 kinds"}
 
 
 # ---------------------------------------------------------------------- helpers
@@ -136,7 +136,7 @@ def section_table5(seeds: int) -> None:
     table(["Condition / policies", "Route Acc. (%)", "Comm. Efficiency", "Revision (%)", "# Msg.", "Completed (%)", "Deviation (cells)"], rows)
     print()
     print(
-        "Mismatch 1 (the default): one landmark on the guide's map only and one on the follower's only. "
+        "Mismatch 1 (the default): one kind of discrepancy (one-map-only, renamed or moved), drawn per map pair. "
         "Route Acc.: F1 of drawn vs route cells; Comm. Efficiency: accuracy points per message (at least one); "
         "Revision: erase + undo + reset over accepted drawing actions; # Msg.: messages sent by both players. "
         "Completed and Deviation are not in the paper. " + policy_note()

@@ -69,6 +69,10 @@ class Arg(ABC):
     def usage(self, situation: Situation | None = None) -> str:
         return f"<{self.name}>"
 
+    def format(self, value: Any) -> str:
+        """The value as written in an action's canonical text."""
+        return str(value)
+
     @abstractmethod
     def example(self, situation: Situation | None = None) -> str:
         """A valid value for examples in usage lines and briefings."""
@@ -457,7 +461,7 @@ class CommandSet:
                         "not_allowed",
                         name,
                     )
-        canonical = " ".join([name, *(str(values[a.name]) for a in command.args)])
+        canonical = " ".join([name, *(a.format(values[a.name]) for a in command.args)])
         return Action(name, MappingProxyType(values), canonical)
 
     def _unknown(self, text: str, situation: Situation) -> ActionError:

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import numpy as np
 
 from teamenvs.core.commands import Action, Arg, ArgError, Command, CommandSet, Situation
 from teamenvs.core.env import TeamEnv, event
@@ -30,8 +29,9 @@ GUIDE, FOLLOWER = "guide", "follower"
 _POINT = re.compile(r"\s*\(?\s*(-?\d{1,4})\s*[,;\s]\s*(-?\d{1,4})\s*\)?")
 _ARROW = re.compile(r"\s*(?:->|→|=>|-|to\b|then\b)\s*", re.IGNORECASE)
 COORDINATES = re.compile(
-    r"\(\s*\d+\s*[,;]\s*\d+\s*\)|\b\d+\s*,\s*\d+\b|\b[xy]\s*[=:]?\s*\d+\b"
-    r"|\b(?:rows?|columns?|cols?|cells?|squares?|coordinates?)\s*(?:no\.?|number|#)?\s*\d+\b"
+    r"\(\s*\d+\s*[,;\s]\s*\d+\s*\)|\b\d+\s*[,;]\s*\d+\b|\b\d+\s+\d+\s*(?:->|→)|(?:->|→)\s*\d+\s+\d+\b"
+    r"|\b[xy]\s*[=:]?\s*\d+\b"
+    r"|\b(?:rows?|columns?|cols?\.?|cells?|squares?|coordinates?)\s*(?:no\.?|number|#)?\s*\d+\b"
     r"|\b\d+(?:st|nd|rd|th)\s+(?:row|column|col)\b",
     re.IGNORECASE,
 )
@@ -62,6 +62,9 @@ class PathArg(Arg):
         if len(points) < 2:
             raise ArgError(f"'{command.name}' needs at least two points joined by '->', e.g. '{command.example_text(situation)}'")
         return tuple(points), text
+
+    def format(self, value) -> str:
+        return " -> ".join(f"{x},{y}" for x, y in value)
 
     def usage(self, situation=None):
         return "<x,y -> x,y [-> x,y ...]>"

@@ -19,9 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from teamenvs.core.config import ConfigError
-from teamenvs.map_task.maps import KINDS, MapPair, MapTaskConfig, generate_map_pair
-
-LIBRARY_SIZE = 8
+from teamenvs.map_task.maps import KINDS, LIBRARY_SIZE, MapPair, MapTaskConfig, generate_map_pair
 _FILE = "library.json"
 
 

@@ -29,6 +29,7 @@ from teamenvs.core.messaging import MessagingConditions
 
 Cell = tuple[int, int]
 KINDS = ("one_map_only", "renamed", "moved")
+LIBRARY_SIZE = 8  # map pairs in data/library.json
 MIN_SIDE, MAX_SIDE = 10, 60
 
 LANDMARK_NAMES = (
@@ -71,7 +72,7 @@ class MapTaskConfig(MessagingConditions):
         check_int("mismatch", self.mismatch, 0, len(KINDS))
         check_int("per_kind", self.per_kind, 1, 10)
         if self.library_map is not None:
-            check_int("library_map", self.library_map, 1, 1000)
+            check_int("library_map", self.library_map, 1, LIBRARY_SIZE)
         check_int("max_steps", self.max_steps, 1, 100_000)
         for name in ("canvas_visibility", "allow_coordinates"):
             if not isinstance(getattr(self, name), bool):

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-
 from teamenvs.core.commands import Action, Arg, ArgError, Command, CommandSet, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.messaging import SAY

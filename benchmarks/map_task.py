@@ -53,6 +53,7 @@ import numpy as np
 import teamenvs
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
+from benchmarks.common import mean_sd, table, time_episodes
 from teamenvs.map_task.library import library_size
 from teamenvs.map_task.maps import KINDS, MapTaskConfig, generate_map_pair
 
@@ -78,22 +79,8 @@ def runs(seeds: Sequence[int], pair: str, **config: Any) -> list[EpisodeResult]:
     return [run_episode(env, make_policies(env, pair, seed=seed), seed=seed) for seed in seeds]
 
 
-def mean_sd(values: Sequence[float], digits: int = 1, scale: float = 1.0) -> str:
-    """'mean ± sd' with the population sd (ddof=0) and thousands separators."""
-    a = np.asarray(values, dtype=float) * scale
-    return f"{a.mean():,.{digits}f} ± {a.std():,.{digits}f}"
-
-
 def percent(values: Sequence[Any]) -> str:
     return f"{100 * np.mean(np.asarray(values, dtype=float)):.0f}"
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> None:
-    align = align or ["---"] + ["---:"] * (len(header) - 1)
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join(align) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
 
 
 def pair_label(pair: str) -> str:
@@ -103,11 +90,7 @@ def pair_label(pair: str) -> str:
 
 
 def policy_note() -> str:
-    """What `scripted` stands for here (a warning while the env has no baseline of its own)."""
-    name = default_baseline(ENV_ID)
-    if name == "random":
-        return "_Note: no scripted Map Task baseline is registered yet, so `scripted` falls back to `random` here._"
-    return f"`scripted` is the env's default baseline, `{name}`, in both roles."
+    return f"`scripted` is the env's default baseline, `{default_baseline(ENV_ID)}`, in both roles."
 
 
 def seeds_caption(n: int) -> str:
@@ -186,25 +169,9 @@ def section_mismatch(seeds: int) -> None:
 def measure_speed(kind: str, seconds: float, seed: int = 0, **config: Any) -> dict[str, float]:
     """Episodes of `kind` policies back to back for about `seconds`: env steps/s in the loop and in env.step alone."""
     env = make_env(**config)
-    base = env.unwrapped
     gc.collect()
-    steps = episodes = 0
-    step_time = 0.0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        policies = make_policies(env, kind, seed=seed + episodes)
-        observations, infos = env.reset(seed=seed + episodes)
-        for agent in env.agents:
-            policies[agent].reset(agent, base.briefing(agent))
-        while env.agents:
-            actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
-            t0 = time.perf_counter()
-            observations, _, _, _, infos = env.step(actions)
-            step_time += time.perf_counter() - t0
-            steps += 1
-        episodes += 1
-    elapsed = time.perf_counter() - start
-    return {"episodes": episodes, "steps": steps, "wall": elapsed, "loop": steps / elapsed, "env_step": steps / step_time}
+    r = time_episodes(env, kind, seconds, seed)
+    return {**r, "loop": r["steps"] / r["wall"], "env_step": r["steps"] / r["step_time"]}
 
 
 def section_speed(seconds: float) -> None:

@@ -54,6 +54,7 @@ import numpy as np
 import teamenvs
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
+from benchmarks.common import mean_sd, table
 from teamenvs.search_rescue.world import SearchRescueConfig, generate_floor_plan
 
 ENV_ID = "search_rescue_v0"
@@ -75,12 +76,6 @@ def runs(preset: str, policy: str, seeds: int) -> tuple[list[EpisodeResult], Sea
     return results, env.unwrapped.config
 
 
-def mean_sd(values: Sequence[float], digits: int = 1, scale: float = 1.0, suffix: str = "") -> str:
-    """'mean ± sd' with the population sd (ddof=0) and thousands separators."""
-    a = np.asarray(values, dtype=float) * scale
-    return f"{a.mean():,.{digits}f} ± {a.std():,.{digits}f}{suffix}"
-
-
 def duration(results: Sequence[EpisodeResult], max_steps: int) -> tuple[str, int]:
     """The duration cell and how many runs hit the step limit without completing."""
     timed_out = sum(1 for r in results if not r.metrics["completed"] and r.metrics["steps"] >= max_steps)
@@ -99,14 +94,6 @@ def print_limit_note(cells: Sequence[str], notes: Sequence[str]) -> None:
         parts.append(f"{DAGGER} Some runs hit the limit and count at it (a lower bound): " + "; ".join(notes) + ".")
     if parts:
         print("\n" + " ".join(parts))
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> None:
-    align = align or ["---"] + ["---:"] * (len(header) - 1)
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join(align) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
 
 
 def policy_caption(policy: str) -> str:

@@ -13,36 +13,21 @@ random episodes are short and resets weigh more.)
 from __future__ import annotations
 
 import argparse
-import time
 
 import teamenvs
-from agents.scripted import make_policies
+from benchmarks.common import time_episodes
+
+SOCIAL_DILEMMAS = ("day_trader_v0", "commons_v0")
 
 
 def measure(env_id: str, n_agents: int, seconds: float, kind: str = "random", seed: int = 0) -> dict[str, float]:
     """Run episodes of `kind` policies for about `seconds`; return agent-steps/s overall and in env.step."""
-    env = teamenvs.make(env_id, n_agents=n_agents)
-    agent_steps = episodes = 0
-    step_time = 0.0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        policies = make_policies(env, kind, seed=seed + episodes)
-        observations, infos = env.reset(seed=seed + episodes)
-        for agent in env.agents:
-            policies[agent].reset(agent, "")
-        while env.agents:
-            actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
-            t0 = time.perf_counter()
-            observations, _, _, _, infos = env.step(actions)
-            step_time += time.perf_counter() - t0
-            agent_steps += len(observations)
-        episodes += 1
-    elapsed = time.perf_counter() - start
+    r = time_episodes(teamenvs.make(env_id, n_agents=n_agents), kind, seconds, seed)
     return {
-        "episodes": episodes,
-        "agent_steps": agent_steps,
-        "agent_steps_per_s": agent_steps / elapsed,
-        "env_step_agent_steps_per_s": agent_steps / step_time,
+        "episodes": r["episodes"],
+        "agent_steps": r["agent_steps"],
+        "agent_steps_per_s": r["agent_steps"] / r["wall"],
+        "env_step_agent_steps_per_s": r["agent_steps"] / r["step_time"],
     }
 
 
@@ -53,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     print("| env | policy | agents | episodes | agent-steps/s (loop) | agent-steps/s (env.step only) |")
     print("|---|---|---:|---:|---:|---:|")
-    for env_id in teamenvs.list_envs():
+    for env_id in SOCIAL_DILEMMAS:
         for kind in ("random", "scripted"):
             r = measure(env_id, args.agents, args.seconds, kind)
             print(

@@ -17,13 +17,14 @@ teammates fan out instead of walking in a line.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from agents.scripted.base import ScriptedPolicy
 
 _CLAIM = re.compile(r"^(\S+?)(?: \(to you\))?: taking victim (\d+)")
 CLAIM_STEPS = 200  # a claim lapses after this many steps (the claimant may have found it gone)
 HOSPITAL = "Hospital"
+NEEDS_MEDIC = "critical, needs the medic"
 _STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 
 
@@ -65,6 +66,15 @@ class SearchRescueTeam(ScriptedPolicy):
             return _chebyshev(view["cell"], victim["cell"])
         rooms = view["rooms"]
         return rooms[victim["room"]] if victim["room"] in rooms else None
+
+    def _nearest(self, view: Mapping[str, Any], wanted: Callable[[Mapping[str, Any]], bool]) -> dict[str, Any] | None:
+        """The nearest reachable known victim that `wanted` accepts (ties: the lower number)."""
+        options = [(d, v["victim"], v) for v in self._victims(view) if wanted(v) and (d := self._distance(view, v)) is not None]
+        return min(options)[2] if options else None
+
+    @staticmethod
+    def _within_reach(view: Mapping[str, Any], v: Mapping[str, Any]) -> bool:
+        return v["room"] == view["room"] and _chebyshev(view["cell"], v["cell"]) <= 1
 
     def _read_claims(self, view: Mapping[str, Any]) -> None:
         """Note teammates' claims; of two claims on one victim the earlier wins, then the smaller agent id."""
@@ -127,18 +137,12 @@ class SearchRescueTeam(ScriptedPolicy):
             m = re.match(r"You stabilized victim (\d+)", event)
             if m and self._talk(view, info):
                 return f"say victim {m.group(1)} stabilized in {view['room']}, ready to carry"
-        options = []
-        for v in self._victims(view):
-            if v["status"] == "critical, needs the medic":
-                d = self._distance(view, v)
-                if d is not None:
-                    options.append((d, v["victim"], v))
-        if not options:
+        v = self._nearest(view, lambda v: v["status"] == NEEDS_MEDIC)
+        if v is None:
             return None
-        _, vid, v = min(options)
-        if v["room"] == view["room"] and _chebyshev(view["cell"], v["cell"]) <= 1:
-            return f"stabilize victim {vid}"
-        return f"go to victim {vid}"
+        if self._within_reach(view, v):
+            return f"stabilize victim {v['victim']}"
+        return f"go to victim {v['victim']}"
 
     def _clear(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
         for event in view["events"]:
@@ -164,17 +168,11 @@ class SearchRescueTeam(ScriptedPolicy):
         return f"go to {min(options)[1]}"
 
     def _carry(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
-        options = []
-        for v in self._victims(view):
-            if v["status"] == "critical, needs the medic" or self._claimed(view, v["victim"]):
-                continue
-            d = self._distance(view, v)
-            if d is not None:
-                options.append((d, v["victim"], v))
-        if not options:
+        v = self._nearest(view, lambda v: v["status"] != NEEDS_MEDIC and not self._claimed(view, v["victim"]))
+        if v is None:
             return None
-        _, vid, v = min(options)
-        if v["room"] == view["room"] and _chebyshev(view["cell"], v["cell"]) <= 1:
+        vid = v["victim"]
+        if self._within_reach(view, v):
             return f"pick up victim {vid}"
         if self._talk(view, info) and len(view["team"]) > 1 and self.claims.get(vid, (0, ""))[1] != view["agent"]:
             self.claims[vid] = (view["step"], view["agent"])

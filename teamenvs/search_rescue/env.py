@@ -51,6 +51,7 @@ from teamenvs.search_rescue.world import (
     place_rubble,
     place_victims,
     role_of,
+    victim_status,
 )
 
 MAX_VICTIM_ID = 10_000
@@ -165,7 +166,6 @@ class SearchRescueEnv(TeamEnv):
         self.goal: dict[str, int | None] = {a: None for a in self.agents}
         self.know: dict[str, Knowledge] = {a: Knowledge() for a in self.agents}
         self._routes: dict[str, tuple[Any, RouteMap]] = {}
-        self._render_cache: dict[tuple, Any] = {}
         everything = set(range(len(self.plan.rooms)))
         for a in self.agents:
             if cfg.full_map:
@@ -598,7 +598,7 @@ class SearchRescueEnv(TeamEnv):
         elsewhere = tuple(
             {
                 "victim": vid,
-                "status": STABLE if note.kind == STABLE else ("critical, stabilized" if note.stabilized else "critical, needs the medic"),
+                "status": victim_status(note.kind, note.stabilized),
                 "room": names[note.room],
                 "cell": note.cell,
             }

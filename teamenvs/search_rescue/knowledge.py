@@ -43,7 +43,7 @@ class VictimNote(NamedTuple):
 
 @dataclass
 class Knowledge:
-    """One agent's notes. `version` changes whenever anything in them changes."""
+    """One agent's notes. `names_version` changes whenever the set of rooms it can name does."""
 
     visited: set[int] = field(default_factory=set)
     mapped: set[int] = field(default_factory=set)
@@ -53,7 +53,6 @@ class Knowledge:
     rubble_seen: dict[int, int] = field(default_factory=dict)  # doorway -> step its state was seen
     room_versions: dict[int, int] = field(default_factory=dict)
     looked: dict[int, int] = field(default_factory=dict)  # room -> last step the agent saw inside it
-    version: int = 0
     names_version: int = 0
 
     def known_rooms(self, plan: FloorPlan) -> set[int]:
@@ -69,7 +68,6 @@ class Knowledge:
             return False
         self.mapped.add(room)
         self.names_version += 1
-        self.version += 1
         return True
 
     def note_victim(self, vid: int, note: VictimNote) -> bool:
@@ -80,13 +78,11 @@ class Knowledge:
         if self.looked.get(note.room, -1) > note.step:
             return False  # it has looked at that room since: had the victim been there, it would know
         self.victims[vid] = note
-        self.version += 1
         return True
 
     def forget_victim(self, vid: int, step: int) -> None:
         """The victim is no longer where it was noted (seen gone at `step`)."""
-        if self.victims.pop(vid, None) is not None:
-            self.version += 1
+        self.victims.pop(vid, None)
         self.gone[vid] = step
 
     def note_rubble(self, door: int, blocked: bool, step: int) -> bool:
@@ -96,8 +92,6 @@ class Knowledge:
         changed = (door in self.rubble) != blocked or door not in self.rubble_seen
         self.rubble_seen[door] = step
         (self.rubble.add if blocked else self.rubble.discard)(door)
-        if changed:
-            self.version += 1
         return changed
 
 

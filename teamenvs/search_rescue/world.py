@@ -319,9 +319,13 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
         entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == a else sides[1]
         entry_b = sides[1] if entry_a == sides[0] else sides[0]
         doors.append(Door(len(doors), (x, y), (a, b), (entry_a, entry_b)))
+    return _assemble(width, height, cells, rooms, doors, hospital)
+
+
+def _assemble(width: int, height: int, cells: list[int], rooms: tuple[Room, ...], doors: list[Door], hospital: int) -> FloorPlan:
+    """The floor plan of rooms and doorways: doorway codes in the cells, each room's doorways, the room graph."""
     for d in doors:
         cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
-
     room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
     graph = nx.Graph()
     for r in rooms:
@@ -349,9 +353,14 @@ class Victim:
         return self.kind == STABLE or self.stabilized
 
     def status(self) -> str:
-        if self.kind == STABLE:
-            return STABLE
-        return "critical, stabilized" if self.stabilized else "critical, needs the medic"
+        return victim_status(self.kind, self.stabilized)
+
+
+def victim_status(kind: str, stabilized: bool) -> str:
+    """How a victim's state reads in views: stable, critical (stabilized), or critical needing the medic."""
+    if kind == STABLE:
+        return STABLE
+    return "critical, stabilized" if stabilized else "critical, needs the medic"
 
 
 def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.random.Generator) -> list[Victim]:
@@ -445,17 +454,9 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
                     break
             else:
                 raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
-    for d in doors:
-        cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
-    graph = nx.Graph()
-    for r in rooms:
-        graph.add_node(r.id, name=r.name)
-    for d in doors:
-        graph.add_edge(*d.rooms, door=d.id)
-    room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
-    if not nx.is_connected(graph):
+    plan = _assemble(width, height, cells, rooms, doors, hosp)
+    if not nx.is_connected(plan.graph):
         raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")
-    plan = FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hosp, graph)
     victims = []
     for y in range(height):
         for x in range(width):

@@ -818,3 +818,15 @@ def test_presets_combine_with_plus():
     assert teamenvs.make("search_rescue_v0", preset="medium+full_map").config.full_map is True
     with pytest.raises(ConfigError, match="unknown preset 'hardd'"):
         teamenvs.make("search_rescue_v0", preset="hardd")
+
+
+def test_rejections_never_reveal_the_fate_of_victims_the_agent_does_not_know():
+    env = teamenvs.make("search_rescue_v0", preset="easy")
+    env.reset(seed=0)
+    unknown = next(v for v in env.victims if v.id not in env.know["medic"].victims)
+    unknown.rescued = True
+    env.rescued.append(unknown.id)
+    for command in ("go to victim", "pick up victim", "stabilize victim"):
+        *_, infos = env.step({"medic": f"{command} {unknown.id}", "engineer": "wait", "transporter": "wait"})
+        error = infos["medic"]["last_action"]["error"]
+        assert "do not know where victim" in error and "rescued" not in error

@@ -349,12 +349,12 @@ class SearchRescueEnv(TeamEnv):
         if self.carrying[agent] == vid:
             self.reject(agent, f"you are carrying victim {vid}")
             return
-        if vid in self.rescued:
-            self.reject(agent, f"victim {vid} has already been rescued")
-            return
         note = self.know[agent].victims.get(vid)
         if note is None:
             self.reject(agent, f"you do not know where victim {vid} is; explore, or ask your team")
+            return
+        if vid in self.rescued:
+            self.reject(agent, f"victim {vid} has already been rescued")
             return
         if chebyshev(self.pos[agent], note.cell) <= 1:
             self.reject(agent, f"you are already next to where you last saw victim {vid} {fmt_cell(note.cell)}")

@@ -83,3 +83,9 @@ register(
     "MapTask",
     "HCRC Map Task (CollabSim): a guide describes a route, a follower draws it on a map whose landmarks differ",
 )
+register(
+    "job_fair_v0",
+    "teamenvs.job_fair.env:JobFairEnv",
+    "JobFair",
+    "MetaAgents job fair: seekers apply and interview, recruiters hire, design a workflow and assign roles (S1-S4)",
+)

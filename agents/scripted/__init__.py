@@ -20,6 +20,7 @@ _MODULES = {
     "commons_v0": "agents.scripted.social_dilemma",
     "search_rescue_v0": "agents.scripted.search_rescue",
     "map_task_v0": "agents.scripted.map_task",
+    "job_fair_v0": "agents.scripted.job_fair",
 }
 
 

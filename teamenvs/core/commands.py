@@ -337,10 +337,13 @@ class CommandSet:
     def grammar(self, situation: Situation | None = None) -> str:
         """The command reference for a briefing: usage, help and examples of every command.
 
-        `situation` (optional) supplies real names for the examples of name arguments.
+        `situation` (optional) supplies real names for the examples of name arguments; commands
+        it denies are left out (e.g. another role's commands).
         """
         lines = []
         for c in self.commands.values():
+            if situation is not None and c.name in situation.denied:
+                continue
             examples = ", ".join(f"'{e}'" for e in (c.examples or (c.example_text(situation),)))
             lines.append(f"- {c.usage(situation)}: {c.help} (e.g. {examples})")
         return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Job fair paradigm (MetaAgents): team assembly through applications, interviews, decisions and offers."""

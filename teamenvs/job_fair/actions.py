@@ -1,0 +1,341 @@
+"""The job fair's command language: name lists, free-text workflows, assignments and the JSON decision form.
+
+Commands by phase (the env's `Situation` denies the others, with the reason):
+apply (seekers) `apply <company>[, <company>...]`; recruiters `think <text>` or `wait`;
+interviews `say <text>`, `end interview` (only the side whose turn it is); decisions
+(recruiters) `hire <name>, ...`, `workflow <step> -> <step> -> ...`, `assign <name> to
+<step>[, <name> to <step>...]`, `submit`; offers (seekers) `accept <company>`, `decline
+<company>`.
+
+The decision may also come as one JSON object, MetaAgents' List/Workflow/Rationale format
+plus the assignment: `{"list": [names], "workflow": [steps], "assign": {name: step or
+[steps]}, "rationale": "..."}` (bare, after `ACTION:`, or after `submit`); it sets all
+three parts and submits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg
+from teamenvs.core.messaging import SAY
+from teamenvs.core.text import clean_text, quote
+
+MAX_STEPS, MAX_STEP_CHARS = 12, 80
+_SEPARATOR = re.compile(r"\s*(?:,|;|&|\band\b)\s*(?:and\s+)?", re.IGNORECASE)
+_TO = re.compile(r"\s*(?:\bto\b|->|→|=>|:|\bas\b|\bfor\b|\bon\b)\s*", re.IGNORECASE)
+_ARROWS = re.compile(r"\s*(?:->|→|=>|⇒|>)\s*")
+_NUMBERING = re.compile(r"^\s*(?:step\s*)?\(?\d{1,2}\s*[.):\-]?\s+", re.IGNORECASE)
+_STEP_NUMBER = re.compile(r"\s*(?:step\s*)?#?(\d{1,2})\b", re.IGNORECASE)
+DECISION_KEYS = {"list": "hire", "hire": "hire", "hires": "hire", "team": "hire", "workflow": "workflow",
+                 "assign": "assign", "assignment": "assign", "assignments": "assign", "rationale": "rationale"}
+
+
+def _name(source: str, rest: str, situation: Situation, command: Command, label: str) -> tuple[str, str]:
+    return NameArg(label, source).parse(rest, situation, command)
+
+
+@dataclass(frozen=True)
+class NamesArg(Arg):
+    """One or more names from a live list, separated by commas or 'and'; the situation's limit caps how many."""
+
+    source: str = "company"
+
+    def _bounds(self, situation: Situation | None) -> tuple[int, int]:
+        """(fewest, most) names; without a limit in the situation, any number of the names available."""
+        limit = situation.limits.get(self.name) if situation is not None else None
+        if limit is not None:
+            return limit
+        names = situation.names.get(self.source, ()) if situation is not None else ()
+        return 1, max(2, len(names))
+
+    def parse(self, rest, situation, command):
+        values: list[str] = []
+        text = rest
+        while True:
+            value, text = _name(self.source, text, situation, command, self.source)
+            if value in values:
+                raise ArgError(f"{value} is named twice")
+            values.append(value)
+            sep = _SEPARATOR.match(text)
+            if sep is None or not text[sep.end():].strip():
+                break
+            text = text[sep.end():]
+        high = self._bounds(situation)[1]
+        if len(values) > high:
+            why = situation.limit_reasons.get(self.name, "")
+            raise ArgError(f"name at most {high} ({len(values)} given){f': {why}' if why else ''}")
+        return tuple(values), text
+
+    def format(self, value) -> str:
+        return ", ".join(value)
+
+    def usage(self, situation=None):
+        return f"<{self.source}>" if self._bounds(situation)[1] == 1 else f"<{self.source}>[, <{self.source}>...]"
+
+    def example(self, situation=None):
+        names = situation.names.get(self.source, ()) if situation is not None else ()
+        return ", ".join(names[:2] if self._bounds(situation)[1] > 1 else names[:1]) or self.source
+
+    def sample(self, rng, situation):
+        names = situation.names.get(self.source, ())
+        if not names:
+            return self.source
+        low, high = self._bounds(situation)
+        k = int(rng.integers(low, min(high, len(names)) + 1))
+        return ", ".join(names[int(i)] for i in rng.permutation(len(names))[:k])
+
+    def spec(self, situation=None):
+        low, high = self._bounds(situation)
+        return {"name": self.name, "kind": "names", "choices": list(situation.names.get(self.source, ()) if situation else ()), "low": low, "high": high}
+
+
+def split_steps(text: str) -> tuple[str, ...]:
+    """Free-text workflow steps from 'A -> B -> C' (or 'A; B', 'A, B', '1. A 2. B'); ArgError when malformed."""
+    text = clean_text(text, MAX_STEPS * (MAX_STEP_CHARS + 4))
+    if _ARROWS.search(text):
+        parts = _ARROWS.split(text)
+    elif ";" in text:
+        parts = text.split(";")
+    elif re.search(r"(?:^|\s)\d{1,2}[.)]\s", text):
+        parts = re.split(r"(?:^|\s)\d{1,2}[.)]\s+", text)
+    else:
+        parts = text.split(",")
+    steps = [_NUMBERING.sub("", p).strip(" .:-\"'`") for p in parts]
+    steps = [s for s in steps if s]
+    if not steps:
+        raise ArgError("the workflow needs at least one step, e.g. 'workflow Research -> Build -> Review'")
+    if len(steps) > MAX_STEPS:
+        raise ArgError(f"a workflow has at most {MAX_STEPS} steps ({len(steps)} given)")
+    long = next((s for s in steps if len(s) > MAX_STEP_CHARS), None)
+    if long is not None:
+        raise ArgError(f"a step name has at most {MAX_STEP_CHARS} characters: {quote(long, 40)}")
+    seen: set[str] = set()
+    for s in steps:
+        if s.lower() in seen:
+            raise ArgError(f"step {quote(s, 40)} appears twice; name each step once")
+        seen.add(s.lower())
+    return tuple(steps)
+
+
+@dataclass(frozen=True)
+class StepsArg(Arg):
+    """A workflow: free-text steps in order, joined by '->'."""
+
+    def parse(self, rest, situation, command):
+        return split_steps(rest), ""
+
+    def format(self, value) -> str:
+        return " -> ".join(value)
+
+    def usage(self, situation=None):
+        return "<step> -> <step> [-> <step> ...]"
+
+    def example(self, situation=None):
+        return "Research -> Build -> Review"
+
+    def sample(self, rng, situation):
+        pool = ("Planning", "Research", "Design", "Build", "Review", "Testing", "Launch", "Reporting")
+        return " -> ".join(pool[int(i)] for i in rng.permutation(len(pool))[: int(rng.integers(1, 5))])
+
+
+def _step(text: str, situation: Situation, command: Command) -> tuple[str, str]:
+    steps = situation.names.get("step", ())
+    number = _STEP_NUMBER.match(text)
+    if number is not None and (text[number.end():].strip() == "" or _SEPARATOR.match(text[number.end():])):
+        i = int(number.group(1))
+        if not 1 <= i <= len(steps):
+            raise ArgError(f"there is no step {i}; your workflow has {len(steps)} steps: {', '.join(steps)}")
+        return steps[i - 1], text[number.end():]
+    return _name("step", text, situation, command, "step")
+
+
+@dataclass(frozen=True)
+class AssignmentsArg(Arg):
+    """'<name> to <step>' pairs (a step by its name or number); 'X to A and B' assigns X to two steps."""
+
+    def parse(self, rest, situation, command):
+        pairs: list[tuple[str, str]] = []
+        text = rest
+        hires = situation.names.get("hire", ())
+        while True:
+            name, text = _name("hire", text, situation, command, "hire")
+            to = _TO.match(text)
+            if to is None:
+                raise ArgError(f"write '<name> to <step>', e.g. 'assign {name} to {(situation.names.get('step') or ('Design',))[0]}'")
+            step, text = _step(text[to.end():], situation, command)
+            pairs.append((name, step))
+            while True:
+                sep = _SEPARATOR.match(text)
+                if sep is None or not text[sep.end():].strip():
+                    break
+                after = text[sep.end():]
+                if any(after.lower().startswith(h.lower()) for h in hires):
+                    break
+                step, text = _step(after, situation, command)
+                pairs.append((name, step))
+            sep = _SEPARATOR.match(text)
+            if sep is None or not text[sep.end():].strip():
+                break
+            text = text[sep.end():]
+        return tuple(dict.fromkeys(pairs)), text
+
+    def format(self, value) -> str:
+        return ", ".join(f"{n} to {s}" for n, s in value)
+
+    def usage(self, situation=None):
+        return "<name> to <step>[, <name> to <step>...]"
+
+    def example(self, situation=None):
+        hires = situation.names.get("hire", ()) if situation is not None else ()
+        steps = situation.names.get("step", ()) if situation is not None else ()
+        return f"{hires[0] if hires else 'Ada Quist'} to {steps[0] if steps else 'Design'}"
+
+    def sample(self, rng, situation):
+        hires, steps = situation.names.get("hire", ()), situation.names.get("step", ())
+        if not hires or not steps:
+            return self.example(situation)
+        n = int(rng.integers(1, len(hires) + 1))
+        return ", ".join(f"{hires[int(rng.integers(len(hires)))]} to {steps[int(rng.integers(len(steps)))]}" for _ in range(n))
+
+
+def _names_in(value: Any, known: tuple[str, ...], what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) and "," not in value else (value.split(",") if isinstance(value, str) else value)
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise ArgError(f"'{what}' must be a list of names")
+    lookup = {k.lower(): k for k in known}
+    out = []
+    for item in items:
+        name = lookup.get(" ".join(item.split()).lower())
+        if name is None:
+            raise ArgError(f"unknown name {quote(item, 30)} in '{what}'. Known: {', '.join(known) or '(none)'}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def read_decision(obj: Mapping[str, Any], situation: Situation) -> dict[str, Any]:
+    """The JSON decision form as {"hire", "workflow", "assign", "rationale"}, or ArgError saying what is wrong."""
+    parts: dict[str, Any] = {}
+    for key, value in obj.items():
+        part = DECISION_KEYS.get(str(key).strip().lower())
+        if part is None:
+            raise ArgError(f"unknown key {quote(str(key), 30)} in the decision; use list, workflow, assign and (optional) rationale")
+        parts[part] = value
+    missing = [k for k, label in (("hire", "list"), ("workflow", "workflow"), ("assign", "assign")) if k not in parts]
+    if missing:
+        raise ArgError(f"the decision needs the parts list, workflow and assign; missing: {', '.join(missing).replace('hire', 'list')}")
+    hires = _names_in(parts["hire"], situation.names.get("candidate", ()), "list")
+    workflow = parts["workflow"]
+    if isinstance(workflow, list) and all(isinstance(s, str) for s in workflow):
+        steps = split_steps(" -> ".join(workflow))
+    elif isinstance(workflow, str):
+        steps = split_steps(workflow)
+    else:
+        raise ArgError("'workflow' must be a list of step names or a text 'A -> B -> C'")
+    rationale = parts.get("rationale", "")
+    if not isinstance(rationale, str):
+        raise ArgError("'rationale' must be a text")
+    inner = Situation(names={"hire": hires, "step": steps})
+    pairs: list[tuple[str, str]] = []
+    raw = parts["assign"]
+    if isinstance(raw, Mapping):
+        items = list(raw.items())
+    elif isinstance(raw, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in raw):
+        items = [tuple(p) for p in raw]
+    elif isinstance(raw, list) and all(isinstance(p, Mapping) for p in raw):
+        items = [(p.get("name"), p.get("step")) for p in raw]
+    else:
+        raise ArgError("'assign' must map names to steps, e.g. {\"Ada Quist\": \"Design\"}")
+    lowered_hires = {h.lower(): h for h in hires}
+    for key, value in items:
+        if not isinstance(key, str):
+            raise ArgError("'assign' must map names to steps")
+        values = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+            raise ArgError("'assign' must map names to steps (a step name, a step number, or a list of them)")
+        if key.strip().lower() in lowered_hires:  # name -> step(s)
+            name = lowered_hires[key.strip().lower()]
+            for v in values:
+                pairs.append((name, _step(str(v), inner, SUBMIT)[0]))
+        else:  # step -> name(s)
+            step = _step(key, inner, SUBMIT)[0]
+            for v in values:
+                pairs.append((_names_in(str(v), hires, "assign")[0], step))
+    return {"hire": hires, "workflow": steps, "assign": tuple(dict.fromkeys(pairs)), "rationale": clean_text(rationale, 2_000)}
+
+
+@dataclass(frozen=True)
+class DecisionArg(TextArg):
+    """Optional: the whole decision as one JSON object (see `read_decision`); nothing means 'submit what I gave'."""
+
+    def parse(self, rest, situation, command):
+        text = rest.strip()
+        if not text.startswith("{"):
+            return None, rest
+        try:
+            obj = json.loads(text[: text.rfind("}") + 1])
+        except (ValueError, RecursionError):
+            raise ArgError("the decision is not valid JSON; write e.g. {\"list\": [...], \"workflow\": [...], \"assign\": {...}}") from None
+        if not isinstance(obj, dict):
+            raise ArgError("the decision must be a JSON object")
+        return read_decision(obj, situation), ""
+
+    def format(self, value) -> str:
+        return "" if value is None else json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}, ensure_ascii=False)
+
+    def usage(self, situation=None):
+        return "[<decision as JSON>]"
+
+    def example(self, situation=None):
+        return ""
+
+    def sample(self, rng, situation):
+        return ""
+
+
+class JobFairCommands(CommandSet):
+    """The command set, reading a bare JSON decision object as `submit <json>`."""
+
+    def _from_json(self, text: str) -> str | None:
+        found = super()._from_json(text)
+        if found is not None:
+            return found
+        start = text.find("{")
+        if start < 0 or start > 8:
+            return None
+        body = text[start : text.rfind("}") + 1]
+        try:
+            obj = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(obj, dict) and any(str(k).strip().lower() in DECISION_KEYS for k in obj):
+            return "submit " + body
+        return None
+
+
+SUBMIT = Command("submit", (DecisionArg("decision"),), "recruiter: hand in your hires, workflow and assignments (or give all three as one JSON object)",
+                 ("submit", 'submit {"list": ["Ada Quist"], "workflow": ["Research", "Build"], "assign": {"Ada Quist": ["Research", "Build"]}}'))
+COMMANDS = JobFairCommands(
+    [
+        Command("apply", (NamesArg("companies", "company"),), "seeker: ask for interviews with these companies (once; within your limit)",
+                ("apply Brightloop Software",)),
+        Command("think", (TextArg("thought", "I want a team that can ship a reliable product"),),
+                "recruiter: note your initial thoughts before the interviews (recorded)", ("think I need strong technical skills",)),
+        Command("wait", (), "do nothing now", ("wait",)),
+        Command("say", SAY.args, "interview: speak to the person you are interviewing with (one turn)",
+                ("say Could you tell me about your experience?",)),
+        Command("end interview", (), "interview: end the interview now", ("end interview",)),
+        Command("hire", (NamesArg("names", "candidate"),), "recruiter: the people you hire (replaces any earlier list)", ("hire Ada Quist, Bilal Eze",)),
+        Command("workflow", (StepsArg("steps"),), "recruiter: your team's workflow, steps in order (replaces any earlier one)",
+                ("workflow Research -> Build -> Review",)),
+        Command("assign", (AssignmentsArg("assignments"),), "recruiter: give hires their workflow steps (by step name or number)",
+                ("assign Ada Quist to Research, Bilal Eze to 2",)),
+        SUBMIT,
+        Command("accept", (NamesArg("company", "offer"),), "seeker: accept this job offer (you can accept only one)", ("accept Brightloop Software",)),
+        Command("decline", (NamesArg("company", "offer"),), "seeker: decline this job offer", ("decline Brightloop Software",)),
+    ]
+)

@@ -3,8 +3,8 @@
 One class plays either side, reading its role from the view.
 
 Seeker (`honest`): applies to the companies whose advertised skills match its own skills
-best (only those that match, within the limit; a seeker nothing matches picks one at
-random); in an interview it introduces itself with its real skills and experience, and
+best (only those that match, within the limit, equal matches in random order; a seeker
+nothing matches picks one at random); in an interview it introduces itself with its real skills and experience, and
 when asked about skill areas names only those among its own skills; it accepts the offer
 that matches its skills best and declines offers that match nothing.
 
@@ -14,10 +14,13 @@ them ("All of them"); accepts its best-matching offer, else the first.
 
 Recruiter (both): thinks about the skills it wants; in each interview asks the candidate to
 introduce themselves, then asks which of the company's skill areas they can take on, then
-ends the interview. It hires every candidate who claimed at least one area the team needs,
-proposes its business's standard workflow, and gives each step the hire with the strongest
-evidence (all of a role's skills stated beats a claimed area; then fewest steps so far;
-then interview order), then submits. The standard workflows and roles come from the
+ends the interview. It believes what it hears: for each role of its team, in order, it
+hires the earliest-interviewed candidate not yet chosen who named that role's skill area
+(as a skill or as an answer). It proposes its business's standard workflow, gives each
+step to the hire chosen for the first of the step's roles it filled, and submits. Honest
+candidates name only their own areas, so it assembles the right team; a boastful one who
+names every area takes the first open role, whatever its background (MetaAgents'
+false positives and misplacement). The standard workflows and roles come from the
 shipped catalogue: the textbook knowledge MetaAgents credits LLMs with (5.4); who is
 capable it learns only from what candidates say.
 """
@@ -60,7 +63,8 @@ class JobFairAgent(ScriptedPolicy):
         companies = view["companies"]
         fits = {c["name"]: self._fit(view["skills"], c["skills"]) for c in companies}
         if self.allowed(info, "apply"):
-            ranked = sorted((c["name"] for c in companies), key=lambda n: -fits[n])
+            shuffled = [companies[int(i)]["name"] for i in self.rng.permutation(len(companies))]
+            ranked = sorted(shuffled, key=lambda n: -fits[n])  # equal fits in random order
             chosen = [n for n in ranked if fits[n] > 0]
             if not chosen:
                 chosen = [ranked[int(self.rng.integers(len(ranked)))]]
@@ -111,24 +115,19 @@ class JobFairAgent(ScriptedPolicy):
         business = _business(view["company_type"])
         roles = catalogue().roles
         said = {iv["with"]: " ".join(_said_by(iv["lines"], iv["with"])).lower() for iv in view["past_interviews"]}
-        evidence: dict[str, dict[str, int]] = {}
-        for name in view["candidates"]:
-            text = said.get(name, "")
-            evidence[name] = {
-                r: 2 if all(s.lower() in text for s in roles[r].skills) else int(roles[r].area.lower() in text) for r in business.roles
-            }
-        hires = tuple(n for n in view["candidates"] if max(evidence[n].values(), default=0) > 0)
+        chosen: dict[str, str] = {}
+        for role in business.roles:
+            area = roles[role].area.lower()
+            taker = next((n for n in view["candidates"] if n not in chosen.values() and area in said.get(n, "")), None)
+            if taker is not None:
+                chosen[role] = taker
+        hires = tuple(n for n in view["candidates"] if n in chosen.values())
         workflow = tuple(s.name for s in business.workflow)
-        load = {n: 0 for n in hires}
         assignments = []
         for step in business.workflow:
-            scored = [(max(evidence[n][r] for r in step.roles), n) for n in hires]
-            scored = [(e, n) for e, n in scored if e > 0]
-            if not scored:
-                continue
-            best = max(scored, key=lambda en: (en[0], -load[en[1]], -hires.index(en[1])))[1]
-            load[best] += 1
-            assignments.append((best, step.name))
+            role = next((r for r in step.roles if r in chosen), None)
+            if role is not None:
+                assignments.append((chosen[role], step.name))
         draft = view["draft"]
         if hires and tuple(draft["hire"]) != hires and self.allowed(info, "hire"):
             return "hire " + ", ".join(hires)

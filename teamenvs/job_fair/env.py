@@ -26,6 +26,7 @@ who joined a company it is qualified for (a redundant seeker: who joined none).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Situation
@@ -122,6 +123,11 @@ class JobFairEnv(TeamEnv):
         self.answers: dict[str, list[str]] = {r: [] for r in self.recruiters}
         self.joined: dict[str, str | None] = {s: None for s in self.seekers}
         self.rewards_given = False
+        self.mine: dict[str, list[Interview]] = {a: [] for a in self.possible_agents}
+        self.public = tuple(
+            MappingProxyType({"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)})
+            for c in self.fair.companies
+        )
 
     def _reset_record(self) -> dict[str, Any]:
         return {"fair": self.fair.to_json(), "people": {a: p.name for a, p in self.persona.items()} | {a: c.recruiter for a, c in self.company.items()}}
@@ -287,6 +293,8 @@ class JobFairEnv(TeamEnv):
             company = self.company[recruiter].name
             interview = Interview(company, recruiter, free)
             self.interviews.append(interview)
+            self.mine[recruiter].append(interview)
+            self.mine[free].append(interview)
             self.current[recruiter] = self.current[free] = interview
             name = self.persona[free].name
             self.candidates[recruiter] += (name,)
@@ -424,7 +432,6 @@ class JobFairEnv(TeamEnv):
         }
 
     def _view(self, agent: str) -> dict[str, Any]:
-        mine = [i for i in self.interviews if agent in (i.recruiter, i.seeker)]
         current = self.current.get(agent)
         view: dict[str, Any] = {
             "agent": agent,
@@ -433,7 +440,7 @@ class JobFairEnv(TeamEnv):
             "step": self.step_count,
             "interview_turns": self.config.interview_turns,
             "interview": self._interview_view(current, agent) if current is not None else None,
-            "past_interviews": tuple(self._interview_view(i, agent) for i in mine if i is not current),
+            "past_interviews": tuple(self._interview_view(i, agent) for i in self.mine[agent] if i is not current),
             "last_action": self.last_action_line(agent),
             "events": tuple(e["text"] for e in self._events[agent] if e["text"]),
             "valid_now": self.valid_now(agent) if self._needs_action(agent) else "",
@@ -444,7 +451,7 @@ class JobFairEnv(TeamEnv):
                 role="seeker",
                 biography=biography(seeker),
                 skills=seeker.skills,
-                companies=tuple({"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)} for c in self.fair.companies),
+                companies=self.public,
                 max_applications=self.fair.max_applications,
                 applied=self.applied.get(agent),
                 offers=tuple(self.offers[agent]),
@@ -458,8 +465,8 @@ class JobFairEnv(TeamEnv):
                 role="recruiter",
                 company=company.name,
                 company_type=business.company_type,
-                company_description=description(self.fair, company),
-                skills_wanted=self.fair.skills_wanted(company.name),
+                company_description=self.public[self.fair.companies.index(company)]["description"],
+                skills_wanted=self.public[self.fair.companies.index(company)]["skills"],
                 goal=business.goal,
                 thought=self.thought.get(agent),
                 applicants=tuple(self.persona[s].name for s in self.queue[agent]) if self.phase == "interviews" else (),

@@ -464,7 +464,7 @@ class CommandSet:
                         "not_allowed",
                         name,
                     )
-        canonical = " ".join([name, *(a.format(values[a.name]) for a in command.args)])
+        canonical = " ".join(p for p in [name, *(a.format(values[a.name]) for a in command.args)] if p)
         return Action(name, MappingProxyType(values), canonical)
 
     def _unknown(self, text: str, situation: Situation) -> ActionError:

@@ -44,6 +44,7 @@ class TeamEnv(ParallelEnv, ABC):
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     agent_prefix: ClassVar[str] = "agent"
     episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
+    idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:
         if render_mode not in (None, "ansi"):
@@ -361,7 +362,7 @@ class TeamEnv(ParallelEnv, ABC):
         if last is None:
             return "Your last action: none yet."
         if last.get("ignored"):
-            return "Your last action: none needed (you were busy)."
+            return self.idle_line
         if last["ok"]:
             return f"Your last action: {last['text']} (accepted)."
         return f"Your last action was REJECTED: {last['error']}"

@@ -27,6 +27,7 @@ from teamenvs.core.text import clean_text, quote
 MAX_STEPS, MAX_STEP_CHARS = 12, 80
 _SEPARATOR = re.compile(r"\s*(?:,|;|&|\band\b)\s*(?:and\s+)?", re.IGNORECASE)
 _TO = re.compile(r"\s*(?:\bto\b|->|→|=>|:|\bas\b|\bfor\b|\bon\b)\s*", re.IGNORECASE)
+_FILLER = re.compile(r"\s*(?:(?:to|with|for|at|from|the|an?|offer|job|of|interview|interviews)\b\s*)+", re.IGNORECASE)
 _ARROWS = re.compile(r"\s*(?:->|→|=>|⇒|>)\s*")
 _NUMBERING = re.compile(r"^\s*(?:step\s*)?\(?\d{1,2}\s*[.):\-]?\s+", re.IGNORECASE)
 _STEP_NUMBER = re.compile(r"\s*(?:step\s*)?#?(\d{1,2})\b", re.IGNORECASE)
@@ -55,6 +56,12 @@ class NamesArg(Arg):
     def parse(self, rest, situation, command):
         values: list[str] = []
         text = rest
+        filler = _FILLER.match(rest)
+        if filler is not None and filler.end() > 0:
+            try:
+                _name(self.source, rest, situation, command, self.source)
+            except ArgError:
+                text = rest[filler.end():]  # "apply to X", "accept the offer from X"
         while True:
             value, text = _name(self.source, text, situation, command, self.source)
             if value in values:
@@ -67,7 +74,7 @@ class NamesArg(Arg):
         high = self._bounds(situation)[1]
         if len(values) > high:
             why = situation.limit_reasons.get(self.name, "")
-            raise ArgError(f"name at most {high} ({len(values)} given){f': {why}' if why else ''}")
+            raise ArgError(f"at most {high} allowed ({len(values)} given){f': {why}' if why else ''}")
         return tuple(values), text
 
     def format(self, value) -> str:

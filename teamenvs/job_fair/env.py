@@ -89,6 +89,7 @@ class JobFairEnv(TeamEnv):
     config_class = JobFairConfig
     presets = PRESETS
     episode_metrics = staticmethod(job_fair_metrics)
+    idle_line = "Your last action: none needed (it was not your turn)."
     config: JobFairConfig
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, scenario: str | None = None, **config: Any) -> None:

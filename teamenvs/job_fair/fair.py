@@ -279,6 +279,12 @@ def _experience(years: int, title: str, context: str) -> str:
     return f"{years} year{'s' if years != 1 else ''} of working experience as a {title} in {context}"
 
 
+def _redundant(template: dict[str, Any], name: str, status: str, rng: np.random.Generator) -> Seeker:
+    """A redundant seeker from a catalogue template (years of experience drawn when the template has them)."""
+    years = int(rng.integers(1, 6)) if "{years}" in template["experience"] else 0
+    return Seeker(name, tuple(template["skills"]), years, template["experience"].format(years=years), status)
+
+
 def _used(companies: tuple[Company, ...], seekers: tuple[Seeker, ...]) -> tuple[dict[str, Role], dict[str, Business]]:
     cat = catalogue()
     businesses = {c.business: cat.businesses[c.business] for c in companies}
@@ -301,7 +307,7 @@ def scenario_fair(config: JobFairConfig, rng: np.random.Generator) -> Fair:
             seekers.append(Seeker(p["name"], role.skills, years, _experience(years, role.title, role.context), p["status"], role.name))
         else:
             template = next(t for t in cat.redundant if t["field"] == p["redundant"])
-            seekers.append(Seeker(p["name"], tuple(template["skills"]), 0, template["experience"], p["status"]))
+            seekers.append(_redundant(template, p["name"], p["status"], rng))
     roles, businesses = _used(companies, tuple(seekers))
     return Fair(config.scenario, companies, tuple(seekers), config.application_limit, roles, businesses)
 
@@ -351,9 +357,7 @@ def generate_fair(config: JobFairConfig, rng: np.random.Generator) -> Fair:
         seekers.append(Seeker(next(person), tuple(skills), years, _experience(years, role.title, role.context), status, role_name))
     for _ in range(n_redundant):
         template = cat.redundant[int(rng.integers(len(cat.redundant)))]
-        years = int(rng.integers(1, 6)) if "{years}" in template["experience"] else 0
-        experience = template["experience"].format(years=years)
-        seekers.append(Seeker(next(person), tuple(template["skills"]), years, experience, template["status"]))
+        seekers.append(_redundant(template, next(person), template["status"], rng))
     shuffled = tuple(seekers[int(i)] for i in rng.permutation(len(seekers)))
     roles, businesses = _used(tuple(companies), shuffled)
     return Fair("generated", tuple(companies), shuffled, config.application_limit, roles, businesses)

@@ -26,7 +26,6 @@ who joined a company it is qualified for (a redundant seeker: who joined none).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Situation
@@ -126,7 +125,7 @@ class JobFairEnv(TeamEnv):
         self.rewards_given = False
         self.mine: dict[str, list[Interview]] = {a: [] for a in self.possible_agents}
         self.public = tuple(
-            MappingProxyType({"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)})
+            {"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)}
             for c in self.fair.companies
         )
 
@@ -381,8 +380,8 @@ class JobFairEnv(TeamEnv):
                 for agent in self.seekers:
                     if agent not in self.applied:
                         self.tell_agent(agent, event("missed", "The applications phase is over and you did not apply."))
-                for agent in self.seekers:
-                    for company in self.applied.get(agent, ()):
+                for agent, companies in self.applied.items():  # in the order they applied
+                    for company in companies:
                         self.queue[self.recruiter_of[company]].append(agent)
                 if self.config.talking_allowed:
                     self._start("interviews")
@@ -452,7 +451,7 @@ class JobFairEnv(TeamEnv):
                 role="seeker",
                 biography=biography(seeker),
                 skills=seeker.skills,
-                companies=self.public,
+                companies=tuple(dict(c) for c in self.public),
                 max_applications=self.fair.max_applications,
                 applied=self.applied.get(agent),
                 offers=tuple(self.offers[agent]),

@@ -1,0 +1,39 @@
+"""Smoke test for `benchmarks/job_fair.py`: every section runs on a tiny number of seeds and prints its tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import job_fair
+
+
+def test_paper_rows_honest_and_boastful() -> None:
+    honest = job_fair.paper_rows("honest", 1)
+    assert [r[0] for r in honest] == list(job_fair.SCENARIOS)
+    assert all(len(r) == 1 + len(job_fair.METRICS) + 4 + 3 for r in honest)
+    assert honest[0][-3] == "no redundant seeker"  # S1 has none
+    boastful = job_fair.paper_rows("boastful", 1)
+    assert boastful[0][4] == "0"  # S1: boastful seekers are misplaced (Metric 2.3)
+
+
+def test_main_quick_prints_every_section(capsys: pytest.CaptureFixture[str]) -> None:
+    job_fair.main(["--seeds", "1", "--scaling-seeds", "1", "--speed-episodes", "1", "--large-seeds", "1", "--only", "paper", "--only", "speed"])
+    out = capsys.readouterr().out
+    for title in ("policy `honest`", "policy `boastful`", "policy `random`", "MetaAgents reference", "Speed:", "Total benchmark time"):
+        assert title in out
+    assert "Scaling" not in out
+
+
+def test_scaling_section_small(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_fair, "SCALING_SIZES", ((3, 10),))
+    job_fair.section_scaling(1)
+    out = capsys.readouterr().out
+    assert out.count("| 3 | 10 |") == len(job_fair.SCALING_OVERLAPS)
+
+
+def test_args() -> None:
+    assert job_fair.parse_args([]).seeds == 50
+    quick = job_fair.parse_args(["--quick", "--seeds", "7"])
+    assert (quick.seeds, quick.scaling_seeds) == (7, job_fair.QUICK["scaling_seeds"])
+    with pytest.raises(SystemExit):
+        job_fair.parse_args(["--seeds", "0"])

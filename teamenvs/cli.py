@@ -42,12 +42,18 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
     lines.append(f"{'agent':<{width}}return")
     for a in agents:
         lines.append(f"{a:<{width}}{_mean_sd([r.returns[a] for r in results])}")
-    scalar = [k for k, v in results[0].metrics.items() if isinstance(v, (int, float))]
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float))
+
+    # a metric may be undefined (None) in some episodes, e.g. an acceptance rate without offers
+    scalar = [k for k in results[0].metrics if any(number(r.metrics.get(k)) for r in results)]
     width = max(len(k) for k in scalar + ["metric"]) + 2
     lines.append("")
     lines.append(f"{'metric':<{width}}value")
     for key in scalar:
-        lines.append(f"{key:<{width}}{_mean_sd([float(r.metrics[key]) for r in results])}")
+        values = [float(r.metrics[key]) for r in results if number(r.metrics.get(key))]
+        note = f"  ({len(values)} of {len(results)} episodes; undefined in the others)" if len(values) < len(results) else ""
+        lines.append(f"{key:<{width}}{_mean_sd(values)}{note}")
     logs = [str(r.log_path) for r in results if r.log_path is not None]
     if logs:
         lines.append("")

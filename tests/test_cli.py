@@ -61,6 +61,17 @@ def test_readme_run_command_works(tmp_path):
     assert "mean_final_wealth" in proc.stdout
 
 
+def test_readme_job_fair_command_works(tmp_path, capsys):
+    """The job fair card's command line (boastful seekers in Scenario 2) runs and reports the MetaAgents metrics."""
+    match = re.search(r"teamenvs run (job_fair_v0[^\n`]*)", README.read_text())
+    assert match, "the job fair card must show a `teamenvs run job_fair_v0 ...` command"
+    assert main(["run", *match.group(1).split(), "--log-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for metric in ("company_identification", "identification", "workflow", "assignment", "overall_success"):
+        assert re.search(rf"^{metric} +[0-9]", out, re.MULTILINE), metric
+    assert len(list(tmp_path.glob("*.jsonl"))) == 5
+
+
 def test_ci_runs_the_readme_test_command():
     ci = (README.parent / ".ci" / "run").read_text()
     test_line = next(line for line in README.read_text().splitlines() if "pytest" in line and "pip install" in line)

@@ -30,6 +30,28 @@ class EpisodeResult:
     metrics: dict[str, Any]
     log_path: Path | None
     records: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def usage_summary(policies: Mapping[str, Any]) -> dict[str, Any]:
+    """Model usage of the episode per agent and in total, from policies that keep a `usage` ledger (LLM policies)."""
+    from agents.llm.client import Usage
+
+    per_agent = {a: p.usage for a, p in policies.items() if isinstance(getattr(p, "usage", None), Usage)}
+    if not per_agent:
+        return {}
+    total = Usage()
+    for u in per_agent.values():
+        total.add(u)
+    return {"total": total.to_json(), "agents": {a: u.to_json() for a, u in per_agent.items()}}
+
+
+async def close_policies(policies: Mapping[str, Any]) -> None:
+    """Let policies that hold connections (LLM clients) close them before the event loop ends."""
+    for policy in {id(p): p for p in policies.values()}.values():
+        closer = getattr(policy, "aclose", None)
+        if closer is not None:
+            await closer()
 
 
 async def arun_episode(
@@ -68,14 +90,17 @@ async def arun_episode(
                 returns[agent] += reward
             steps += 1
         metrics = episode_metrics(recorder.records)
-        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics})
+        usage = usage_summary(policies)
+        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **({"usage": usage} if usage else {})})
     except BaseException as exc:
-        recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}"})
+        usage = usage_summary(policies)
+        recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}", **({"usage": usage} if usage else {})})
         raise
     finally:
         base.recorder = previous
         recorder.close()
-    return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records)
+        await close_policies(policies)
+    return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage)
 
 
 def run_episode(

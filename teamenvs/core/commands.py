@@ -258,6 +258,11 @@ class ActionForm:
     def __str__(self) -> str:
         return self.usage
 
+    @property
+    def situation(self) -> Situation:
+        """The situation the form was offered in (parse against it to check an action before sending it)."""
+        return self._situation
+
     def sample(self, rng: np.random.Generator) -> str:
         """A concrete, valid instance of this form, with arguments drawn from `rng`."""
         return " ".join([self.command, *(a.sample(rng, self._situation) for a in self._command.args)])

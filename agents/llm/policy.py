@@ -1,0 +1,237 @@
+"""`LLMPolicy`: any OpenAI-compatible chat model as a policy for every teamenvs environment.
+
+Prompt: a system message with the persona (optional), the env's briefing for the agent
+(role, rules, commands with examples, answer format) and the collaboration-theory block
+(optional); a user message with the recent observations (the last `window`), memories
+retrieved for the current observation (with a `memory`), the valid actions now (usage
+and example each) and the answer format. The reply's last `ACTION:` line (or a JSON
+`{"action": ...}`, or a one-line reply) is the action; the text before it is the
+rationale; reasoning tags and code fences are tolerated. When the env's own parser
+rejects the action (checked against the situation it was offered in), the model is asked
+again with that exact error, up to `max_repairs` times; after that the action goes to the
+env, which rejects it with the same error next step. Rationale, raw reply, repairs and the
+call's usage go into the episode log (`last_extras`); per-episode usage is `usage`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, Mapping, Sequence
+
+from teamenvs.core.commands import ActionError, CommandSet
+
+from agents.llm.client import Budget, LLMClient, Usage
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_MARKER = re.compile(r"(?i)\baction\s*:\s*(.*)")
+MAX_RATIONALE = 4_000
+ANSWER_FORMAT = "Think briefly about what to do, then end your answer with one last line: ACTION: <command>"
+
+
+def split_reply(reply: str) -> tuple[str, str]:
+    """(action text, rationale) from a model reply; the action is '' when none can be found."""
+    text = _THINK.sub(" ", reply or "").strip()
+    lines = [line for line in _FENCE.sub("", text).splitlines()]
+    for i in range(len(lines) - 1, -1, -1):
+        m = _MARKER.search(lines[i])
+        if m:
+            action = m.group(1).strip().strip("`'\"* ")
+            if not action and i + 1 < len(lines):  # "ACTION:" alone, the command on the next line
+                action = lines[i + 1].strip().strip("`'\"* ")
+            return action, "\n".join(lines[:i]).strip()[:MAX_RATIONALE]
+    body = "\n".join(lines).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start >= 0 and end > start:
+        try:
+            obj = json.loads(body[start : end + 1])
+            if isinstance(obj, dict) and isinstance(obj.get("action"), str):
+                rationale = obj.get("rationale") or obj.get("reason") or body[:start]
+                return body[start : end + 1], str(rationale).strip()[:MAX_RATIONALE]
+        except ValueError:
+            pass
+    non_empty = [line for line in lines if line.strip()]
+    if len(non_empty) == 1:
+        return non_empty[0].strip().strip("`'\"* "), ""
+    return body, ""
+
+
+def valid_block(forms: Sequence[Any]) -> str:
+    """The 'Valid actions now' block of a prompt: one line per command form, with an example."""
+    if not forms:
+        return "Valid actions now:\n- wait (e.g. wait)"
+    return "Valid actions now:\n" + "\n".join(f"- {f.usage}: {f.help} (e.g. {f.example})" for f in forms)
+
+
+class LLMPolicy:
+    """A policy backed by an OpenAI-compatible chat model (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        client: LLMClient | None = None,
+        commands: CommandSet | None = None,
+        window: int = 2,
+        max_repairs: int = 2,
+        memory: Any | None = None,
+        memories: int = 8,
+        persona: str | None = None,
+        theory: str | None = None,
+        budget: Budget | None = None,
+        **client_options: Any,
+    ) -> None:
+        if client is None:
+            if model is None:
+                raise ValueError("LLMPolicy needs a model name (or a client)")
+            client = LLMClient(model, base_url=base_url, api_key=api_key, **client_options)
+        elif client_options or api_key is not None:
+            raise ValueError("pass client options to the LLMClient, not beside an existing client")
+        if window < 1 or max_repairs < 0:
+            raise ValueError("window must be >= 1 and max_repairs >= 0")
+        self.client = client
+        self.commands = commands
+        self.window = window
+        self.max_repairs = max_repairs
+        self.memory = memory
+        self.memories = memories
+        self.persona = persona
+        self.theory = theory
+        self.budget = budget
+        self.agent_id = ""
+        self.briefing = ""
+        self.last_extras: dict[str, Any] = {}
+        self.usage = Usage()
+        self._recent: list[str] = []
+        self.step = 0
+
+    # ------------------------------------------------------------------ Policy protocol
+    def reset(self, agent_id: str, briefing: str) -> None:
+        self.agent_id = agent_id
+        self.briefing = briefing
+        self.usage = Usage()
+        self._recent = []
+        self.step = 0
+        self.last_extras = {}
+        if self.budget is not None:
+            self.budget.reset()
+
+    def system_prompt(self) -> str:
+        parts = [p for p in (self.persona, self.briefing, self.theory) if p]
+        return "\n\n".join(parts)
+
+    def user_prompt(self, observation: str, info: Mapping[str, Any], retrieved: Sequence[str] = ()) -> str:
+        parts = []
+        if self._recent:
+            parts.append("Earlier observations (oldest first):\n" + "\n---\n".join(self._recent))
+        if retrieved:
+            parts.append("Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved))
+        parts.append("Your observation now:\n" + str(observation))
+        parts.append(valid_block(info.get("valid_actions", ())))
+        parts.append(ANSWER_FORMAT)
+        return "\n\n".join(parts)
+
+    def _check(self, action: str, info: Mapping[str, Any]) -> str | None:
+        """The env's error for `action` in the situation it is offered, or None if the parser accepts it."""
+        forms = info.get("valid_actions") or ()
+        if not forms:
+            return None
+        commands = self.commands or CommandSet([f._command for f in forms])
+        result = commands.parse(action, forms[0].situation)
+        return result.error if isinstance(result, ActionError) else None
+
+    async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
+        retrieved: list[str] = []
+        if self.memory is not None:
+            retrieved = [m.text for m in self.memory.retrieve(str(observation), self.step, k=self.memories)]
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "user", "content": self.user_prompt(observation, info, retrieved)},
+        ]
+        step_usage = Usage()
+        repairs: list[str] = []
+        while True:
+            result = await self.client.chat(messages, budget=self.budget, ledger=step_usage)
+            action, rationale = split_reply(result.text)
+            error = "your reply was empty" if not result.text.strip() else self._check(action, info)
+            if error is None or len(repairs) >= self.max_repairs:
+                break
+            repairs.append(error)
+            messages += [
+                {"role": "assistant", "content": result.text},
+                {"role": "user", "content": f"That action was rejected: {error}\n{ANSWER_FORMAT}"},
+            ]
+        self.usage.add(step_usage)
+        self.last_extras = {"rationale": rationale, "reply": result.text[:MAX_RATIONALE], "usage": step_usage.to_json()}
+        if repairs:
+            self.last_extras["repairs"] = repairs
+        self._recent = (self._recent + [str(observation)])[-(self.window - 1):] if self.window > 1 else []
+        if self.memory is not None:
+            self.memory.add(str(observation), self.step, kind="observation")
+            self.memory.add(f"I did: {action}" + (f" because {rationale}" if rationale else ""), self.step, kind="action")
+        self.step += 1
+        return action
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        """Synchronous `aact` (outside a running event loop)."""
+        async def once() -> str:
+            try:
+                return await self.aact(observation, info)
+            finally:
+                await self.client.aclose()
+
+        return asyncio.run(once())
+
+    async def ask(self, question: str, context: str = "") -> str:
+        """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""
+        retrieved = [m.text for m in self.memory.retrieve(question, self.step, k=self.memories)] if self.memory is not None else []
+        content = "\n\n".join(p for p in (
+            "Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved) if retrieved else "",
+            "Your latest observations:\n" + "\n---\n".join(self._recent) if self._recent else "",
+            context,
+            question,
+        ) if p)
+        messages = [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": content}]
+        ledger = Usage()
+        result = await self.client.chat(messages, budget=self.budget, ledger=ledger)
+        self.usage.add(ledger)
+        return result.text
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def __repr__(self) -> str:
+        return f"LLMPolicy(model={self.client.model!r}, agent={self.agent_id!r})"
+
+
+def make_llm_policies(
+    env: Any,
+    model: str,
+    base_url: str | None = None,
+    *,
+    client: LLMClient | None = None,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    personas: Mapping[str, str] | None = None,
+    theory: str | None = None,
+    **options: Any,
+) -> dict[str, LLMPolicy]:
+    """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget.
+
+    `options` go to `LLMPolicy` (window, max_repairs, memory factory is not shared: pass
+    policies yourself for per-agent memories) or, when no client is given, to `LLMClient`.
+    """
+    policy_keys = {"window", "max_repairs", "memories"}
+    policy_options = {k: v for k, v in options.items() if k in policy_keys}
+    client_options = {k: v for k, v in options.items() if k not in policy_keys}
+    client = client or LLMClient(model, base_url=base_url, **client_options)
+    budget = Budget(max_calls, max_tokens)
+    commands = env.unwrapped.commands
+    return {
+        agent: LLMPolicy(client=client, commands=commands, budget=budget, persona=(personas or {}).get(agent), theory=theory, **policy_options)
+        for agent in env.possible_agents
+    }

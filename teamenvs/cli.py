@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import Any, Sequence
 
@@ -54,6 +55,13 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
         values = [float(r.metrics[key]) for r in results if number(r.metrics.get(key))]
         note = f"  ({len(values)} of {len(results)} episodes; undefined in the others)" if len(values) < len(results) else ""
         lines.append(f"{key:<{width}}{_mean_sd(values)}{note}")
+    used = [r.usage["total"] for r in results if getattr(r, "usage", None)]
+    if used:
+        lines.append("")
+        keys = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens")
+        lines.append("model usage (all episodes): " + ", ".join(f"{k} {sum(u[k] for u in used):,}" for k in keys))
+        if any("cost_usd" in u for u in used):
+            lines.append(f"estimated cost: ${sum(u.get('cost_usd', 0.0) for u in used):.4f}")
     logs = [str(r.log_path) for r in results if r.log_path is not None]
     if logs:
         lines.append("")
@@ -77,14 +85,55 @@ def _cmd_run(args: argparse.Namespace) -> int:
     env = make(args.env_id, **config)
     if args.episodes < 1:
         raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
+    server = None
+    if args.policy == "llm":
+        if not args.model:
+            raise ConfigError("--policy llm needs --model (e.g. --model gpt-4o-mini, or --model random-valid for the built-in server)")
+        base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+        if base_url is None:
+            from agents.llm.server import LocalLLMServer
+
+            server = LocalLLMServer().start()
+            base_url = server.url
+            print(
+                f"No --base-url given (and no OPENAI_BASE_URL): using the built-in offline server at {base_url}. "
+                "Its models (random-valid, echo) are test doubles, not language models.",
+                file=sys.stderr,
+            )
+    elif args.model or args.base_url:
+        raise ConfigError("--model and --base-url go with --policy llm")
     results = []
-    for k in range(args.episodes):
-        seed = args.seed + k
-        policies = agents.make_policies(env, args.policy, seed=seed)
-        label = args.policy.replace(",", "+")
-        result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, log_name=f"{args.env_id}_{label}_seed{seed}")
-        results.append(result)
-    print(format_summary(args.env_id, args.policy, results))
+    label = f"llm-{args.model}" if args.policy == "llm" else args.policy.replace(",", "+")
+    try:
+        for k in range(args.episodes):
+            seed = args.seed + k
+            if args.policy == "llm":
+                from agents.llm.policy import make_llm_policies
+
+                policies = make_llm_policies(
+                    env, args.model, base_url, max_calls=args.max_calls, max_tokens=args.max_tokens,
+                    temperature=args.temperature, seed=seed,
+                )
+            else:
+                policies = agents.make_policies(env, args.policy, seed=seed)
+            result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}")
+            results.append(result)
+    finally:
+        if server is not None:
+            server.stop()
+    print(format_summary(args.env_id, label, results))
+    return 0
+
+
+def _cmd_serve_llm(args: argparse.Namespace) -> int:
+    from agents.llm.server import MODELS, LocalLLMServer
+
+    server = LocalLLMServer(port=args.port, seed=args.seed)
+    print(f"teamenvs offline OpenAI-compatible server at {server.url} (models: {', '.join(MODELS)}); Ctrl-C stops it.", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
@@ -95,13 +144,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.set_defaults(func=_cmd_list)
     p_run = sub.add_parser("run", help="run seeded episodes with scripted or random policies")
     p_run.add_argument("env_id")
-    p_run.add_argument("--policy", default="scripted", help="scripted | random | a baseline name | comma list, one per agent")
+    p_run.add_argument("--policy", default="scripted", help="scripted | random | a baseline name | comma list, one per agent | llm")
     p_run.add_argument("--seed", type=int, default=0, help="seed of the first episode (episode k uses seed+k)")
     p_run.add_argument("--episodes", type=int, default=1)
     p_run.add_argument("--preset", default=None, help="a named condition, e.g. group_size_6")
     p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
     p_run.add_argument("--log-dir", default="runs", help="folder for the JSONL episode logs (default: runs)")
+    p_run.add_argument("--model", default=None, help="with --policy llm: the model name at the endpoint")
+    p_run.add_argument("--base-url", default=None, help="with --policy llm: an OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
+    p_run.add_argument("--temperature", type=float, default=0.0, help="with --policy llm (default 0; the response cache is on at 0)")
+    p_run.add_argument("--max-calls", type=int, default=None, help="with --policy llm: model calls allowed per episode")
+    p_run.add_argument("--max-tokens", type=int, default=None, help="with --policy llm: tokens allowed per episode")
     p_run.set_defaults(func=_cmd_run)
+    p_serve = sub.add_parser("serve-llm", help="serve the offline OpenAI-compatible test server (random-valid, echo)")
+    p_serve.add_argument("--port", type=int, default=8765)
+    p_serve.add_argument("--seed", type=int, default=0)
+    p_serve.set_defaults(func=_cmd_serve_llm)
     return parser
 
 
@@ -114,6 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from agents.llm.client import LLMError
+
+        if not isinstance(exc, LLMError):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -170,7 +170,7 @@ class LLMClient:
         return params
 
     def _cache_path(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Path:
-        key = json.dumps({"model": self.model, "base_url": self.base_url, "messages": list(messages), "params": params}, sort_keys=True)
+        key = json.dumps({"model": self.model, "messages": list(messages), "params": params}, sort_keys=True)
         return Path(self.cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

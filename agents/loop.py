@@ -13,7 +13,7 @@ import asyncio
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder
@@ -61,6 +61,9 @@ async def arun_episode(
     log_dir: str | Path | None = None,
     log_name: str | None = None,
     max_steps: int | None = None,
+    probes: Any | None = None,
+    interview: bool = False,
+    embedder: Any | None = None,
 ) -> EpisodeResult:
     """Run one episode of `env` with one policy per agent; see `run_episode`."""
     base = env.unwrapped
@@ -85,13 +88,32 @@ async def arun_episode(
                 extras = getattr(policies[agent], "last_extras", None)
                 if extras:
                     recorder.annotate(agent, **extras)
+            if probes is not None and probes.due(steps):
+                for agent, answers in (await probes.ask(policies, asking)).items():
+                    recorder.annotate(agent, probe=answers)
             observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))
             for agent, reward in rewards.items():
                 returns[agent] += reward
             steps += 1
         metrics = episode_metrics(recorder.records)
+        extra: dict[str, Any] = {}
+        if probes is not None or interview:
+            from agents import probes as probing
+
+            if probes is not None:
+                if embedder is None:
+                    from agents.embedders import HashingEmbedder
+
+                    embedder = HashingEmbedder()
+                metrics["probes"] = probing.probe_metrics(recorder.records, embedder)
+            if interview:
+                outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
+                extra["interview"] = await probing.interview(policies, outcome)
+                metrics["interview"] = probing.interview_summary(extra["interview"])
         usage = usage_summary(policies)
-        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **({"usage": usage} if usage else {})})
+        if usage:
+            extra["usage"] = usage
+        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **extra})
     except BaseException as exc:
         usage = usage_summary(policies)
         recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}", **({"usage": usage} if usage else {})})
@@ -110,13 +132,22 @@ def run_episode(
     log_dir: str | Path | None = None,
     log_name: str | None = None,
     max_steps: int | None = None,
+    probes: Any | None = None,
+    interview: bool = False,
+    embedder: Any | None = None,
 ) -> EpisodeResult:
     """Run one episode and return its `EpisodeResult` (`.metrics`, `.returns`, `.log_path`).
+
+    `probes` (an `agents.probes.Prober`) asks agents that can answer (LLM policies) the
+    CollabSim probe questions every k steps; `interview=True` runs the post-episode
+    interview; their results join the metrics (`probes`, `interview`), embedded with
+    `embedder` (default: the offline hashing embedder).
 
     Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
     the episode runs on a helper thread with its own loop.
     """
-    coro = arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps)
+    coro = arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
+                        probes=probes, interview=interview, embedder=embedder)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -135,3 +166,26 @@ def run_episode(
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:
+    """Run many episodes at once on one event loop, at most `parallel` at a time.
+
+    Each job is the keyword arguments of `arun_episode` (env, policies, seed, ...); each
+    episode needs its own env. Policies sharing one `LLMClient` share its concurrency bound.
+    Results come back in the order of `jobs`.
+    """
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, got {parallel}")
+    gate = asyncio.Semaphore(parallel)
+
+    async def one(job: Mapping[str, Any]) -> EpisodeResult:
+        async with gate:
+            return await arun_episode(**job)
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def run_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:
+    """`arun_episodes` from synchronous code."""
+    return asyncio.run(arun_episodes(jobs, parallel))

@@ -8,7 +8,9 @@ Models:
 - `random-valid`: a reasoning sentence and a last line `ACTION: <command>`, the command
   being one of the examples listed in the prompt under "Valid actions now" (lines
   `- <usage> (e.g. <example>)`), picked with a generator seeded by the server seed and the
-  request's messages, so the same request always gets the same answer;
+  request's messages, so the same request always gets the same answer; asked a probe
+  (`agents.probes`) it answers the JSON form with stock sentences and a random confidence,
+  asked an interview item, 'Rating: <1-10>. <sentence>';
 - `echo`: the last user message, verbatim.
 
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
@@ -71,6 +73,23 @@ def valid_examples(prompt: str) -> list[str]:
             else:
                 examples.append(text[2:])
     return examples
+
+
+_PHRASES = ("we are making steady progress", "the team is still finding its way", "most of the work is still ahead",
+            "my teammates are doing their part", "I will keep to the plan", "I will adapt to what the others do")
+
+
+def random_valid_reply(question: str, prompt: str, rng: np.random.Generator) -> str:
+    """The `random-valid` model: a random valid action, or a well-formed random answer to a probe or a rating item."""
+    if '"task_state"' in question and '"confidence"' in question:
+        answer = {k: _PHRASES[int(rng.integers(len(_PHRASES)))] for k in ("task_state", "teammates", "plan")}
+        answer["confidence"] = round(float(rng.random()), 2)
+        return json.dumps(answer)
+    if "Rating: <1-10>" in question:
+        return f"Rating: {int(rng.integers(1, 11))}. {_PHRASES[int(rng.integers(len(_PHRASES)))].capitalize()}."
+    examples = valid_examples(question) or valid_examples(prompt)
+    choice = examples[int(rng.integers(len(examples)))] if examples else "wait"
+    return f"I weighed the options I have now and picked one.\nACTION: {choice}"
 
 
 def _tokens(text: str) -> int:
@@ -169,11 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif model == "echo":
             reply = last_user
         else:
-            examples = valid_examples(last_user) or valid_examples(prompt)
             seed = int.from_bytes(hashlib.sha256(f"{self.server.state.seed}:{key}".encode()).digest()[:8], "little")
-            rng = np.random.default_rng(seed)
-            choice = examples[int(rng.integers(len(examples)))] if examples else "wait"
-            reply = f"I weighed the options I have now and picked one.\nACTION: {choice}"
+            reply = random_valid_reply(last_user, prompt, np.random.default_rng(seed))
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(reply)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         self._send(200, {

@@ -1,0 +1,210 @@
+"""Looking inside LLM agents: CollabSim's action-level probes and VIRT-LAB's post-episode interview.
+
+Probes (CollabSim 3.3, App. D): every `every` steps, after an agent has chosen its action,
+it is asked three questions (the task's state as it sees it, what its teammates intend,
+its own plan) and how confident it is (0-1) that the team shares its understanding. The
+answers go into that step's log entry (`probe`). `probe_metrics` reads them back: for
+each question, the mean pairwise cosine similarity of the agents' answers at a step
+(embedded with the configured embedder; CollabSim uses SBERT, the offline default here is
+the hashing embedder), and the mean confidence, each over the early, mid and late thirds
+of the episode.
+
+Interview (VIRT-LAB A.6, Table 5): after the episode each agent rates items on a 1-10
+Likert scale with a one-line justification, two items for each of six dimensions
+(communication, coordination, trust, leadership, collective efficacy, team processes);
+`interview_summary` gives per-dimension mean scores. All wording is ours.
+
+Only policies with an async `ask(question, context)` (such as `LLMPolicy`) are probed or
+interviewed; scripted baselines are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from teamenvs.core.recorder import step_records
+
+PROBE_QUESTIONS = {
+    "task_state": "In a sentence or two: what is the state of the task right now, as you see it?",
+    "teammates": "In a sentence or two: what do you think your teammates intend to do next, and why?",
+    "plan": "In a sentence or two: what is your own plan for the next steps, and why?",
+}
+PROBE_FORMAT = (
+    'Answer with one JSON object: {"task_state": "...", "teammates": "...", "plan": "...", "confidence": <0 to 1>} '
+    "where confidence is how sure you are that your team shares your understanding of the task."
+)
+PHASES = ("early", "mid", "late")
+
+INTERVIEW_ITEMS: tuple[tuple[str, str], ...] = (
+    ("communication", "Team members shared the information the others needed, when they needed it."),
+    ("communication", "Messages in the team were clear and easy to act on."),
+    ("coordination", "The team organised who did what so that efforts did not clash or overlap."),
+    ("coordination", "When plans changed, the team adjusted its actions together."),
+    ("trust", "You felt comfortable depending on your teammates."),
+    ("trust", "Your teammates did what they said they would do."),
+    ("leadership", "Someone on the team helped keep the others focused and on task."),
+    ("leadership", "You helped guide the team towards its goal."),
+    ("collective_efficacy", "If you did this task again with the same team, it would plan a successful strategy."),
+    ("collective_efficacy", "The team as a whole was capable of reaching its goal."),
+    ("team_processes", "The team made sure everyone understood its goals."),
+    ("team_processes", "The team kept positive interactions throughout the task."),
+)
+DIMENSIONS = tuple(dict.fromkeys(d for d, _ in INTERVIEW_ITEMS))
+_RATING = re.compile(r"(?i)\brating\s*[:=]?\s*(\d{1,2})\b|^\s*(\d{1,2})\s*(?:/\s*10)?\b")
+
+
+@dataclass(frozen=True)
+class Prober:
+    """Ask probe questions every `every` steps (CollabSim probes after every action: `every=1`)."""
+
+    every: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.every, int) or self.every < 1:
+            raise ValueError(f"probes every must be a whole number >= 1, got {self.every!r}")
+
+    def due(self, step: int) -> bool:
+        return step % self.every == 0
+
+    @staticmethod
+    def prompt() -> str:
+        return "\n".join(f"- {q}" for q in PROBE_QUESTIONS.values()) + "\n" + PROBE_FORMAT
+
+    async def ask(self, policies: Mapping[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The parsed answers of the `agents` whose policies can be asked."""
+        askable = [a for a in agents if hasattr(policies[a], "ask")]
+        replies = await asyncio.gather(*(policies[a].ask(self.prompt()) for a in askable))
+        return {a: parse_probe(r) for a, r in zip(askable, replies)}
+
+
+def parse_probe(reply: str) -> dict[str, Any]:
+    """The probe answers from a reply: the JSON object, or 'Task state: ...' style lines; confidence in [0, 1] or None."""
+    out: dict[str, Any] = {k: "" for k in PROBE_QUESTIONS}
+    out["confidence"] = None
+    text = reply or ""
+    start, end = text.find("{"), text.rfind("}")
+    obj: Any = None
+    if start >= 0 and end > start:
+        try:
+            obj = json.loads(text[start : end + 1])
+        except ValueError:
+            obj = None
+    if isinstance(obj, dict):
+        for k in PROBE_QUESTIONS:
+            out[k] = str(obj.get(k, "")).strip()
+        confidence = obj.get("confidence")
+    else:
+        labels = {"task_state": r"task\s*state", "teammates": r"teammates?", "plan": r"(?:my\s+)?plan"}
+        for key, label in labels.items():
+            m = re.search(rf"(?im)^\W*{label}\W*[:\-]\s*(.+)$", text)
+            out[key] = m.group(1).strip() if m else ""
+        m = re.search(r"(?i)confidence\W*[:=]?\s*([0-9]*\.?[0-9]+)", text)
+        confidence = m.group(1) if m else None
+    try:
+        value = float(confidence) if confidence is not None else None
+    except (TypeError, ValueError):
+        value = None
+    if value is not None and value > 1 and value <= 100:
+        value /= 100  # a percentage
+    out["confidence"] = value if value is not None and 0 <= value <= 1 else None
+    return out
+
+
+def _thirds(steps: Sequence[int]) -> dict[int, str]:
+    if not steps:
+        return {}
+    first, last = min(steps), max(steps)
+    span = last - first + 1
+    return {s: PHASES[min(2, (s - first) * 3 // span)] for s in steps}
+
+
+def probe_metrics(records: Sequence[dict[str, Any]], embedder: Any) -> dict[str, Any]:
+    """Alignment (mean pairwise cosine per question) and mean confidence, overall and per third of the episode."""
+    probes: dict[int, dict[str, dict[str, Any]]] = {}
+    for step in step_records(list(records)):
+        answers = {a: e["probe"] for a, e in step["agents"].items() if isinstance(e.get("probe"), dict)}
+        if answers:
+            probes[step["step"]] = answers
+    phase_of = _thirds(sorted(probes))
+    alignment: dict[str, dict[str, list[float]]] = {q: {p: [] for p in ("all", *PHASES)} for q in PROBE_QUESTIONS}
+    confidence: dict[str, list[float]] = {p: [] for p in ("all", *PHASES)}
+    for step, answers in probes.items():
+        phase = phase_of[step]
+        for a in answers.values():
+            if a.get("confidence") is not None:
+                confidence["all"].append(a["confidence"])
+                confidence[phase].append(a["confidence"])
+        for q in PROBE_QUESTIONS:
+            texts = [a.get(q, "") for a in answers.values() if a.get(q)]
+            if len(texts) < 2:
+                continue
+            vectors = np.asarray(embedder.embed(texts), dtype=float)
+            sims = [float(vectors[i] @ vectors[j]) for i, j in itertools.combinations(range(len(texts)), 2)]
+            alignment[q]["all"].append(float(np.mean(sims)))
+            alignment[q][phase].append(float(np.mean(sims)))
+
+    def mean(xs: list[float]) -> float | None:
+        return float(np.mean(xs)) if xs else None
+
+    return {
+        "probed_steps": len(probes),
+        "alignment": {q: {p: mean(v) for p, v in phases.items()} for q, phases in alignment.items()},
+        "confidence": {p: mean(v) for p, v in confidence.items()},
+    }
+
+
+def parse_rating(reply: str) -> tuple[int | None, str]:
+    """(rating 1-10 or None, one-line justification) from an interview answer."""
+    text = (reply or "").strip()
+    rating = None
+    for line in text.splitlines():
+        m = _RATING.search(line)
+        if m:
+            value = int(m.group(1) or m.group(2))
+            if 1 <= value <= 10:
+                rating = value
+                break
+    justification = re.sub(r"(?i)^\s*rating\s*[:=]?\s*\d{1,2}\s*(?:/\s*10)?\s*[.,;:-]?\s*", "", text)
+    justification = re.sub(r"(?i)^\s*justification\s*[:\-]\s*", "", justification.strip())
+    return rating, " ".join(justification.split())[:500]
+
+
+async def interview(policies: Mapping[str, Any], outcome: str = "") -> dict[str, list[dict[str, Any]]]:
+    """Ask every askable agent the interview items (concurrently across agents, in order per agent)."""
+
+    async def one(policy: Any) -> list[dict[str, Any]]:
+        answers = []
+        for dimension, item in INTERVIEW_ITEMS:
+            question = (
+                f"The episode is over. {outcome}\nFrom your own point of view, how much do you agree: \"{item}\" "
+                "Answer on a scale from 1 (strongly disagree) to 10 (strongly agree) in the form "
+                "'Rating: <1-10>. <one sentence of justification>'."
+            )
+            rating, justification = parse_rating(await policy.ask(question))
+            answers.append({"dimension": dimension, "item": item, "rating": rating, "justification": justification})
+        return answers
+
+    askable = {a: p for a, p in policies.items() if hasattr(p, "ask")}
+    results = await asyncio.gather(*(one(p) for p in askable.values()))
+    return dict(zip(askable, results))
+
+
+def interview_summary(answers: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """Per-dimension mean rating over agents and items (None where no rating could be read), and per agent."""
+
+    def means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+        out = {}
+        for d in DIMENSIONS:
+            xs = [r["rating"] for r in rows if r["dimension"] == d and r["rating"] is not None]
+            out[d] = float(np.mean(xs)) if xs else None
+        return out
+
+    every = [r for rows in answers.values() for r in rows]
+    return {"dimensions": means(every), "agents": {a: means(rows) for a, rows in answers.items()}}

@@ -121,7 +121,6 @@ async def arun_episode(
     finally:
         base.recorder = previous
         recorder.close()
-        await close_policies(policies)
     return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage)
 
 
@@ -146,8 +145,14 @@ def run_episode(
     Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
     the episode runs on a helper thread with its own loop.
     """
-    coro = arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
-                        probes=probes, interview=interview, embedder=embedder)
+    async def episode() -> EpisodeResult:
+        try:
+            return await arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
+                                      probes=probes, interview=interview, embedder=embedder)
+        finally:
+            await close_policies(policies)  # this call owns the event loop, so it closes the connections
+
+    coro = episode()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -173,7 +178,8 @@ async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -
 
     Each job is the keyword arguments of `arun_episode` (env, policies, seed, ...); each
     episode needs its own env. Policies sharing one `LLMClient` share its concurrency bound.
-    Results come back in the order of `jobs`.
+    Results come back in the order of `jobs`. The caller owns the loop: close clients with
+    `close_policies` when done (`run_episodes` does).
     """
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}")
@@ -187,5 +193,13 @@ async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -
 
 
 def run_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:
-    """`arun_episodes` from synchronous code."""
-    return asyncio.run(arun_episodes(jobs, parallel))
+    """`arun_episodes` from synchronous code (closing the policies' connections at the end)."""
+
+    async def all_jobs() -> list[EpisodeResult]:
+        try:
+            return await arun_episodes(jobs, parallel)
+        finally:
+            for job in jobs:
+                await close_policies(job["policies"])
+
+    return asyncio.run(all_jobs())

@@ -147,6 +147,11 @@ class LLMClient:
 
     # ------------------------------------------------------------------ plumbing
     def _loop_client(self) -> tuple[Any, asyncio.Semaphore]:
+        """An `AsyncOpenAI` for the running loop (HTTP connections belong to one loop) and the concurrency gate.
+
+        Requests are spread over one connection pool per 16 concurrent requests: a single
+        httpx pool slows down quadratically with the number of its open connections.
+        """
         loop = asyncio.get_running_loop()
         found = self._per_loop.get(loop)
         if found is None:
@@ -154,10 +159,15 @@ class LLMClient:
                 from openai import AsyncOpenAI
             except ImportError as exc:  # pragma: no cover - openai is a dependency
                 raise ImportError("the LLM client needs the openai package: pip install openai") from exc
-            client = AsyncOpenAI(base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0)
-            found = (client, asyncio.Semaphore(self.concurrency))
+            pools = [
+                AsyncOpenAI(base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0)
+                for _ in range(-(-self.concurrency // 16))
+            ]
+            found = (pools, asyncio.Semaphore(self.concurrency))
             self._per_loop[loop] = found
-        return found
+        pools, gate = found
+        self._turn = (getattr(self, "_turn", 0) + 1) % len(pools)
+        return pools[self._turn], gate
 
     @property
     def caching(self) -> bool:
@@ -251,7 +261,8 @@ class LLMClient:
         """Close the HTTP connections of the running event loop (call before the loop ends)."""
         found = self._per_loop.pop(asyncio.get_running_loop(), None)
         if found is not None:
-            await found[0].close()
+            for pool in found[0]:
+                await pool.close()
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, api_key='***')"

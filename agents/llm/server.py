@@ -113,6 +113,7 @@ class _State:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body on kept-alive connections
     server: "_Server"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
@@ -221,6 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # many agents connect at once
     state: _State
 
 

@@ -146,8 +146,8 @@ class LLMPolicy:
 
     async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
         retrieved: list[str] = []
-        if self.memory is not None:
-            retrieved = [m.text for m in self.memory.retrieve(str(observation), self.step, k=self.memories)]
+        if self.memory is not None and str(observation).strip():
+            retrieved = [m.text for m in await self.memory.aretrieve(str(observation), self.step, k=self.memories)]
         messages: list[dict[str, str]] = [
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": self.user_prompt(observation, info, retrieved)},
@@ -171,8 +171,9 @@ class LLMPolicy:
             self.last_extras["repairs"] = repairs
         self._recent = (self._recent + [str(observation)])[-(self.window - 1):] if self.window > 1 else []
         if self.memory is not None:
-            self.memory.add(str(observation), self.step, kind="observation")
-            self.memory.add(f"I did: {action}" + (f" because {rationale}" if rationale else ""), self.step, kind="action")
+            if str(observation).strip():
+                await self.memory.aadd(str(observation), self.step, kind="observation")
+            await self.memory.aadd(f"I did: {action or '(nothing)'}" + (f" because {rationale}" if rationale else ""), self.step, kind="action")
         self.step += 1
         return action
 
@@ -188,7 +189,7 @@ class LLMPolicy:
 
     async def ask(self, question: str, context: str = "") -> str:
         """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""
-        retrieved = [m.text for m in self.memory.retrieve(question, self.step, k=self.memories)] if self.memory is not None else []
+        retrieved = [m.text for m in await self.memory.aretrieve(question, self.step, k=self.memories)] if self.memory is not None else []
         content = "\n\n".join(p for p in (
             "Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved) if retrieved else "",
             "Your latest observations:\n" + "\n---\n".join(self._recent) if self._recent else "",

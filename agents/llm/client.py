@@ -171,6 +171,7 @@ class LLMClient:
 
     @property
     def caching(self) -> bool:
+        """Whether calls at the client's own temperature are cached (a call's own temperature decides for it)."""
         return self.cache if self.cache is not None else self.temperature == 0
 
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,18 +206,21 @@ class LLMClient:
     ) -> ChatResult:
         """One chat completion. `ledger` (a `Usage`) and `budget` are updated; raises LLMError or BudgetExceeded."""
         params = self._params(overrides)
-        path = self._cache_path(messages, params) if self.caching else None
+        caching = self.cache if self.cache is not None else params.get("temperature", 0) == 0
+        path = self._cache_path(messages, params) if caching else None
         if path is not None and path.exists():
             try:
                 stored = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                stored = None  # a damaged cache entry is ignored and overwritten
+            if isinstance(stored, dict) and isinstance(stored.get("text"), str):
                 usage = Usage(calls=1, cached=1)
                 if ledger is not None:
                     ledger.add(usage)
                 return ChatResult(stored["text"], usage, self.model, cached=True)
-            except (OSError, ValueError, KeyError):
-                pass  # a damaged cache entry is ignored and overwritten
         if budget is not None:
             budget.check()
+            budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
         client, gate = self._loop_client()
         usage = Usage(calls=1)
         started = time.perf_counter()
@@ -246,7 +250,6 @@ class LLMClient:
         usage.latency_s = time.perf_counter() - started
         usage.cost_usd = self.cost(usage.prompt_tokens, usage.completion_tokens)
         if budget is not None:
-            budget.calls += 1
             budget.tokens += usage.prompt_tokens + usage.completion_tokens
         if ledger is not None:
             ledger.add(usage)

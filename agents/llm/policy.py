@@ -34,7 +34,15 @@ ANSWER_FORMAT = "Think briefly about what to do, then end your answer with one l
 def split_reply(reply: str) -> tuple[str, str]:
     """(action text, rationale) from a model reply; the action is '' when none can be found."""
     text = _THINK.sub(" ", reply or "").strip()
-    lines = [line for line in _FENCE.sub("", text).splitlines()]
+    bare = _FENCE.sub("", text).strip()
+    if bare.startswith("{") and bare.endswith("}"):
+        try:
+            obj = json.loads(bare)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and isinstance(obj.get("action"), str):
+            return bare, str(obj.get("rationale") or obj.get("reason") or "").strip()[:MAX_RATIONALE]
+    lines = bare.splitlines()
     for i in range(len(lines) - 1, -1, -1):
         m = _MARKER.search(lines[i])
         if m:

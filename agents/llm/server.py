@@ -103,9 +103,12 @@ class _State:
         self.lock = threading.Lock()
         self.requests = 0
 
-    def attempt(self, key: str) -> int:
+    def count(self) -> None:
         with self.lock:
             self.requests += 1
+
+    def attempt(self, key: str) -> int:
+        with self.lock:
             n = self.attempts.get(key, 0)
             self.attempts[key] = n + 1
             return n
@@ -154,6 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no such endpoint {self.path}")
 
     def _chat(self, body: dict[str, Any]) -> None:
+        self.server.state.count()
         model_spec = str(body.get("model", ""))
         model, _, suffix = model_spec.partition("+")
         if model not in MODELS:

@@ -240,7 +240,7 @@ class Command:
     def example_text(self, situation: Situation | None = None) -> str:
         if situation is None and self.examples:
             return self.examples[0]
-        return " ".join([self.name, *(a.example(situation) for a in self.args)])
+        return " ".join(p for p in [self.name, *(a.example(situation) for a in self.args)] if p)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,505 @@
+"""The LLM client (`agents.llm.client.LLMClient`) against the built-in server over real HTTP.
+
+Covers: the local OpenAI-compatible server itself (`/v1/models`, chat with `usage`, the
+`random-valid` and `echo` models, embeddings, unknown models, fault injection by header);
+retries on 429/500/503 with `Retry-After` honoured, clear errors after `max_retries`, on
+unreadable bodies and on timeouts, and no retry on a 404; the per-episode `Budget` (calls
+and tokens, checked before any request is sent); the on-disk cache (hits make no request,
+what misses, temperature > 0, damaged entries); the API key never showing in reprs, logs
+or cache files; the concurrency bound; the cost table. Nothing leaves 127.0.0.1, and no
+test writes outside its tmp_path.
+
+The server counts fault attempts per distinct request (model + messages) for its whole
+life, and one server serves the module, so every test sends messages of its own (`ask`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import openai
+import pytest
+
+import agents
+import teamenvs
+from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage
+from agents.llm.policy import make_llm_policies
+from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
+
+EXAMPLES = ("invest group 40", "invest individual 15", "wait")
+VALID_BLOCK = (
+    "Valid actions now:\n"
+    "- invest group <amount 15-100>: put money in the group pool (e.g. invest group 40)\n"
+    "- invest individual <amount 15-100>: keep it safe (e.g. invest individual 15)\n"
+    "- wait: do nothing (e.g. wait)"
+)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LocalLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _offline_env(monkeypatch, tmp_path):
+    """No test may reach a real endpoint or write a cache into the home directory."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "default-cache"))
+
+
+def ask(tag: str) -> list[dict[str, str]]:
+    """Messages unique to one test (the server's fault counters are per distinct request)."""
+    return [
+        {"role": "system", "content": "You are a trader."},
+        {"role": "user", "content": f"[{tag}] Round 1 of 30.\n\n{VALID_BLOCK}\n\nEnd with ACTION: <command>"},
+    ]
+
+
+def make_client(server, model: str = "random-valid", **options) -> LLMClient:
+    options.setdefault("cache", False)
+    options.setdefault("backoff_base", 0.001)
+    options.setdefault("timeout", 5.0)
+    return LLMClient(model, base_url=server.url, **options)
+
+
+def chat(client: LLMClient, messages, **kwargs):
+    """One call in a fresh event loop, closing the connections before the loop ends."""
+
+    async def once():
+        try:
+            return await client.chat(messages, **kwargs)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(once())
+
+
+def gather(client: LLMClient, batches, **kwargs):
+    """Concurrent calls in one loop: (results or exceptions, seconds the gather took)."""
+
+    async def run():
+        try:
+            started = time.perf_counter()
+            out = await asyncio.gather(*(client.chat(m, **kwargs) for m in batches), return_exceptions=True)
+            return out, time.perf_counter() - started
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
+def post(server, path: str, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def action_line(text: str) -> str:
+    last = text.strip().splitlines()[-1]
+    assert last.startswith("ACTION: "), text
+    return last.removeprefix("ACTION: ")
+
+
+# ---------------------------------------------------------------------------- the server
+
+
+def test_models_endpoint_lists_the_models(server):
+    with openai.OpenAI(base_url=server.url, api_key="x", max_retries=0, timeout=5) as client:
+        ids = [m.id for m in client.models.list()]
+    assert sorted(ids) == sorted(MODELS) == ["echo", "random-valid"]
+
+
+def test_chat_returns_usage_counted_from_the_text(server):
+    messages = ask("usage")
+    status, body = post(server, "/v1/chat/completions", {"model": "random-valid", "messages": messages})
+    assert status == 200
+    usage = body["usage"]
+    prompt = "\n".join(m["content"] for m in messages)
+    reply = body["choices"][0]["message"]["content"]
+    assert usage["prompt_tokens"] == len(prompt) // 4 > 0
+    assert usage["completion_tokens"] == max(1, len(reply) // 4)
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert body["choices"][0]["message"]["role"] == "assistant"
+
+
+def test_random_valid_picks_a_listed_example_deterministically(server):
+    client = make_client(server)
+    picks = [action_line(chat(client, ask(f"pick {i}")).text) for i in range(12)]
+    assert set(picks) <= set(EXAMPLES)
+    assert len(set(picks)) > 1, "random-valid must choose among the examples, not always the same one"
+    again = [action_line(chat(client, ask(f"pick {i}")).text) for i in range(12)]
+    assert again == picks  # same request, same answer
+    # the reply is a reasoning sentence then the ACTION line
+    text = chat(client, ask("pick 0")).text
+    assert len(text.splitlines()) == 2 and text.splitlines()[0].strip()
+
+
+def test_valid_examples_and_parse_faults_helpers():
+    assert valid_examples("Your view.\n\n" + VALID_BLOCK + "\n\nEnd with ACTION: <command>") == list(EXAMPLES)
+    assert valid_examples("no block here") == []
+    assert parse_faults("latency=200+429=2,malformed") == {"latency": 200.0, "429": 2.0, "malformed": 1.0}
+    with pytest.raises(ValueError, match="name=number"):
+        parse_faults("latency=soon")
+
+
+def test_echo_answers_with_the_last_user_message(server):
+    messages = [
+        {"role": "system", "content": "system text"},
+        {"role": "user", "content": "first question"},
+        {"role": "assistant", "content": "an answer"},
+        {"role": "user", "content": "the last user message\nwith two lines"},
+    ]
+    result = chat(make_client(server, "echo"), messages)
+    assert result.text == "the last user message\nwith two lines"
+    assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
+
+
+def test_embeddings_are_the_normalised_hashing_vectors(server):
+    embedders = pytest.importorskip("agents.embedders")
+    texts = ["invest in the group pool", "keep the money for myself"]
+    with openai.OpenAI(base_url=server.url, api_key="x", max_retries=0, timeout=5) as client:
+        response = client.embeddings.create(model="hashing", input=texts)
+    vectors = np.array([d.embedding for d in sorted(response.data, key=lambda d: d.index)])
+    assert vectors.shape[0] == 2
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(vectors, np.asarray(embedders.HashingEmbedder().embed(texts)), atol=1e-6)
+    assert not np.allclose(vectors[0], vectors[1])
+    assert response.usage.prompt_tokens > 0
+
+
+def test_unknown_model_is_a_404_naming_the_models(server):
+    status, body = post(server, "/v1/chat/completions", {"model": "gpt-nonexistent", "messages": ask("404")})
+    assert status == 404
+    message = body["error"]["message"]
+    assert "gpt-nonexistent" in message and "random-valid" in message and "echo" in message
+
+
+def test_fault_header_injects_per_request(server):
+    body = {"model": "random-valid", "messages": ask("header")}
+    status, first = post(server, "/v1/chat/completions", body, {"X-Fault": "500=1"})
+    assert status == 500 and "injected fault" in first["error"]["message"]
+    status, second = post(server, "/v1/chat/completions", body, {"X-Fault": "500=1"})
+    assert status == 200 and action_line(second["choices"][0]["message"]["content"]) in EXAMPLES
+
+
+# ---------------------------------------------------------------------------- retries
+
+
+@pytest.mark.parametrize("fault, retries", [("429=2", 2), ("500=1", 1), ("503=1", 1), ("429=1+500=2+503=3", 3)])
+def test_transient_errors_are_retried_and_counted(server, fault, retries):
+    client = make_client(server, f"random-valid+{fault}")
+    before = server.requests
+    ledger = Usage()
+    result = chat(client, ask(f"retry {fault}"), ledger=ledger)
+    assert action_line(result.text) in EXAMPLES
+    assert result.usage.retries == retries and ledger.retries == retries and ledger.calls == 1
+    assert client.requests == retries + 1
+    assert server.requests - before == retries + 1
+
+
+def test_retry_after_is_honoured(server):
+    client = make_client(server, "random-valid+429=2+retry_after=0.3", backoff_base=0.001)
+    started = time.perf_counter()
+    result = chat(client, ask("retry-after"))
+    elapsed = time.perf_counter() - started
+    assert result.usage.retries == 2
+    assert elapsed >= 2 * 0.3, f"two retries with Retry-After 0.3 s took only {elapsed:.3f}s"
+    assert result.usage.latency_s >= 2 * 0.3
+
+
+def test_without_retry_after_the_tiny_backoff_is_used(server):
+    # a 500 carries no Retry-After: the delay is backoff_base * 2**attempt with jitter, i.e. milliseconds
+    client = make_client(server, "random-valid+500=2", backoff_base=0.001)
+    started = time.perf_counter()
+    result = chat(client, ask("no retry-after"))
+    assert result.usage.retries == 2
+    assert time.perf_counter() - started < 0.3
+
+
+def test_after_max_retries_the_error_says_what_failed(server):
+    client = make_client(server, "random-valid+500=10", max_retries=2)
+    ledger = Usage()
+    with pytest.raises(LLMError) as info:
+        chat(client, ask("give up"), ledger=ledger)
+    message = str(info.value)
+    assert not isinstance(info.value, BudgetExceeded)
+    assert "after 3 attempts" in message
+    assert "HTTP 500" in message and "injected fault" in message
+    assert "random-valid+500=10" in message and server.url in message
+    assert client.requests == 3
+    assert ledger.calls == 1 and ledger.retries == 2  # the failed call is still on the ledger
+
+
+def test_unreadable_bodies_are_retried_then_fail_clearly(server):
+    client = make_client(server, "random-valid+badjson", max_retries=2)
+    before = server.requests
+    with pytest.raises(LLMError, match=r"after 3 attempts: the reply could not be read"):
+        chat(client, ask("badjson"))
+    assert server.requests - before == 3
+
+
+def test_a_hanging_server_times_out_with_a_clear_message(server):
+    client = make_client(server, "random-valid+hang=2", timeout=0.2, max_retries=1)
+    started = time.perf_counter()
+    with pytest.raises(LLMError, match=r"after 2 attempts: the request timed out"):
+        chat(client, ask("hang"))
+    elapsed = time.perf_counter() - started
+    assert 0.4 <= elapsed < 1.5
+    assert client.requests == 2
+
+
+def test_a_404_is_not_retried(server):
+    client = make_client(server, "no-such-model", max_retries=4)
+    with pytest.raises(LLMError) as info:
+        chat(client, ask("not retried"))
+    assert client.requests == 1
+    message = str(info.value)
+    assert "HTTP 404" in message and "attempts" not in message
+    assert "random-valid, echo" in message  # the server's model list reaches the user
+
+
+def test_client_options_are_validated():
+    with pytest.raises(ValueError, match="non-empty string"):
+        LLMClient("")
+    with pytest.raises(ValueError, match="concurrency"):
+        LLMClient("random-valid", concurrency=0, cache=False)
+    with pytest.raises(ValueError, match="max_retries"):
+        LLMClient("random-valid", max_retries=-1, cache=False)
+
+
+# ---------------------------------------------------------------------------- budget
+
+
+def test_call_budget_allows_max_calls_then_raises_before_sending(server):
+    client = make_client(server)
+    budget = Budget(max_calls=2)
+    chat(client, ask("budget 1"), budget=budget)
+    chat(client, ask("budget 2"), budget=budget)
+    assert budget.calls == 2 and budget.tokens > 0
+    server_before, client_before = server.requests, client.requests
+    with pytest.raises(BudgetExceeded, match=r"budget of 2 model calls is spent") as info:
+        chat(client, ask("budget 3"), budget=budget)
+    assert isinstance(info.value, LLMError)
+    assert "max_calls" in str(info.value)  # says how to go on
+    assert server.requests == server_before and client.requests == client_before  # nothing was sent
+    assert budget.calls == 2
+    budget.reset()
+    assert budget.calls == 0 and budget.tokens == 0
+    chat(client, ask("budget 4"), budget=budget)  # a reset budget allows calls again
+
+
+def test_token_budget_raises_once_spent(server):
+    client = make_client(server)
+    budget = Budget(max_tokens=20)
+    first = chat(client, ask("tokens 1"), budget=budget)
+    used = first.usage.prompt_tokens + first.usage.completion_tokens
+    assert used > 20 and budget.tokens == used
+    before = server.requests
+    with pytest.raises(BudgetExceeded, match=rf"budget of 20 tokens is spent \({used:,} used; raise max_tokens"):
+        chat(client, ask("tokens 2"), budget=budget)
+    assert server.requests == before
+
+
+def test_call_budget_holds_for_concurrent_calls(server):
+    # calls awaited together (as run_episode awaits a step's agents) must not all pass the budget check
+    client = make_client(server)
+    budget = Budget(max_calls=2)
+    before = server.requests
+    results, _ = gather(client, [ask(f"concurrent budget {i}") for i in range(3)], budget=budget)
+    sent = server.requests - before
+    assert sent <= 2, f"Budget(max_calls=2) let {sent} concurrent calls through"
+    assert sum(isinstance(r, BudgetExceeded) for r in results) == 1
+
+
+# ---------------------------------------------------------------------------- cache
+
+
+def test_an_identical_call_is_served_from_the_cache(server, tmp_path):
+    client = make_client(server, cache=None, cache_dir=tmp_path)
+    assert client.caching  # on by default at temperature 0
+    ledger = Usage()
+    first = chat(client, ask("cache hit"), ledger=ledger)
+    assert not first.cached and len(list(tmp_path.glob("*.json"))) == 1
+    server_before, client_before = server.requests, client.requests
+    second = chat(client, ask("cache hit"), ledger=ledger)
+    assert server.requests == server_before and client.requests == client_before
+    assert second.cached and second.text == first.text
+    assert second.usage.calls == 1 and second.usage.cached == 1 and second.usage.prompt_tokens == 0
+    assert ledger.calls == 2 and ledger.cached == 1
+    # a fresh client on the same folder (a re-run) hits too
+    rerun = make_client(server, cache=None, cache_dir=tmp_path)
+    assert chat(rerun, ask("cache hit")).cached and rerun.requests == 0
+
+
+def test_a_cache_hit_spends_no_budget(server, tmp_path):
+    client = make_client(server, cache=None, cache_dir=tmp_path)
+    chat(client, ask("cache budget"))
+    budget = Budget(max_calls=0)
+    assert chat(client, ask("cache budget"), budget=budget).cached  # free, so allowed
+    with pytest.raises(BudgetExceeded):
+        chat(client, ask("cache budget, new"), budget=budget)
+
+
+def test_the_cache_misses_on_other_messages_params_or_model(server, tmp_path):
+    base = make_client(server, cache=True, cache_dir=tmp_path)
+    chat(base, ask("cache miss"))
+    misses = [
+        (base, ask("cache miss, other message"), {}),
+        (make_client(server, cache=True, cache_dir=tmp_path, temperature=0.7), ask("cache miss"), {}),
+        (make_client(server, cache=True, cache_dir=tmp_path, max_tokens=64), ask("cache miss"), {}),
+        (make_client(server, "random-valid+latency=1", cache=True, cache_dir=tmp_path), ask("cache miss"), {}),
+        (base, ask("cache miss"), {"temperature": 0.3}),
+    ]
+    for client, messages, overrides in misses:
+        before = server.requests
+        result = chat(client, messages, **overrides)
+        assert not result.cached and server.requests == before + 1, (client, overrides)
+    assert len(list(tmp_path.glob("*.json"))) == 1 + len(misses)
+
+
+def test_temperature_above_zero_is_not_cached_unless_asked(server, tmp_path):
+    warm = make_client(server, temperature=0.7, cache=None, cache_dir=tmp_path / "default")
+    assert not warm.caching
+    chat(warm, ask("warm"))
+    before = server.requests
+    assert not chat(warm, ask("warm")).cached and server.requests == before + 1
+    assert not (tmp_path / "default").exists() or not list((tmp_path / "default").iterdir())
+
+    forced = make_client(server, temperature=0.7, cache=True, cache_dir=tmp_path / "forced")
+    chat(forced, ask("warm forced"))
+    before = server.requests
+    assert chat(forced, ask("warm forced")).cached and server.requests == before
+
+    off = make_client(server, temperature=0.0, cache=False, cache_dir=tmp_path / "off")
+    chat(off, ask("cold off"))
+    chat(off, ask("cold off"))
+    assert off.requests == 2 and not (tmp_path / "off").exists()
+
+
+def test_a_per_call_temperature_above_zero_is_not_cached(server, tmp_path):
+    # the temperature of the call, not only the client's, decides whether it is cached
+    client = make_client(server, cache=None, cache_dir=tmp_path)
+    chat(client, ask("sampled"), temperature=0.9)
+    before = server.requests
+    again = chat(client, ask("sampled"), temperature=0.9)
+    assert not again.cached and server.requests == before + 1
+
+
+@pytest.mark.parametrize("damage", [b"{\"model\": \"random-valid\", \"te", b"", b"{\"model\": \"random-valid\"}", b"\xff\xfe not utf-8"])
+def test_a_damaged_cache_entry_is_ignored_and_rewritten(server, tmp_path, damage):
+    client = make_client(server, cache=True, cache_dir=tmp_path)
+    first = chat(client, ask("damaged"))
+    [path] = tmp_path.glob("*.json")
+    path.write_bytes(damage)
+    before = server.requests
+    result = chat(client, ask("damaged"))
+    assert not result.cached and server.requests == before + 1
+    assert result.text == first.text
+    assert json.loads(path.read_text(encoding="utf-8"))["text"] == first.text  # overwritten with a good entry
+    assert chat(client, ask("damaged")).cached
+
+
+def test_a_damaged_cache_entry_is_not_counted_as_a_cached_call(server, tmp_path):
+    # an entry without "text" is neither a cache hit nor counted as one
+    client = make_client(server, cache=True, cache_dir=tmp_path)
+    chat(client, ask("damaged, ledger"))
+    [path] = tmp_path.glob("*.json")
+    path.write_text(json.dumps({"model": "random-valid"}), encoding="utf-8")
+    ledger = Usage()
+    result = chat(client, ask("damaged, ledger"), ledger=ledger)
+    assert not result.cached
+    assert (ledger.calls, ledger.cached) == (1, 0)
+
+
+@pytest.mark.parametrize("damage", [b"null", b"[1, 2]", b"\"text\""])
+def test_a_cache_entry_that_is_not_an_object_is_ignored(server, tmp_path, damage):
+    # an entry that is JSON but not an object is ignored and overwritten
+    client = make_client(server, cache=True, cache_dir=tmp_path)
+    first = chat(client, ask("damaged, not an object"))
+    [path] = tmp_path.glob("*.json")
+    path.write_bytes(damage)
+    result = chat(client, ask("damaged, not an object"))
+    assert not result.cached and result.text == first.text
+
+
+# ---------------------------------------------------------------------------- the API key
+
+SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
+
+
+def test_the_key_is_not_shown_by_repr_or_introspection(server):
+    client = make_client(server, api_key=SECRET)
+    chat(client, ask("key repr"))  # the key was used for a real call
+    assert client._key == SECRET  # kept privately, so the test below means something
+    assert SECRET not in repr(client) and SECRET not in str(client)
+    assert client.api_key is None
+    assert SECRET not in repr(dataclasses.asdict(client))
+    for name, value in vars(client).items():
+        if name != "_key":
+            assert SECRET not in repr(value), name
+    with pytest.raises(LLMError) as info:
+        chat(make_client(server, "no-such-model", api_key=SECRET), ask("key error"))
+    assert SECRET not in str(info.value)
+
+
+def test_the_key_from_the_environment_never_reaches_logs_or_cache(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    env = teamenvs.make("day_trader_v0")
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=True, cache_dir=tmp_path / "cache", backoff_base=0.001)
+    client = next(iter(policies.values())).client
+    assert client._key == SECRET  # the environment's key is the one in use
+    result = agents.run_episode(env, policies, seed=0, log_dir=tmp_path / "logs", max_steps=3)
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" for p in files) and len(list((tmp_path / "cache").glob("*.json"))) >= 3
+    for path in files:
+        assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert SECRET not in json.dumps(result.records, default=str)
+    assert SECRET not in repr(policies) and SECRET not in repr(result)
+
+
+# ---------------------------------------------------------------------------- concurrency and cost
+
+
+def test_concurrency_bounds_requests_in_flight(server):
+    batches = [ask(f"concurrency {i}") for i in range(6)]
+    bounded = make_client(server, "random-valid+latency=200", concurrency=2)
+    results, elapsed = gather(bounded, batches)
+    assert all(not isinstance(r, BaseException) for r in results)
+    assert elapsed >= 0.55, f"6 calls of 200 ms two at a time took only {elapsed:.3f}s"
+    wide = make_client(server, "random-valid+latency=200", concurrency=6)
+    results, elapsed = gather(wide, batches)
+    assert all(not isinstance(r, BaseException) for r in results)
+    assert elapsed < 0.45, f"6 calls of 200 ms six at a time took {elapsed:.3f}s"
+
+
+def test_cost_from_the_price_table(server):
+    client = make_client(server, prices={"random-valid": (1.0, 2.0)})
+    ledger = Usage()
+    result = chat(client, ask("cost"), ledger=ledger)
+    u = result.usage
+    assert u.prompt_tokens > 0 and u.completion_tokens > 0
+    assert u.cost_usd == pytest.approx((u.prompt_tokens * 1.0 + u.completion_tokens * 2.0) / 1e6)
+    assert ledger.to_json()["cost_usd"] == pytest.approx(round(u.cost_usd, 6))
+    second = chat(client, ask("cost 2"), ledger=ledger)
+    assert ledger.cost_usd == pytest.approx(u.cost_usd + second.usage.cost_usd)
+    # a fault suffix does not change the model's price
+    suffixed = make_client(server, "random-valid+latency=1", prices={"random-valid": (1.0, 2.0)})
+    assert chat(suffixed, ask("cost 3")).usage.cost_usd is not None
+    # no price known: no cost, and none in the JSON
+    unpriced = chat(make_client(server), ask("cost 4")).usage
+    assert unpriced.cost_usd is None and "cost_usd" not in unpriced.to_json()

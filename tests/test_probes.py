@@ -1,0 +1,98 @@
+"""Probes (CollabSim) and the post-episode interview (VIRT-LAB): parsing, metrics, and episodes against the built-in server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+import teamenvs
+from agents.embedders import HashingEmbedder
+from agents.llm.policy import make_llm_policies
+from agents.llm.server import LocalLLMServer
+from agents.probes import DIMENSIONS, INTERVIEW_ITEMS, Prober, interview_summary, parse_probe, parse_rating, probe_metrics
+from teamenvs.core.recorder import read_log, step_records
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LocalLLMServer() as server:
+        yield server
+
+
+def test_parse_probe_reads_json_lines_and_percentages():
+    got = parse_probe('Sure. {"task_state": "half done", "teammates": "they invest", "plan": "invest too", "confidence": 0.8}')
+    assert got == {"task_state": "half done", "teammates": "they invest", "plan": "invest too", "confidence": 0.8}
+    lines = parse_probe("Task state: early\nTeammates: cautious\nMy plan: wait\nConfidence: 65")
+    assert (lines["task_state"], lines["teammates"], lines["plan"], lines["confidence"]) == ("early", "cautious", "wait", 0.65)
+    assert parse_probe("no idea")["confidence"] is None
+    assert parse_probe('{"confidence": 7000}')["confidence"] is None
+
+
+def test_parse_rating():
+    assert parse_rating("Rating: 7. We talked a lot.") == (7, "We talked a lot.")
+    assert parse_rating("8/10 - fine") [0] == 8
+    assert parse_rating("Rating: 11. too high")[0] is None
+    assert parse_rating("I cannot say")[0] is None
+
+
+def records_with(probes_by_step):
+    out = [{"type": "header", "env_id": "day_trader_v0", "agents": ["a", "b"]}]
+    for step, answers in probes_by_step.items():
+        out.append({"type": "step", "step": step, "agents": {a: {"probe": p} for a, p in answers.items()}})
+    return out
+
+
+def test_probe_metrics_alignment_and_confidence_by_thirds():
+    same = {"task_state": "we are making steady progress", "teammates": "they cooperate", "plan": "invest in the group"}
+    other = {"task_state": "the fish stock collapsed entirely", "teammates": "nobody listens", "plan": "leave"}
+    records = records_with({
+        1: {"a": {**same, "confidence": 0.2}, "b": {**same, "confidence": 0.4}},     # early: identical answers
+        2: {"a": {**same, "confidence": 0.5}, "b": {**other, "confidence": 0.5}},    # mid: different answers
+        3: {"a": {**same, "confidence": 1.0}, "b": {**same, "confidence": None}},    # late
+    })
+    m = probe_metrics(records, HashingEmbedder())
+    assert m["probed_steps"] == 3
+    assert m["alignment"]["task_state"]["early"] == pytest.approx(1.0, abs=1e-5)
+    assert m["alignment"]["task_state"]["mid"] < 0.5
+    assert m["confidence"]["early"] == pytest.approx(0.3)
+    assert m["confidence"]["late"] == pytest.approx(1.0)
+    assert m["confidence"]["all"] == pytest.approx(np.mean([0.2, 0.4, 0.5, 0.5, 1.0]))
+
+
+def test_interview_summary_per_dimension():
+    rows = [{"dimension": d, "item": i, "rating": 4 if d == "trust" else None, "justification": ""} for d, i in INTERVIEW_ITEMS]
+    summary = interview_summary({"a": rows, "b": [dict(r, rating=8) for r in rows]})
+    assert set(summary["dimensions"]) == set(DIMENSIONS) and len(DIMENSIONS) == 6
+    assert summary["dimensions"]["trust"] == 6.0 and summary["dimensions"]["leadership"] == 8.0
+    assert summary["agents"]["a"]["leadership"] is None
+
+
+def test_prober_rejects_bad_period():
+    with pytest.raises(ValueError, match="probes every"):
+        Prober(every=0)
+
+
+def test_an_llm_episode_logs_probe_answers_and_interview(server, tmp_path):
+    env = teamenvs.make("day_trader_v0")
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False)
+    result = agents.run_episode(env, policies, seed=0, max_steps=6, probes=Prober(every=2), interview=True, log_dir=tmp_path)
+    records = read_log(result.log_path)
+    probed = [s["step"] for s in step_records(records) if any("probe" in e for e in s["agents"].values())]
+    assert probed == [1, 3, 5]  # loop steps 0, 2, 4 are recorded as env steps 1, 3, 5
+    answer = next(e["probe"] for s in step_records(records) for e in s["agents"].values() if "probe" in e)
+    assert answer["task_state"] and 0 <= answer["confidence"] <= 1
+    assert result.metrics["probes"]["probed_steps"] == 3 and result.metrics["probes"]["confidence"]["all"] is not None
+    end = records[-1]
+    assert end["type"] == "end" and len(end["interview"]) == 3
+    assert all(len(rows) == len(INTERVIEW_ITEMS) and all(1 <= r["rating"] <= 10 for r in rows) for rows in end["interview"].values())
+    assert all(v is not None for v in result.metrics["interview"]["dimensions"].values())
+    # probes and interview questions are model calls too
+    acted = sum(1 for s in step_records(records) for e in s["agents"].values() if "reply" in e)
+    assert result.usage["total"]["calls"] == acted + 3 * 3 + 3 * len(INTERVIEW_ITEMS)
+
+
+def test_scripted_policies_are_not_probed():
+    env = teamenvs.make("day_trader_v0")
+    result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=0), seed=0, max_steps=4, probes=Prober())
+    assert result.metrics["probes"]["probed_steps"] == 0

@@ -30,7 +30,7 @@ import agents
 import teamenvs
 from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage
 from agents.llm.policy import make_llm_policies
-from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
+from agents.llm.server import MODELS, parse_faults, valid_examples
 
 EXAMPLES = ("invest group 40", "invest individual 15", "wait")
 VALID_BLOCK = (
@@ -39,19 +39,6 @@ VALID_BLOCK = (
     "- invest individual <amount 15-100>: keep it safe (e.g. invest individual 15)\n"
     "- wait: do nothing (e.g. wait)"
 )
-
-
-@pytest.fixture(scope="module")
-def server():
-    with LocalLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _offline_env(monkeypatch, tmp_path):
-    """No test may reach a real endpoint or write a cache into the home directory."""
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "default-cache"))
 
 
 def ask(tag: str) -> list[dict[str, str]]:

@@ -9,15 +9,8 @@ import agents
 import teamenvs
 from agents.embedders import HashingEmbedder
 from agents.llm.policy import make_llm_policies
-from agents.llm.server import LocalLLMServer
 from agents.probes import DIMENSIONS, INTERVIEW_ITEMS, Prober, interview_summary, parse_probe, parse_rating, probe_metrics
 from teamenvs.core.recorder import read_log, step_records
-
-
-@pytest.fixture(scope="module")
-def server():
-    with LocalLLMServer() as server:
-        yield server
 
 
 def test_parse_probe_reads_json_lines_and_percentages():

@@ -1,0 +1,21 @@
+"""Fixtures shared by the test modules: the built-in LLM server, and no test reaching a real endpoint or the home cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.llm.server import LocalLLMServer
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The offline OpenAI-compatible server, one per test module (its fault counters live as long as it does)."""
+    with LocalLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _offline_env(monkeypatch, tmp_path):
+    """No test may reach a real endpoint or write a cache into the home directory."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "default-cache"))

@@ -1,0 +1,418 @@
+"""`LLMPolicy` (agents/llm/policy.py) in real episodes against the built-in server, and `teamenvs run --policy llm`.
+
+Covers: `split_reply` on the reply shapes models produce; a full episode of every
+registered env with `random-valid` (the log's per-step rationale, reply and usage, the end
+record's usage, calls = acting agent-steps + repairs); the repair loop (re-prompts with
+the env's exact error up to `max_repairs`, then the env rejects the action and says so in
+the next observation); an action well-formed but refused by the rules; the per-episode
+call budget stopping `run_episode` with an `error` line; teams mixing models; the prompt;
+the CLI with the built-in server. Nothing leaves 127.0.0.1, and no test writes outside
+its tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agents
+import teamenvs
+from agents.llm.client import BudgetExceeded, LLMClient
+from agents.llm.policy import (
+    ANSWER_FORMAT,
+    LLMPolicy,
+    make_llm_policies,
+    split_reply,
+    valid_block,
+)
+from teamenvs.cli import main
+from teamenvs.core.recorder import read_log, step_records
+
+RATIONALE = "I weighed the options I have now and picked one."  # random-valid's reasoning line
+LONG_ENVS = {"search_rescue_v0": 40, "map_task_v0": 40}  # natural lengths 2000 and 120 steps
+
+
+def policies_for(env, server, model="random-valid", **options):
+    options.setdefault("cache", False)
+    options.setdefault("backoff_base", 0.001)
+    options.setdefault("timeout", 10.0)
+    return make_llm_policies(env, model, base_url=server.url, **options)
+
+
+def acted(entry) -> bool:
+    action = entry["action"]
+    return action is not None and not action.get("ignored")
+
+
+# ---------------------------------------------------------------------------- split_reply
+
+
+@pytest.mark.parametrize(
+    "reply, action, rationale",
+    [
+        ("We should trust each other.\nThe pool pays.\nACTION: invest group 40", "invest group 40", "We should trust each other.\nThe pool pays."),
+        ("Reasoning first.\nACTION:\ninvest group 40", "invest group 40", "Reasoning first."),
+        ("Here is my move:\n```\nACTION: invest group 40\n```", "invest group 40", "Here is my move:"),
+        ("```\ninvest group 40\n```", "invest group 40", ""),
+        ("<think>maybe ACTION: wait\nor not</think>\nGroup it is.\nACTION: invest group 40", "invest group 40", "Group it is."),
+        ("<THINK>hidden</THINK>invest group 40", "invest group 40", ""),
+        ('ok\nACTION: "invest group 40"', "invest group 40", "ok"),
+        ("ok\nACTION: `invest group 40`", "invest group 40", "ok"),
+        ("ok\nAction: 'invest group 40'", "invest group 40", "ok"),
+        ("ok\n**ACTION:** invest group 40", "invest group 40", "ok"),
+        ("The action: maybe wait.\nACTION: invest group 40", "invest group 40", "The action: maybe wait."),
+        ("invest group 40", "invest group 40", ""),
+        ("`invest group 40`", "invest group 40", ""),
+        ("", "", ""),
+        ("  \n\t\n", "", ""),
+        (None, "", ""),
+    ],
+)
+def test_split_reply(reply, action, rationale):
+    assert split_reply(reply) == (action, rationale)
+
+
+def test_split_reply_json_keeps_the_object_for_the_env_parser():
+    env = teamenvs.make("day_trader_v0")
+    _, infos = env.reset(seed=0)
+    situation = infos["trader_1"]["valid_actions"][0].situation
+    for reply, rationale in [
+        ('{"action": "invest group 40", "rationale": "trust the team"}', "trust the team"),
+        ('```json\n{"action": "invest group 40", "reason": "r"}\n```', "r"),
+        ('I answer in JSON. {"action": "invest group 40"}', "I answer in JSON."),
+    ]:
+        action, got = split_reply(reply)
+        assert got == rationale
+        assert json.loads(action)["action"] == "invest group 40"
+        parsed = env.unwrapped.commands.parse(action, situation)
+        assert parsed.ok and parsed.text == "invest group 40", parsed
+
+
+def test_split_reply_json_whose_rationale_mentions_action():
+    # a JSON reply is read as JSON even when its rationale says "action: ..."
+    action, rationale = split_reply('{"action": "invest group 40", "rationale": "my action: keep everything"}')
+    assert json.loads(action)["action"] == "invest group 40"
+    assert rationale == "my action: keep everything"
+
+
+# ---------------------------------------------------------------------------- full episodes
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_full_episode_of_every_env_with_random_valid(server, env_id):
+    env = teamenvs.make(env_id)
+    policies = policies_for(env, server)
+    result = agents.run_episode(env, policies, seed=0, max_steps=LONG_ENVS.get(env_id))
+    assert result.steps >= 1
+    if env_id not in LONG_ENVS:
+        assert result.records[-1]["type"] == "end" and not env.agents, "the episode should run to its natural end"
+    else:
+        assert result.steps == LONG_ENVS[env_id]
+
+    acting = repairs = 0
+    per_agent = {a: 0 for a in env.possible_agents}
+    for record in step_records(result.records):
+        for agent, entry in record["agents"].items():
+            if not acted(entry):
+                assert "rationale" not in entry and "usage" not in entry, (record["step"], agent)
+                continue
+            acting += 1
+            assert entry["rationale"] == RATIONALE, (record["step"], agent, entry.get("reply"))
+            assert isinstance(entry["reply"], str) and entry["reply"].startswith(RATIONALE)
+            assert "ACTION:" in entry["reply"]
+            assert entry["usage"]["calls"] >= 1
+            assert entry["usage"]["prompt_tokens"] > 0 and entry["usage"]["completion_tokens"] > 0
+            n_repairs = len(entry.get("repairs", []))
+            assert entry["usage"]["calls"] == 1 + n_repairs
+            repairs += n_repairs
+            per_agent[agent] += 1 + n_repairs
+    assert acting > 0
+
+    end = result.records[-1]
+    assert end["type"] == "end"
+    usage = end["usage"]
+    assert usage == result.usage
+    assert set(usage["agents"]) == set(env.possible_agents)
+    for agent, calls in per_agent.items():
+        assert usage["agents"][agent]["calls"] == calls, agent
+    assert usage["total"]["calls"] == acting + repairs
+    assert usage["total"]["calls"] == sum(u["calls"] for u in usage["agents"].values())
+    assert usage["total"]["prompt_tokens"] == sum(u["prompt_tokens"] for u in usage["agents"].values()) > 0
+    assert usage["total"]["cached"] == 0  # cache=False
+
+
+# ---------------------------------------------------------------------------- the prompt
+
+
+def test_valid_block_lists_each_forms_usage_and_example():
+    env = teamenvs.make("day_trader_v0")
+    _, infos = env.reset(seed=0)
+    forms = infos["trader_1"]["valid_actions"]
+    assert len(forms) >= 2
+    block = valid_block(forms)
+    lines = block.splitlines()
+    assert lines[0] == "Valid actions now:"
+    assert len(lines) == 1 + len(forms)
+    for form, line in zip(forms, lines[1:]):
+        assert line.startswith(f"- {form.usage}")
+        assert form.help in line
+        assert line.endswith(f"(e.g. {form.example})")
+    assert valid_block(()) == "Valid actions now:\n- wait (e.g. wait)"
+
+
+def test_the_prompt_the_model_sees(server):
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    agent = "trader_1"
+    policy = policies_for(env, server, model="echo", max_repairs=0)[agent]
+    briefing = env.unwrapped.briefing(agent)
+    policy.reset(agent, briefing)
+
+    sent = []
+    original = policy.client.chat
+
+    async def spy(messages, **kwargs):
+        result = await original(messages, **kwargs)
+        sent.append(([dict(m) for m in messages], result.text))
+        return result
+
+    policy.client.chat = spy
+    policy.act(observations[agent], infos[agent])
+    assert len(sent) == 1  # max_repairs=0: one call, whatever the answer
+    messages, reply = sent[0]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    system, user = messages[0]["content"], messages[1]["content"]
+    assert briefing in system
+    assert system == briefing  # no persona, no theory
+    assert str(observations[agent]) in user
+    assert valid_block(infos[agent]["valid_actions"]) in user
+    assert user.rstrip().endswith(ANSWER_FORMAT)
+    assert reply == user  # echo answers the user message verbatim
+    assert policy.last_extras["reply"] == user[:4000]
+    assert policy.last_extras["usage"]["calls"] == 1
+    assert "repairs" not in policy.last_extras
+
+
+def test_the_prompt_carries_persona_theory_and_the_earlier_observation(server):
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    agent = "trader_2"
+    policy = LLMPolicy("echo", base_url=server.url, cache=False, commands=env.unwrapped.commands,
+                       persona="You are cautious.", theory="Teams need trust.", max_repairs=0)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    assert policy.system_prompt() == f"You are cautious.\n\n{env.unwrapped.briefing(agent)}\n\nTeams need trust."
+    first = str(observations[agent])
+    policy.act(observations[agent], infos[agent])
+    observations, _, _, _, infos = env.step({a: "wait" for a in env.agents})
+    policy.act(observations[agent], infos[agent])
+    reply = policy.last_extras["reply"]
+    assert reply.startswith("Earlier observations (oldest first):\n" + first[:200])
+
+
+# ---------------------------------------------------------------------------- repairs
+
+
+def _malformed_episode(server, tmp_path, max_repairs):
+    env = teamenvs.make("day_trader_v0")
+    policies = policies_for(env, server, model="random-valid+malformed", max_repairs=max_repairs)
+    client = next(iter(policies.values())).client
+    before = server.requests
+    result = agents.run_episode(env, policies, seed=0, max_steps=2, log_dir=tmp_path)
+    return env, policies, client, server.requests - before, result
+
+
+def test_repairs_reprompt_with_the_env_error_then_the_env_rejects(server, tmp_path):
+    env, policies, client, sent, result = _malformed_episode(server, tmp_path, max_repairs=2)
+    steps = list(step_records(result.records))
+    decisions = sum(acted(e) for s in steps for e in s["agents"].values())
+    assert decisions == 2 * len(env.possible_agents)
+    assert sent == client.requests == decisions * (1 + 2)
+    assert result.usage["total"]["calls"] == decisions * 3
+    for record in steps:
+        for entry in record["agents"].values():
+            assert entry["usage"]["calls"] == 3
+            assert len(entry["repairs"]) == 2
+            action = entry["action"]
+            assert action["ok"] is False and action["kind"] != "rejected"  # the parser, not the rules
+            # the policy re-prompted with exactly the error the env gives
+            assert entry["repairs"] == [action["error"], action["error"]]
+            # and the env says so in the agent's next observation
+            assert action["error"] in entry["observation"], entry["observation"]
+    for policy in policies.values():
+        assert len(policy.last_extras["repairs"]) == 2
+        assert policy.last_extras["rationale"] == ""
+    assert result.metrics["invalid_action_rate"] == 1.0
+    # the written log says the same
+    logged = read_log(result.log_path)
+    assert logged[-1]["type"] == "end"
+    assert [s["agents"] for s in step_records(logged)] == [s["agents"] for s in steps]
+
+
+def test_repair_messages_quote_the_error(server):
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    agent = "trader_1"
+    policy = policies_for(env, server, model="random-valid+malformed", max_repairs=1)[agent]
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    sent = []
+    original = policy.client.chat
+
+    async def spy(messages, **kwargs):
+        sent.append([dict(m) for m in messages])
+        return await original(messages, **kwargs)
+
+    policy.client.chat = spy
+    action = policy.act(observations[agent], infos[agent])
+    assert len(sent) == 2
+    error = policy.last_extras["repairs"][0]
+    assert sent[1][:2] == sent[0]
+    assert sent[1][2]["role"] == "assistant" and "weather" in sent[1][2]["content"]
+    assert sent[1][3] == {"role": "user", "content": f"That action was rejected: {error}\n{ANSWER_FORMAT}"}
+    _, _, _, _, infos = env.step({a: (action if a == agent else "wait") for a in env.agents})
+    assert infos[agent]["last_action"]["ok"] is False
+    assert infos[agent]["last_action"]["error"] == error
+
+
+def test_no_repairs_means_one_request_per_decision(server, tmp_path):
+    env, policies, client, sent, result = _malformed_episode(server, tmp_path, max_repairs=0)
+    steps = list(step_records(result.records))
+    decisions = sum(acted(e) for s in steps for e in s["agents"].values())
+    assert decisions == 2 * len(env.possible_agents)
+    assert sent == client.requests == decisions
+    assert result.usage["total"]["calls"] == decisions
+    for record in steps:
+        for entry in record["agents"].values():
+            assert entry["usage"]["calls"] == 1
+            assert "repairs" not in entry
+            assert entry["action"]["ok"] is False
+            assert entry["action"]["error"] in entry["observation"]
+
+
+# ---------------------------------------------------------------------------- refused by the rules
+
+
+def test_a_well_formed_action_refused_by_the_rules(server):
+    env = teamenvs.make("search_rescue_v0")
+    policies = policies_for(env, server)
+    result = agents.run_episode(env, policies, seed=0, max_steps=5)
+    refused = [
+        (record["step"], agent, entry)
+        for record in step_records(result.records)
+        for agent, entry in record["agents"].items()
+        if acted(entry) and entry["action"]["ok"] is False and entry["action"]["kind"] == "rejected"
+    ]
+    assert refused, "random-valid should pick at least one example the rules refuse (e.g. 'pick up victim 1')"
+    for step, agent, entry in refused:
+        assert "repairs" not in entry, (step, agent)  # the policy's check accepted it
+        assert entry["usage"]["calls"] == 1
+        assert entry["rationale"] == RATIONALE
+        assert entry["action"]["command"] and entry["raw_action"].lower().startswith(entry["action"]["command"])
+        assert entry["action"]["error"] in entry["observation"]
+    assert any(entry["raw_action"] == "pick up victim 1" for _, _, entry in refused)
+
+
+# ---------------------------------------------------------------------------- the budget
+
+
+def test_the_call_budget_stops_the_episode_with_an_error_line(server, tmp_path):
+    env = teamenvs.make("day_trader_v0")
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=3)
+    client = next(iter(policies.values())).client
+    before = server.requests
+    with pytest.raises(BudgetExceeded, match="budget of 3 model calls"):
+        agents.run_episode(env, policies, seed=0, log_dir=tmp_path)
+    assert server.requests - before <= 3
+    assert client.requests <= 3
+    logs = list(tmp_path.glob("*.jsonl"))
+    assert len(logs) == 1
+    records = read_log(logs[0])
+    last = records[-1]
+    assert last["type"] == "error"
+    assert "BudgetExceeded" in last["error"] and "budget" in last["error"]
+    assert last["usage"]["total"]["calls"] == 3
+    assert not any(r["type"] == "end" for r in records)
+
+
+# ---------------------------------------------------------------------------- mixed teams
+
+
+def test_a_team_mixing_models(server):
+    env = teamenvs.make("day_trader_v0")
+    fast = LLMClient("random-valid", base_url=server.url, cache=False)
+    slow = LLMClient("random-valid+latency=1", base_url=server.url, cache=False)
+    commands = env.unwrapped.commands
+    models = {}
+    policies = {}
+    for i, agent in enumerate(env.possible_agents):
+        client = fast if i == 0 else slow
+        models[agent] = client.model
+        policies[agent] = LLMPolicy(client=client, commands=commands)
+    result = agents.run_episode(env, policies, seed=0)
+    assert result.records[-1]["type"] == "end" and not env.agents
+    calls = {a: 0 for a in env.possible_agents}
+    for record in step_records(result.records):
+        for agent, entry in record["agents"].items():
+            if acted(entry):
+                assert entry["rationale"] == RATIONALE
+                calls[agent] += entry["usage"]["calls"]
+    usage = result.usage
+    assert set(usage["agents"]) == set(env.possible_agents)
+    for agent in env.possible_agents:
+        assert usage["agents"][agent]["calls"] == calls[agent] > 0
+    assert usage["total"]["calls"] == sum(calls.values())
+    first = env.possible_agents[0]
+    assert fast.requests == calls[first]
+    assert slow.requests == sum(c for a, c in calls.items() if a != first)
+    assert repr(policies[first]) == f"LLMPolicy(model='random-valid', agent={first!r})"
+
+
+# ---------------------------------------------------------------------------- the CLI
+
+
+def test_cli_runs_llm_policy_on_the_builtin_server(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--log-dir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "built-in offline server" in err and "127.0.0.1" in err
+    assert "model usage" in out
+    assert "llm-random-valid" in out
+    logs = list(tmp_path.glob("*.jsonl"))
+    assert len(logs) == 1
+    records = read_log(logs[0])
+    assert records[-1]["type"] == "end" and records[-1]["usage"]["total"]["calls"] > 0
+    steps = list(step_records(records))
+    assert steps and all(e["rationale"] == RATIONALE for s in steps for e in s["agents"].values() if acted(e))
+    assert list((tmp_path / "default-cache" / "llm").glob("*.json")), "the CLI caches at temperature 0, under TEAMENVS_CACHE"
+
+
+def test_cli_llm_policy_needs_a_model(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--log-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--policy llm needs --model" in err
+
+
+def test_cli_unknown_model_at_the_builtin_server(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "gpt-4o", "--log-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "gpt-4o" in err and "random-valid" in err and "echo" in err
+
+
+def test_cli_model_without_llm_policy(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--model", "random-valid", "--log-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--policy llm" in err
+
+
+def test_cli_max_calls(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--max-calls", "2",
+                 "--log-dir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "budget of 2 model calls" in err
+    assert "model usage" not in out
+    records = read_log(next(tmp_path.glob("*.jsonl")))
+    assert records[-1]["type"] == "error" and "budget" in records[-1]["error"]

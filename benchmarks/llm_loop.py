@@ -47,9 +47,6 @@ class OneAtATime:
         async with self.lock:
             return await self.policy.aact(observation, info)
 
-    def act(self, observation: str, info: Mapping[str, Any]) -> str:  # pragma: no cover - the loop uses aact
-        raise NotImplementedError
-
     async def aclose(self) -> None:
         await self.policy.aclose()
 

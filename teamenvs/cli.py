@@ -91,7 +91,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise ConfigError("--policy llm needs --model (e.g. --model gpt-4o-mini, or --model random-valid for the built-in server)")
         base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
         if base_url is None:
-            from agents.llm.server import LocalLLMServer
+            from agents.llm.server import MODELS, LocalLLMServer
+
+            if args.model.partition("+")[0] not in MODELS:
+                raise ConfigError(
+                    f"no --base-url given (and no OPENAI_BASE_URL), so the built-in offline server would answer, and it "
+                    f"has no model {args.model!r} (only {', '.join(MODELS)}). For OpenAI add --base-url "
+                    "https://api.openai.com/v1 (key from OPENAI_API_KEY); for a local server, its URL."
+                )
 
             server = LocalLLMServer().start()
             base_url = server.url

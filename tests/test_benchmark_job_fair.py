@@ -12,6 +12,7 @@ def test_paper_rows_honest_and_boastful() -> None:
     assert [r[0] for r in honest] == list(job_fair.SCENARIOS)
     assert all(len(r) == 1 + len(job_fair.METRICS) + 4 + 3 for r in honest)
     assert honest[0][-3] == "no redundant seeker"  # S1 has none
+    assert all(r[1:6] == ["100"] * 5 for r in honest)  # honest agents meet every metric
     boastful = job_fair.paper_rows("boastful", 1)
     assert boastful[0][4] == "0"  # S1: boastful seekers are misplaced (Metric 2.3)
 

@@ -393,8 +393,16 @@ def test_cli_llm_policy_needs_a_model(tmp_path, capsys):
     assert "--policy llm needs --model" in err
 
 
-def test_cli_unknown_model_at_the_builtin_server(tmp_path, capsys):
+def test_cli_refuses_a_model_the_builtin_server_does_not_have(tmp_path, capsys):
     code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "gpt-4o", "--log-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "gpt-4o" in err and "random-valid" in err and "--base-url https://api.openai.com/v1" in err
+    assert not list(tmp_path.glob("*.jsonl"))  # refused before any episode started
+
+
+def test_cli_unknown_model_at_an_endpoint_exits_1_with_its_reason(server, tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "gpt-4o", "--base-url", server.url, "--log-dir", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1
     assert "gpt-4o" in err and "random-valid" in err and "echo" in err

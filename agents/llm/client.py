@@ -144,6 +144,7 @@ class LLMClient:
         if self.cache_dir is None:
             self.cache_dir = Path(os.environ.get("TEAMENVS_CACHE", Path.home() / ".cache" / "teamenvs")) / "llm"
         self.requests = 0  # HTTP attempts made (cache hits make none)
+        self._turn = 0  # round-robin over the connection pools
 
     # ------------------------------------------------------------------ plumbing
     def _loop_client(self) -> tuple[Any, asyncio.Semaphore]:
@@ -166,7 +167,7 @@ class LLMClient:
             found = (pools, asyncio.Semaphore(self.concurrency))
             self._per_loop[loop] = found
         pools, gate = found
-        self._turn = (getattr(self, "_turn", 0) + 1) % len(pools)
+        self._turn = (self._turn + 1) % len(pools)
         return pools[self._turn], gate
 
     @property

@@ -231,8 +231,9 @@ def make_llm_policies(
 ) -> dict[str, LLMPolicy]:
     """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget.
 
-    `options` go to `LLMPolicy` (window, max_repairs, memory factory is not shared: pass
-    policies yourself for per-agent memories) or, when no client is given, to `LLMClient`.
+    `options` named `window`, `max_repairs` or `memories` go to each `LLMPolicy`, the rest
+    to the `LLMClient` made when none is given. For per-agent memory streams build the
+    policies yourself: `LLMPolicy(client=..., memory=MemoryStream())`.
     """
     policy_keys = {"window", "max_repairs", "memories"}
     policy_options = {k: v for k, v in options.items() if k in policy_keys}

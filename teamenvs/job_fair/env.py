@@ -35,7 +35,6 @@ from teamenvs.job_fair.fair import PRESETS, Company, Fair, JobFairConfig, Seeker
 from teamenvs.job_fair.metrics import job_fair_metrics
 from teamenvs.job_fair.scoring import team_right
 
-PHASES = ("applications", "interviews", "decisions", "offers", "done")
 SEEKER_COMMANDS = ("apply", "say", "end interview", "accept", "decline")
 RECRUITER_COMMANDS = ("think", "wait", "say", "end interview", "hire", "workflow", "assign", "submit")
 ALLOWED_IN = {
@@ -122,7 +121,6 @@ class JobFairEnv(TeamEnv):
         self.offers: dict[str, list[str]] = {s: [] for s in self.seekers}
         self.answers: dict[str, list[str]] = {r: [] for r in self.recruiters}
         self.joined: dict[str, str | None] = {s: None for s in self.seekers}
-        self.rewards_given = False
         self.mine: dict[str, list[Interview]] = {a: [] for a in self.possible_agents}
         self.public = tuple(
             {"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)}
@@ -228,8 +226,7 @@ class JobFairEnv(TeamEnv):
         elif self.phase == "offers":
             self._offers(actions)
         self._advance()
-        if self.phase == "done" and not self.rewards_given:
-            self.rewards_given = True
+        if self.phase == "done":  # reached once: the episode ends with this step
             return self._final_rewards()
         return {}
 
@@ -465,8 +462,8 @@ class JobFairEnv(TeamEnv):
                 role="recruiter",
                 company=company.name,
                 company_type=business.company_type,
-                company_description=self.public[self.fair.companies.index(company)]["description"],
-                skills_wanted=self.public[self.fair.companies.index(company)]["skills"],
+                company_description=self.public[self.recruiters.index(agent)]["description"],
+                skills_wanted=self.public[self.recruiters.index(agent)]["skills"],
                 goal=business.goal,
                 thought=self.thought.get(agent),
                 applicants=tuple(self.persona[s].name for s in self.queue[agent]) if self.phase == "interviews" else (),

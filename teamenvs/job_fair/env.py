@@ -90,11 +90,6 @@ class JobFairEnv(TeamEnv):
     idle_line = "Your last action: none needed (it was not your turn)."
     config: JobFairConfig
 
-    def __init__(self, render_mode: str | None = None, preset: str | None = None, scenario: str | None = None, **config: Any) -> None:
-        if scenario is not None:
-            config["scenario"] = scenario
-        super().__init__(render_mode=render_mode, preset=preset, **config)
-
     def _agent_ids(self) -> list[str]:
         cfg = self.config
         return [f"recruiter_{i}" for i in range(1, cfg.companies_count + 1)] + [f"seeker_{i}" for i in range(1, cfg.seekers_count + 1)]

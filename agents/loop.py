@@ -64,6 +64,8 @@ async def arun_episode(
     probes: Any | None = None,
     interview: bool = False,
     embedder: Any | None = None,
+    compress: bool = False,
+    run: Mapping[str, Any] | None = None,
 ) -> EpisodeResult:
     """Run one episode of `env` with one policy per agent; see `run_episode`."""
     base = env.unwrapped
@@ -72,8 +74,8 @@ async def arun_episode(
         raise ValueError(f"no policy for agents {missing}")
     path = None
     if log_dir is not None:
-        path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl"
-    recorder = EpisodeRecorder(path)
+        path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl{'.gz' if compress else ''}"
+    recorder = EpisodeRecorder(path, run=dict(run) if run is not None else None)
     previous, base.recorder = base.recorder, recorder
     returns = {a: 0.0 for a in env.possible_agents}
     steps = 0
@@ -134,13 +136,17 @@ def run_episode(
     probes: Any | None = None,
     interview: bool = False,
     embedder: Any | None = None,
+    compress: bool = False,
+    run: Mapping[str, Any] | None = None,
 ) -> EpisodeResult:
     """Run one episode and return its `EpisodeResult` (`.metrics`, `.returns`, `.log_path`).
 
     `probes` (an `agents.probes.Prober`) asks agents that can answer (LLM policies) the
     CollabSim probe questions every k steps; `interview=True` runs the post-episode
     interview; their results join the metrics (`probes`, `interview`), embedded with
-    `embedder` (default: the offline hashing embedder).
+    `embedder` (default: the offline hashing embedder). `compress=True` writes the log as
+    `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
+    log's header line as `"run"`.
 
     Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
     the episode runs on a helper thread with its own loop.
@@ -148,7 +154,7 @@ def run_episode(
     async def episode() -> EpisodeResult:
         try:
             return await arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
-                                      probes=probes, interview=interview, embedder=embedder)
+                                      probes=probes, interview=interview, embedder=embedder, compress=compress, run=run)
         finally:
             await close_policies(policies)  # this call owns the event loop, so it closes the connections
 

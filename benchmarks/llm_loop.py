@@ -50,9 +50,19 @@ class OneAtATime:
     async def aclose(self) -> None:
         await self.policy.aclose()
 
+    @property
+    def usage(self) -> Any:
+        """The wrapped policy's usage ledger, so that the episode result counts its calls."""
+        return self.policy.usage
 
-def _episode(client: LLMClient, seed: int, steps: int, sequential: bool = False) -> dict[str, Any]:
-    env = teamenvs.make("day_trader_v0", n_agents=9)
+    @property
+    def last_extras(self) -> Any:
+        """The wrapped policy's last step annotations (rationale, reply, usage), so that the log holds them."""
+        return getattr(self.policy, "last_extras", None)
+
+
+def _episode(client: LLMClient, seed: int, steps: int, sequential: bool = False, n_agents: int = 9) -> dict[str, Any]:
+    env = teamenvs.make("day_trader_v0", n_agents=n_agents)
     policies: dict[str, Any] = make_llm_policies(env, client.model, client=client)
     if sequential:
         lock = asyncio.Lock()
@@ -69,6 +79,17 @@ async def _timed(jobs, parallel: int = 1) -> tuple[float, list]:
     return time.perf_counter() - start, results
 
 
+async def time_one_episode(client: LLMClient, steps: int, n_agents: int = 9, seed: int = 0) -> dict[str, Any]:
+    """(a): after a one-step warm-up, one episode with concurrent calls and the same episode with calls one after another.
+
+    Returns the wall times (`one`, `seq`) and the two `EpisodeResult`s (`result`, `seq_result`).
+    """
+    await _timed([_episode(client, 99, 1, n_agents=n_agents)])  # warm up connections
+    one, (result,) = await _timed([_episode(client, seed, steps, n_agents=n_agents)])
+    seq, (seq_result,) = await _timed([_episode(client, seed, steps, sequential=True, n_agents=n_agents)])
+    return {"one": one, "seq": seq, "result": result, "seq_result": seq_result}
+
+
 def measure(url: str, latency_ms: int, steps: int, episodes: int) -> dict[str, Any]:
     """The figures of (a) and (b)."""
     model = f"random-valid+latency={latency_ms}"
@@ -76,9 +97,8 @@ def measure(url: str, latency_ms: int, steps: int, episodes: int) -> dict[str, A
 
     async def run() -> dict[str, Any]:
         client = LLMClient(model, base_url=url, cache=False, concurrency=16 * 9, max_tokens=64)
-        await _timed([_episode(client, 99, 1)])  # warm up connections
-        one, (result,) = await _timed([_episode(client, 0, steps)])
-        seq, _ = await _timed([_episode(client, 0, steps, sequential=True)])
+        a = await time_one_episode(client, steps)
+        one, seq, result = a["one"], a["seq"], a["result"]
         calls = result.usage["total"]["calls"]
         many_seq, _ = await _timed([_episode(client, s, steps) for s in range(episodes)])
         many_par, par_results = await _timed([_episode(client, s, steps) for s in range(episodes)], parallel=episodes)

@@ -74,8 +74,8 @@ def loop_top10(stream: MemoryStream, memories: Sequence, vectors: Sequence[np.nd
     return [i for _, i in heapq.nlargest(10, scored)]
 
 
-def time_queries(stream: MemoryStream, queries: Sequence[str], step: int, loop_queries: int) -> dict[str, float | bool]:
-    """Latencies of full retrievals (ms), share of memories scanned, and the Python-loop comparison."""
+def retrieval_latencies(stream: MemoryStream, queries: Sequence[str], step: int) -> tuple[list[float], list[float]]:
+    """Milliseconds of each full top-10 `retrieve` (after one untimed warm-up) and the share of memories it scanned."""
     stream.retrieve(queries[0], step, k=10, touch=False)  # warm-up
     latencies, scanned = [], []
     for q in queries:
@@ -83,6 +83,12 @@ def time_queries(stream: MemoryStream, queries: Sequence[str], step: int, loop_q
         stream.retrieve(q, step, k=10)
         latencies.append((time.perf_counter() - t0) * 1e3)
         scanned.append(stream.last_scanned / len(stream))
+    return latencies, scanned
+
+
+def time_queries(stream: MemoryStream, queries: Sequence[str], step: int, loop_queries: int) -> dict[str, float | bool]:
+    """Latencies of full retrievals (ms), share of memories scanned, and the Python-loop comparison."""
+    latencies, scanned = retrieval_latencies(stream, queries, step)
     memories, vectors = stream.memories(), list(stream.embeddings())
     loop_s, fast_s, same = [], [], True
     for q in queries[:loop_queries]:

@@ -1,14 +1,16 @@
-"""The `teamenvs` command line: list environments, run seeded episodes with baselines.
+"""The `teamenvs` command line: list environments, run episodes, benchmark suites, reports and replays.
 
     teamenvs list
     teamenvs run day_trader_v0 --policy scripted --seed 0 --episodes 5 --set n_agents=6 --log-dir runs
+    teamenvs bench --suite smoke --out results/smoke
+    teamenvs report results/smoke
+    teamenvs replay results/smoke/logs/<episode>.jsonl.gz --html episode.html
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import Any, Sequence
 
@@ -89,24 +91,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.policy == "llm":
         if not args.model:
             raise ConfigError("--policy llm needs --model (e.g. --model gpt-4o-mini, or --model random-valid for the built-in server)")
-        base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
-        if base_url is None:
-            from agents.llm.server import MODELS, LocalLLMServer
+        from agents.llm.server import resolve_endpoint
 
-            if args.model.partition("+")[0] not in MODELS:
-                raise ConfigError(
-                    f"no --base-url given (and no OPENAI_BASE_URL), so the built-in offline server would answer, and it "
-                    f"has no model {args.model!r} (only {', '.join(MODELS)}). For OpenAI add --base-url "
-                    "https://api.openai.com/v1 (key from OPENAI_API_KEY); for a local server, its URL."
-                )
-
-            server = LocalLLMServer().start()
-            base_url = server.url
-            print(
-                f"No --base-url given (and no OPENAI_BASE_URL): using the built-in offline server at {base_url}. "
-                "Its models (random-valid, echo) are test doubles, not language models.",
-                file=sys.stderr,
-            )
+        base_url, server = resolve_endpoint(args.model, args.base_url)
     elif args.model or args.base_url:
         raise ConfigError("--model and --base-url go with --policy llm")
     results = []
@@ -144,6 +131,39 @@ def _cmd_serve_llm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from benchmarks.bench import run_bench
+    from benchmarks.suite import load_suite
+
+    suite = load_suite(args.suite, seeds=args.seeds)
+    outcome = run_bench(
+        suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
+        force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
+        max_tokens=args.max_tokens, price=args.price,
+    )
+    print(outcome.summary())
+    return 0 if not outcome.failed else 1
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from benchmarks.report import build_report
+
+    report = build_report(args.dir)
+    print(report.summary())
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from teamenvs import replay
+
+    if args.html:
+        path = replay.write_html(args.log, args.html)
+        print(f"wrote {path} (open it in a browser; it needs no network)")
+        return 0
+    replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=not args.no_color)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="teamenvs", description="Multi-agent team-science environments.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -167,6 +187,32 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--port", type=int, default=8765)
     p_serve.add_argument("--seed", type=int, default=0)
     p_serve.set_defaults(func=_cmd_serve_llm)
+    p_bench = sub.add_parser("bench", help="run a benchmark suite (seeded episodes in parallel, resumable) and write its report")
+    p_bench.add_argument("--suite", required=True, help="smoke | paper | llm | a suite file (.json, .yaml)")
+    p_bench.add_argument("--out", required=True, help="output folder: logs/, results.csv, report.md, plots/")
+    p_bench.add_argument("--seeds", type=int, default=None, help="seeds per cell, overriding the suite's")
+    p_bench.add_argument("--workers", type=int, default=None, help="processes for scripted episodes (default: CPU count)")
+    p_bench.add_argument("--force", action="store_true", help="rerun episodes whose logs are already complete")
+    p_bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies")
+    p_bench.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
+    p_bench.add_argument("--concurrency", type=int, default=16, help="model calls in flight at once, over all episodes (default 16)")
+    p_bench.add_argument("--temperature", type=float, default=0.0)
+    p_bench.add_argument("--max-calls", type=int, default=None, help="model calls allowed per episode")
+    p_bench.add_argument("--max-tokens", type=int, default=None, help="tokens allowed per episode")
+    p_bench.add_argument("--price", default=None, metavar="IN,OUT", help="USD per 1M prompt and completion tokens, for the cost estimate")
+    p_bench.set_defaults(func=_cmd_bench)
+    p_report = sub.add_parser("report", help="rebuild results.csv, report.md and plots of a bench folder from its logs alone")
+    p_report.add_argument("dir")
+    p_report.set_defaults(func=_cmd_report)
+    p_replay = sub.add_parser("replay", help="replay an episode log in the terminal, or write a self-contained HTML viewer")
+    p_replay.add_argument("log", help="an episode log (.jsonl or .jsonl.gz)")
+    p_replay.add_argument("--html", default=None, metavar="OUT", help="write the HTML viewer to OUT instead")
+    p_replay.add_argument("--delay", type=float, default=0.0, help="seconds between frames (default 0: print them all)")
+    p_replay.add_argument("--step", type=int, default=0, help="first step to show")
+    p_replay.add_argument("--stop", type=int, default=None, help="last step to show")
+    p_replay.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    p_replay.set_defaults(func=_cmd_replay)
     return parser
 
 
@@ -175,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, KeyError, ValueError, TypeError) as exc:
+    except (ConfigError, KeyError, ValueError, TypeError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {message}", file=sys.stderr)
         return 2

@@ -271,3 +271,32 @@ class LocalLLMServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def resolve_endpoint(model: str, base_url: str | None) -> tuple[str, LocalLLMServer | None]:
+    """The endpoint for `model`: `base_url`, else `OPENAI_BASE_URL`, else a started built-in server.
+
+    The built-in server is used only for its own models (a clear error otherwise, before
+    anything runs); the caller stops the returned server when done.
+    """
+    import os
+    import sys
+
+    from teamenvs.core.config import ConfigError
+
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if url:
+        return url, None
+    if model.partition("+")[0] not in MODELS:
+        raise ConfigError(
+            f"no --base-url given (and no OPENAI_BASE_URL), so the built-in offline server would answer, and it "
+            f"has no model {model!r} (only {', '.join(MODELS)}). For OpenAI add --base-url "
+            "https://api.openai.com/v1 (key from OPENAI_API_KEY); for a local server, its URL."
+        )
+    server = LocalLLMServer().start()
+    print(
+        f"No --base-url given (and no OPENAI_BASE_URL): using the built-in offline server at {server.url}. "
+        "Its models (random-valid, echo) are test doubles, not language models.",
+        file=sys.stderr,
+    )
+    return server.url, server

@@ -44,6 +44,7 @@ class TeamEnv(ParallelEnv, ABC):
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     agent_prefix: ClassVar[str] = "agent"
     episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
+    metric_goals: ClassVar[dict[str, str]] = {}  # metric -> "max" | "min" (which way is better), for reports
     idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:

@@ -69,3 +69,10 @@ def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     env_cls = spec(header(records)["env_id"]).load()
     return env_cls.episode_metrics(records)
+
+
+def metric_goals(env_id: str) -> dict[str, str]:
+    """Which way each of the paradigm's metrics is better ("max" or "min"); metrics not listed are descriptive."""
+    from teamenvs.registry import spec
+
+    return dict(getattr(spec(env_id).load(), "metric_goals", {}))

@@ -7,12 +7,15 @@ the step's global events. The step loop may add per-agent extras (a policy's rat
 model usage) with `annotate` before the step is written, and an `end` line with the
 metrics. The file is flushed after every line, so a crash loses nothing already written.
 Nothing time-dependent is written by the env, so the same seed and actions give a
-byte-identical log.
+byte-identical log. A path ending in `.gz` is written gzip-compressed (still flushed per
+line, so a killed run keeps every line written before it); `read_log` reads both.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -57,21 +60,24 @@ def clip_raw_action(raw: Any) -> Any:
 class EpisodeRecorder:
     """Collects an episode's records in memory and, given a path, writes them as JSONL."""
 
-    def __init__(self, path: str | Path | None = None, *, keep: bool = True) -> None:
+    def __init__(self, path: str | Path | None = None, *, keep: bool = True, run: dict[str, Any] | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.keep = keep
+        self.run = run  # who ran the episode and why (a benchmark's suite, condition, policy): the header's "run"
         self.records: list[dict[str, Any]] = []
         self._extras: dict[str, dict[str, Any]] = {}
         self._file = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "w", encoding="utf-8")
+            self._file = open_log(self.path, "w")
 
     def annotate(self, agent: str, **extra: Any) -> None:
         """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""
         self._extras.setdefault(agent, {}).update(extra)
 
     def write(self, record: dict[str, Any]) -> None:
+        if self.run is not None and record.get("type") == "header":
+            record = {**record, "run": self.run}
         if self._extras and record.get("type") == "step":
             for agent, extra in self._extras.items():
                 if agent in record["agents"]:
@@ -95,18 +101,28 @@ class EpisodeRecorder:
         self.close()
 
 
+def open_log(path: str | Path, mode: str = "r") -> Any:
+    """A log file opened as text, gzip-compressed when its name ends in `.gz`."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
 def read_log(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSONL episode log; a truncated last line (a crash mid-write) is skipped."""
+    """Read a JSONL episode log (or `.jsonl.gz`); a truncated end (a crash mid-write) is skipped."""
     records = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                break
+    with open_log(path) as f:
+        try:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    break
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            pass  # a compressed log cut off mid-stream: keep the lines before the cut
     return records
 
 

@@ -32,7 +32,7 @@ from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.job_fair.actions import COMMANDS
 from teamenvs.job_fair.fair import PRESETS, Company, Fair, JobFairConfig, Seeker, biography, description, make_fair
-from teamenvs.job_fair.metrics import job_fair_metrics
+from teamenvs.job_fair.metrics import METRIC_GOALS, job_fair_metrics
 from teamenvs.job_fair.scoring import team_right
 
 SEEKER_COMMANDS = ("apply", "say", "end interview", "accept", "decline")
@@ -87,6 +87,7 @@ class JobFairEnv(TeamEnv):
     config_class = JobFairConfig
     presets = PRESETS
     episode_metrics = staticmethod(job_fair_metrics)
+    metric_goals = METRIC_GOALS
     idle_line = "Your last action: none needed (it was not your turn)."
     config: JobFairConfig
 

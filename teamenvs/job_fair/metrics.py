@@ -37,6 +37,13 @@ from teamenvs.job_fair.scoring import (
     workflow_correct,
 )
 
+# Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
+METRIC_GOALS: dict[str, str] = {
+    **{k: "max" for k in ("company_identification", "company_identification_rate", "identification", "workflow", "assignment",
+                          "overall_success", "identification_rate", "workflow_rate", "assignment_rate", "teams_formed", "fill_rate")},
+    **{k: "min" for k in ("misplacements", "redundant_offers", "redundant_offer_acceptance", "invalid_action_rate")},
+}
+
 
 def job_fair_metrics(records: Sequence[dict[str, Any]], step_mapper: StepMapper | None = None) -> dict[str, Any]:
     mapper = step_mapper or synonym_mapper

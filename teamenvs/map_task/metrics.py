@@ -18,6 +18,13 @@ from teamenvs.core.metrics import header, invalid_action_rate, message_events
 from teamenvs.core.recorder import step_records
 from teamenvs.map_task.scoring import completed, deviation, drawn_cells, edge, route_accuracy
 
+# Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
+METRIC_GOALS: dict[str, str] = {
+    "route_accuracy": "max", "completed": "max", "communication_efficiency": "max",
+    "deviation": "min", "invalid_action_rate": "min",
+}
+
+
 REVISIONS = ("erase", "undo", "reset")
 
 

@@ -16,6 +16,13 @@ from typing import Any, Sequence
 from teamenvs.core.metrics import header, invalid_action_rate, message_events
 from teamenvs.core.recorder import step_records
 
+# Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
+METRIC_GOALS: dict[str, str] = {
+    **{k: "max" for k in ("victims_rescued", "rescued_stable", "rescued_critical", "points", "completed", "coverage_rooms", "coverage_cells")},
+    "steps": "min", "invalid_action_rate": "min",
+}
+
+
 ACTIONS = ("move", "go to", "go to victim", "pick up victim", "drop victim", "stabilize victim", "clear rubble")
 MESSAGES = ("say", "tell")
 

@@ -24,7 +24,7 @@ from teamenvs.social_dilemma.commons import (
     sustainable_share,
     universalization,
 )
-from teamenvs.social_dilemma.metrics import commons_metrics
+from teamenvs.social_dilemma.metrics import COMMONS_GOALS, commons_metrics
 from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
 
 COMMANDS = CommandSet(
@@ -57,6 +57,7 @@ class CommonsEnv(ScheduledGame):
     presets = PRESETS
     agent_prefix = "fisher"
     episode_metrics = staticmethod(commons_metrics)
+    metric_goals = COMMONS_GOALS
     config: CommonsConfig
 
     # ------------------------------------------------------------------ episode state

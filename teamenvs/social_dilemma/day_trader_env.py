@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situation
 from teamenvs.core.env import event
 from teamenvs.core.messaging import SAY, TELL
-from teamenvs.social_dilemma.metrics import day_trader_metrics
+from teamenvs.social_dilemma.metrics import DAY_TRADER_GOALS, day_trader_metrics
 from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
@@ -67,6 +67,7 @@ class DayTraderEnv(ScheduledGame):
     presets = PRESETS
     agent_prefix = "trader"
     episode_metrics = staticmethod(day_trader_metrics)
+    metric_goals = DAY_TRADER_GOALS
     config: DayTraderConfig
 
     # ------------------------------------------------------------------ episode state

@@ -7,6 +7,15 @@ from typing import Any, Sequence
 from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent
 from teamenvs.core.recorder import step_records
 
+# Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
+DAY_TRADER_GOALS: dict[str, str] = {
+    "mean_final_wealth": "max", "cooperation_rate": "max", "mean_group_pool": "max", "gini_wealth": "min", "invalid_action_rate": "min",
+}
+COMMONS_GOALS: dict[str, str] = {
+    "survival_time": "max", "survived": "max", "total_gain": "max", "efficiency": "max", "equality": "max",
+    "over_usage_rate": "min", "invalid_action_rate": "min",
+}
+
 
 def _events(records: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for step in step_records(records) for e in step.get("events", ()) if e.get("type") == kind]

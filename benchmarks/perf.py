@@ -1,0 +1,210 @@
+"""Performance report: one table of env speed, LLM step-loop efficiency and memory retrieval time.
+
+    python -m benchmarks.perf                 # about 1-2 minutes
+    python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
+    python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
+
+Rows, every number measured by this run:
+
+* `env steps/s`: every registered env (`teamenvs.list_envs()`, default config) with `random` and
+  `scripted` policies for every agent, episodes back to back for `--seconds` in the plain
+  synchronous loop (`benchmarks.common.time_episodes`). The value is env steps over the whole
+  loop's wall time (the policies choosing actions, `env.step`, the resets between episodes);
+  the notes give `env.step` alone (env steps over the time spent inside `env.step`) and
+  agent-steps/s (one per observation returned).
+* `step-loop efficiency`: one `--agents`-agent `day_trader_v0` episode (its first `--steps`
+  steps) with `LLMPolicy` on the built-in server's `random-valid+latency=<ms>` model, served
+  by `teamenvs serve-llm` in its own process (as `benchmarks.llm_loop` does; cache off, so
+  every decision is an HTTP request). Value: episode wall time / ideal time, where the ideal
+  is the model calls on the critical path times the latency: with `agents.run_episode` the
+  agents of a step call at once, so a step costs its slowest agent's calls; one call after
+  another, every call is on the path.
+* `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
+  (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
+  time of a full top-10 `retrieve` over `--queries` queries, one thread.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy is imported: one core, as benchmarks.memory
+
+import argparse
+import asyncio
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import teamenvs
+from agents.llm.client import LLMClient
+from benchmarks.common import table, time_episodes
+from benchmarks.llm_loop import served, time_one_episode
+from benchmarks.memory import build, retrieval_latencies, synthetic_texts
+
+POLICIES = ("random", "scripted")
+MEMORY_SIZES = (10_000, 100_000)
+DEFAULTS = {"seconds": 5.0, "latency_ms": 200, "agents": 9, "steps": 5, "queries": 200}
+QUICK = {"seconds": 0.25, "latency_ms": 100, "agents": 9, "steps": 2, "queries": 20}
+HEADER = ["measurement", "setting", "value", "unit", "notes"]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Flags; those not given come from QUICK with `--quick`, else from DEFAULTS."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, help=f"seconds per env x policy measurement (default {DEFAULTS['seconds']})")
+    parser.add_argument("--latency-ms", type=int, help=f"fixed latency of every model call (default {DEFAULTS['latency_ms']})")
+    parser.add_argument("--agents", type=int, help=f"traders in the LLM episode (default {DEFAULTS['agents']})")
+    parser.add_argument("--steps", type=int, help=f"steps of the LLM episode (default {DEFAULTS['steps']})")
+    parser.add_argument("--queries", type=int, help=f"timed retrievals per memory size (default {DEFAULTS['queries']})")
+    parser.add_argument("--quick", action="store_true", help="fast run: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))
+    args = parser.parse_args(argv)
+    for key, value in (QUICK if args.quick else DEFAULTS).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what `platform` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """One line: CPU model and count, Python version, OS."""
+    return (
+        f"{cpu_model()}, {os.cpu_count()} CPUs; Python {platform.python_version()} "
+        f"({platform.python_implementation()}); {platform.system()} {platform.release()}"
+    )
+
+
+def env_rows(seconds: float, seed: int = 0) -> list[list[str]]:
+    """Env steps/s of every registered env with each policy kind, full loop and `env.step` alone."""
+    rows = []
+    for env_id in teamenvs.list_envs():
+        for kind in POLICIES:
+            env = teamenvs.make(env_id)
+            r = time_episodes(env, kind, seconds, seed)
+            rows.append(
+                [
+                    "env steps/s",
+                    f"{env_id}, {kind}",
+                    f"{r['steps'] / r['wall']:,.0f}",
+                    "env steps/s (full loop)",
+                    f"env.step alone {r['steps'] / r['step_time']:,.0f} steps/s; {r['agent_steps'] / r['wall']:,.0f} agent-steps/s; "
+                    f"{len(env.possible_agents)} agents, {r['episodes']:,} episode{'' if r['episodes'] == 1 else 's'}, "
+                    f"{r['steps']:,} steps in {r['wall']:.1f} s",
+                ]
+            )
+    return rows
+
+
+def step_calls(records: Iterable[Mapping[str, Any]]) -> list[list[int]]:
+    """Model calls of each acting agent, per step of an episode log (from the step entries' `usage`)."""
+    return [
+        [entry["usage"]["calls"] for entry in rec["agents"].values() if "usage" in entry]
+        for rec in records
+        if rec.get("type") == "step"
+    ]
+
+
+def critical_path_calls(records: Iterable[Mapping[str, Any]], concurrent: bool) -> int:
+    """Calls on an episode's critical path: a step's slowest agent when agents call at once, else every call."""
+    per_step = step_calls(records)
+    return sum(max(calls, default=0) if concurrent else sum(calls) for calls in per_step)
+
+
+def loop_efficiency(latency_ms: int, n_agents: int, steps: int) -> dict[str, Any]:
+    """One DayTrader episode with LLM policies, concurrent and one call after another, against `teamenvs serve-llm`."""
+    model = f"random-valid+latency={latency_ms}"
+
+    async def run(url: str) -> dict[str, Any]:
+        client = LLMClient(model, base_url=url, cache=False, concurrency=max(16, n_agents), max_tokens=64)
+        try:
+            return await time_one_episode(client, steps, n_agents=n_agents)
+        finally:
+            await client.aclose()
+
+    with served() as url:
+        return asyncio.run(run(url))
+
+
+def efficiency_rows(latency_ms: int, n_agents: int, steps: int) -> list[list[str]]:
+    """Episode wall time / ideal time for the concurrent loop and for calls one after another."""
+    m = loop_efficiency(latency_ms, n_agents, steps)
+    latency = latency_ms / 1000
+    concurrent_ideal = critical_path_calls(m["result"].records, concurrent=True) * latency
+    rows = []
+    for label, wall, result, concurrent in (
+        ("concurrent (agents.run_episode)", m["one"], m["result"], True),
+        ("one call after another", m["seq"], m["seq_result"], False),
+    ):
+        path = critical_path_calls(result.records, concurrent)
+        ideal = path * latency
+        calls = result.usage["total"]["calls"]
+        rows.append(
+            [
+                "step-loop efficiency",
+                f"{label}: day_trader_v0, {n_agents} agents, {result.steps} steps, {latency_ms} ms/call",
+                f"{wall / ideal:.2f}",
+                "x ideal (episode time / ideal)",
+                f"{wall:.2f} s / {ideal:.2f} s ideal ({path} of {calls} calls on the critical path x {latency_ms} ms)"
+                + ("" if concurrent else f"; {wall / concurrent_ideal:.1f}x the concurrent ideal"),
+            ]
+        )
+    return rows
+
+
+def memory_rows(queries: int, seed: int = 0) -> list[list[str]]:
+    """Median top-10 retrieval time at each of MEMORY_SIZES, one thread."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        qs = synthetic_texts(queries, np.random.default_rng(seed + 1))
+        rows = []
+        for n in MEMORY_SIZES:
+            stream, build_s = build(n, seed)
+            latencies, scanned = retrieval_latencies(stream, qs, n)
+            rows.append(
+                [
+                    "memory retrieval",
+                    f"{n:,} memories, top-10",
+                    f"{np.median(latencies):.2f}",
+                    f"ms (median of {queries} queries)",
+                    f"p95 {np.percentile(latencies, 95):.2f} ms; relevance computed for {100 * np.mean(scanned):.1f}% of memories; "
+                    f"built in {build_s:.1f} s",
+                ]
+            )
+        return rows
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    start = time.perf_counter()
+    print(f"Machine: {machine()}")
+    print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
+    rows = env_rows(args.seconds) + efficiency_rows(args.latency_ms, args.agents, args.steps) + memory_rows(args.queries)
+    table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
+    print(f"\nTotal {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,502 @@
+"""`teamenvs report`: results.csv, report.md and plots of a bench folder, rebuilt from its episode logs alone.
+
+Each log's header says which suite, group, condition, policy and seed the episode was (the
+`run` entry `teamenvs bench` writes); its `end` line holds the returns, the paradigm's
+metrics and the model usage. Logs without a `run` entry (e.g. from `teamenvs run
+--log-dir`) are grouped by env, preset and file name. Logs without an `end` line are
+counted as incomplete and left out of the tables.
+
+- `results.csv`: one row per episode: suite, group, env, condition, preset, overrides,
+  policy, seed, status, steps, returns, every metric (nested ones flattened as `a.b.c`,
+  booleans as 0/1) and the model usage;
+- `report.md`: per group, mean ± sd (population sd over seeds) of every scalar metric for
+  each condition x policy, the best policy of each condition in bold (best condition when
+  a group compares one policy), by the metric's direction (↑ / ↓, from the paradigm);
+- `plots/`: per group, bar charts of every metric with sd error bars, a per-agent
+  breakdown of accepted actions by command (as VIRT-LAB Fig. 9), and survival curves
+  where episodes report `survival_time` (the commons).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from benchmarks.suite import slug
+from teamenvs.core.config import ConfigError
+from teamenvs.core.recorder import read_log, step_records
+
+USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+@dataclass
+class EpisodeRow:
+    """One episode as the report sees it."""
+
+    path: Path
+    suite: str
+    group: str
+    env: str
+    condition: str
+    preset: str | None
+    overrides: Mapping[str, Any]
+    policy: str
+    seed: int | None
+    order: tuple[int, int, int]
+    status: str  # complete | error | incomplete
+    steps: int = 0
+    returns: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    actions: dict[str, Counter] = field(default_factory=dict)  # agent -> accepted commands
+    months: int | None = None
+    description: str = ""
+    error: str = ""
+
+
+def log_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
+
+
+def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for step in step_records(records):
+        for agent, entry in step["agents"].items():
+            action = entry.get("action") or {}
+            if action.get("ok") and not action.get("ignored") and action.get("command"):
+                counts[agent][action["command"]] += 1
+    return dict(counts)
+
+
+def read_episode(path: Path) -> EpisodeRow | None:
+    """The report's view of one log; None for a file that is not an episode log."""
+    records = read_log(path)
+    if not records or records[0].get("type") != "header":
+        return None
+    head = records[0]
+    run = head.get("run") or {}
+    condition = run.get("condition") or {}
+    policy = run.get("policy") or {}
+    stem = path.name.split(".jsonl")[0]
+    last = records[-1]
+    status = {"end": "complete", "error": "error"}.get(last.get("type"), "incomplete")
+    row = EpisodeRow(
+        path=path,
+        suite=run.get("suite", ""),
+        group=run.get("group", head["env_id"]),
+        env=head["env_id"],
+        condition=condition.get("name") or head.get("preset") or "default",
+        preset=condition.get("preset", head.get("preset")),
+        overrides=condition.get("set", {}),
+        policy=policy.get("label") or stem,
+        seed=head.get("seed"),
+        order=tuple(run.get("index", (0, 0, 0))),  # type: ignore[arg-type]
+        status=status,
+        description=run.get("description", ""),
+        months=(head.get("config") or {}).get("months"),
+    )
+    if status == "error":
+        row.error = last.get("error", "")
+    if status == "complete":
+        row.steps = last.get("steps", 0)
+        row.returns = dict(last.get("returns", {}))
+        row.metrics = dict(last.get("metrics", {}))
+        row.usage = dict((last.get("usage") or {}).get("total", {}))
+        row.actions = _accepted_actions(records)
+    return row
+
+
+# ---------------------------------------------------------------------- numbers
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v))
+
+
+def flatten(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested metrics as `a.b.c` columns: booleans 0/1, lists as JSON, None empty."""
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, name + "."))
+        elif isinstance(value, bool):
+            out[name] = int(value)
+        elif value is None:
+            out[name] = ""
+        elif isinstance(value, (list, tuple)):
+            out[name] = json.dumps(value, ensure_ascii=False)
+        else:
+            out[name] = value
+    return out
+
+
+def scalar_metrics(rows: Sequence[EpisodeRow]) -> list[str]:
+    """Top-level metrics that are numbers or booleans in at least one episode, in first-seen order."""
+    names: dict[str, None] = {}
+    for r in rows:
+        for key, value in r.metrics.items():
+            if _is_number(value):
+                names.setdefault(key)
+    return list(names)
+
+
+def values(rows: Sequence[EpisodeRow], metric: str) -> list[float]:
+    return [float(r.metrics[metric]) for r in rows if _is_number(r.metrics.get(metric))]
+
+
+def mean_sd(xs: Sequence[float]) -> tuple[float, float]:
+    mean = sum(xs) / len(xs)
+    return mean, math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
+
+
+def _digits(xs: Iterable[float]) -> int:
+    biggest = max((abs(x) for x in xs), default=0.0)
+    return 0 if biggest >= 100 else 1 if biggest >= 10 else 2 if biggest >= 1 else 3
+
+
+def _team_return(row: EpisodeRow) -> float:
+    return sum(row.returns.values()) / len(row.returns) if row.returns else 0.0
+
+
+# ---------------------------------------------------------------------- results.csv
+FIXED = ("suite", "group", "env", "condition", "preset", "overrides", "policy", "seed", "status", "steps", "return_mean")
+
+
+def csv_rows(rows: Sequence[EpisodeRow]) -> tuple[list[str], list[dict[str, Any]]]:
+    table = []
+    columns: dict[str, None] = dict.fromkeys(FIXED)
+    for r in rows:
+        line: dict[str, Any] = {
+            "suite": r.suite, "group": r.group, "env": r.env, "condition": r.condition, "preset": r.preset or "",
+            "overrides": json.dumps(dict(r.overrides), sort_keys=True) if r.overrides else "", "policy": r.policy,
+            "seed": "" if r.seed is None else r.seed, "status": r.status, "steps": r.steps if r.status == "complete" else "",
+            "return_mean": _team_return(r) if r.status == "complete" else "",
+        }
+        line.update({f"return.{a}": v for a, v in r.returns.items()})
+        line.update(flatten(r.metrics))
+        line.update({f"usage.{k}": r.usage[k] for k in USAGE_KEYS if k in r.usage})
+        columns.update(dict.fromkeys(line))
+        table.append(line)
+    return list(columns), table
+
+
+def write_csv(path: Path, rows: Sequence[EpisodeRow]) -> None:
+    columns, table = csv_rows(rows)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(table)
+
+
+def load_results(folder: str | Path) -> list[dict[str, str]]:
+    """The rows of a bench folder's `results.csv` (strings, as the csv module reads them)."""
+    with open(Path(folder) / "results.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+# ---------------------------------------------------------------------- report.md
+@dataclass
+class GroupReport:
+    title: str
+    env: str
+    conditions: list[str]
+    policies: list[str]
+    cells: dict[tuple[str, str], list[EpisodeRow]]
+    metrics: list[str]
+    goals: dict[str, str]
+
+    @property
+    def rows(self) -> list[EpisodeRow]:
+        return [r for cell in self.cells.values() for r in cell]
+
+
+def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
+    """Complete episodes by group, conditions and policies in suite order."""
+    from teamenvs.core.metrics import metric_goals
+
+    complete = sorted((r for r in rows if r.status == "complete"), key=lambda r: (r.order, r.group, r.condition, r.policy, r.seed or 0))
+    groups: dict[str, list[EpisodeRow]] = {}
+    for r in complete:
+        groups.setdefault(r.group, []).append(r)
+    reports = []
+    for title, members in groups.items():
+        conditions = list(dict.fromkeys(r.condition for r in sorted(members, key=lambda r: (r.order[1], r.condition))))
+        policies = list(dict.fromkeys(r.policy for r in sorted(members, key=lambda r: (r.order[2], r.policy))))
+        cells: dict[tuple[str, str], list[EpisodeRow]] = {}
+        for r in members:
+            cells.setdefault((r.condition, r.policy), []).append(r)
+        try:
+            goals = metric_goals(members[0].env)
+        except (KeyError, ValueError):
+            goals = {}
+        reports.append(GroupReport(title, members[0].env, conditions, policies, cells, scalar_metrics(members), goals))
+    return reports
+
+
+def _best(means: dict[Any, float], goal: str | None) -> set[Any]:
+    if goal not in ("max", "min") or len(means) < 2:
+        return set()
+    target = max(means.values()) if goal == "max" else min(means.values())
+    if all(abs(m - target) <= 1e-12 for m in means.values()):
+        return set()  # everyone ties: nothing to mark
+    return {k for k, m in means.items() if abs(m - target) <= 1e-12}
+
+
+def _seeds_text(seeds: Sequence[int | None]) -> str:
+    known = sorted({s for s in seeds if s is not None})
+    if known and known == list(range(known[0], known[-1] + 1)) and len(known) > 2:
+        return f"{known[0]}-{known[-1]}"
+    return ", ".join(map(str, known)) or "none"
+
+
+def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
+    arrow = {"max": " ↑", "min": " ↓"}
+    lines = [f"## {g.title} (`{g.env}`)", ""]
+    seeds = _seeds_text([r.seed for r in g.rows])
+    lines.append(f"{len(g.rows)} episodes; seeds {seeds}; conditions: "
+                 + ", ".join(f"{c}" for c in g.conditions) + "; policies: " + ", ".join(g.policies) + ".")
+    lines.append("")
+    by_policy = len(g.policies) > 1
+    best: dict[tuple[str, str, str], bool] = {}
+    for metric in g.metrics:
+        goal = g.goals.get(metric)
+        blocks = [[(c, p) for p in g.policies] for c in g.conditions] if by_policy else [[(c, g.policies[0]) for c in g.conditions]]
+        for block in blocks:
+            means = {cell: mean_sd(values(g.cells[cell], metric))[0] for cell in block if cell in g.cells and values(g.cells[cell], metric)}
+            for cell in _best(means, goal):
+                best[(cell[0], cell[1], metric)] = True
+    header = ["condition", "policy", "n", "return"] + [f"{m}{arrow.get(g.goals.get(m) or '', '')}" for m in g.metrics]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|")
+    for c in g.conditions:
+        for p in g.policies:
+            cell = g.cells.get((c, p))
+            if not cell:
+                continue
+            returns = [_team_return(r) for r in cell]
+            ret_mean, ret_sd = mean_sd(returns)
+            digits = _digits(returns)
+            row = [c, p, str(len(cell)), f"{ret_mean:,.{digits}f} ± {ret_sd:,.{digits}f}"]
+            for metric in g.metrics:
+                xs = values(cell, metric)
+                if not xs:
+                    row.append("–")
+                    continue
+                m, s = mean_sd(xs)
+                d = _digits(values(g.rows, metric))
+                text = f"{m:,.{d}f} ± {s:,.{d}f}" + (f" ({len(xs)}/{len(cell)})" if len(xs) < len(cell) else "")
+                row.append(f"**{text}**" if best.get((c, p, metric)) else text)
+            lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    usage_cells = [(c, p) for c in g.conditions for p in g.policies if any(r.usage for r in g.cells.get((c, p), []))]
+    if usage_cells:
+        lines.append("Model usage per episode (mean):")
+        lines.append("")
+        lines.append("| condition | policy | " + " | ".join(USAGE_KEYS) + " |")
+        lines.append("|---|---|" + "---:|" * len(USAGE_KEYS))
+        for c, p in usage_cells:
+            cell = g.cells[(c, p)]
+            means = [sum(float(r.usage.get(k, 0)) for r in cell) / len(cell) for k in USAGE_KEYS]
+            lines.append(f"| {c} | {p} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
+        lines.append("")
+    for kind, name in plots.items():
+        lines.append(f"![{kind}: {g.title}]({name})")
+    if plots:
+        lines.append("")
+    return lines
+
+
+def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "") -> str:
+    suites = sorted({r.suite for r in rows if r.suite})
+    complete = sum(r.status == "complete" for r in rows)
+    lines = [f"# Benchmark report: {', '.join(suites) or 'episode logs'}", ""]
+    descriptions = sorted({r.description for r in rows if r.description})
+    for d in descriptions:
+        lines += [d, ""]
+    lines.append(f"{complete} of {len(rows)} episodes complete. Cells show mean ± sd over seeds (population sd); "
+                 "↑ / ↓ say which way a metric is better; **bold** marks the best policy within each condition "
+                 "(the best condition, where a group compares one policy). `return` is the mean return per agent. "
+                 "Booleans are shown as rates; (k/n) means the metric was defined in k of n episodes.")
+    lines.append("")
+    if plot_note:
+        lines += [plot_note, ""]
+    for g in groups:
+        lines += group_markdown(g, plots.get(g.title, {}))
+    unfinished = [r for r in rows if r.status != "complete"]
+    if unfinished:
+        lines.append("## Episodes without a result")
+        lines.append("")
+        lines.append("Rerun the same `teamenvs bench` command to run them again.")
+        lines.append("")
+        for r in unfinished:
+            lines.append(f"- `{r.path.name}`: {r.status}" + (f" ({r.error})" if r.error else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- plots
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grid(n: int, cols: int) -> tuple[int, int]:
+    cols = min(cols, n)
+    return -(-n // cols), cols
+
+
+def plot_metrics(g: GroupReport, path: Path) -> None:
+    """One bar chart per metric: conditions on the x axis, a bar per policy, sd error bars."""
+    plt = _pyplot()
+    metrics = ["return"] + g.metrics
+    nrows, ncols = _grid(len(metrics), 4)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.0 * nrows + 0.8), squeeze=False, layout="constrained")
+    width = 0.8 / len(g.policies)
+    colours = plt.get_cmap("tab10")
+    for ax, metric in zip(axes.flat, metrics):
+        for j, p in enumerate(g.policies):
+            means, sds, xs = [], [], []
+            for i, c in enumerate(g.conditions):
+                cell = g.cells.get((c, p), [])
+                data = [_team_return(r) for r in cell] if metric == "return" else values(cell, metric)
+                if data:
+                    m, s = mean_sd(data)
+                    means.append(m)
+                    sds.append(s)
+                    xs.append(i - 0.4 + width * (j + 0.5))
+            ax.bar(xs, means, width, yerr=sds, capsize=2, color=colours(j % 10), label=p)
+        arrow = {"max": " (higher is better)", "min": " (lower is better)"}.get(g.goals.get(metric) or "", "")
+        ax.set_title(metric + arrow, fontsize=9)
+        ax.set_xticks(range(len(g.conditions)))
+        ax.set_xticklabels(g.conditions, rotation=30 if len(g.conditions) > 3 else 0, ha="right" if len(g.conditions) > 3 else "center", fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+    fig.suptitle(f"{g.title}: mean ± sd over seeds", fontsize=10)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def plot_actions(g: GroupReport, path: Path) -> None:
+    """Per cell, accepted actions per agent by command (mean per episode), stacked: VIRT-LAB Fig. 9's breakdown."""
+    plt = _pyplot()
+    cells = [(c, p) for c in g.conditions for p in g.policies if (c, p) in g.cells]
+    commands = sorted({cmd for r in g.rows for counts in r.actions.values() for cmd in counts})
+    nrows, ncols = _grid(len(cells), 3)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.0 * nrows + 0.8), squeeze=False, layout="constrained")
+    colours = plt.get_cmap("tab20")
+    for ax, (c, p) in zip(axes.flat, cells):
+        cell = g.cells[(c, p)]
+        agents = list(dict.fromkeys(a for r in cell for a in r.returns))
+        bottom = [0.0] * len(agents)
+        for k, cmd in enumerate(commands):
+            heights = [sum(r.actions.get(a, Counter())[cmd] for r in cell) / len(cell) for a in agents]
+            ax.bar(range(len(agents)), heights, bottom=bottom, color=colours(k % 20), label=cmd)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        ax.set_ylim(0, max(bottom + [1.0]) * 1.05)  # bars' sticky edges would otherwise pin the top to the tallest stack
+        ax.set_title(f"{c} | {p}", fontsize=8)
+        ax.set_xticks(range(len(agents)))
+        ax.set_xticklabels(agents, rotation=30 if len(agents) > 3 else 0, ha="right" if len(agents) > 3 else "center", fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylabel("actions per episode", fontsize=7)
+    for ax in list(axes.flat)[len(cells):]:
+        ax.axis("off")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours(k % 20)) for k in range(len(commands))]
+    fig.legend(handles, commands, loc="outside lower center", ncol=min(len(commands), 7), fontsize=7, frameon=False)
+    fig.suptitle(f"{g.title}: accepted actions per agent by command (mean per episode)", fontsize=10)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], horizon: int) -> list[float]:
+    """Share of episodes whose resource is still alive after month m, for m = 0..horizon.
+
+    An episode that collapsed in month t is alive after months 0..t-1; one that survived, after all of them.
+    """
+    n = len(survival_times)
+    return [sum(ok or t > m for t, ok in zip(survival_times, survived)) / n for m in range(horizon + 1)]
+
+
+def plot_survival(g: GroupReport, path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
+    styles = ["-", "--", ":", "-."]
+    colours = plt.get_cmap("tab10")
+    for i, c in enumerate(g.conditions):
+        for j, p in enumerate(g.policies):
+            cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
+            if cell:
+                curve = survival_curve([r.metrics["survival_time"] for r in cell], [bool(r.metrics.get("survived")) for r in cell], horizon)
+                ax.step(range(horizon + 1), curve, where="post", linestyle=styles[i % 4],
+                        color=colours(j % 10), label=f"{c} | {p}")
+    ax.set_xlabel("month")
+    ax.set_ylabel("share of runs with fish left after the month")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(f"{g.title}: survival")
+    ax.legend(fontsize=7, ncol=2)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def write_plots(groups: Sequence[GroupReport], folder: Path) -> dict[str, dict[str, str]]:
+    """The PNGs of every group; returns group title -> kind -> path relative to the report."""
+    folder.mkdir(parents=True, exist_ok=True)
+    made: dict[str, dict[str, str]] = {}
+    for g in groups:
+        name = slug(g.title)
+        kinds = {"metrics": plot_metrics, "actions": plot_actions}
+        if "survival_time" in g.metrics:
+            kinds["survival"] = plot_survival
+        made[g.title] = {}
+        for kind, draw in kinds.items():
+            draw(g, folder / f"{name}_{kind}.png")
+            made[g.title][kind] = f"{folder.name}/{name}_{kind}.png"
+    return made
+
+
+# ---------------------------------------------------------------------- the whole report
+@dataclass
+class Report:
+    folder: Path
+    rows: list[EpisodeRow]
+    groups: list[GroupReport]
+    plots: dict[str, dict[str, str]]
+
+    def summary(self) -> str:
+        complete = sum(r.status == "complete" for r in self.rows)
+        n_plots = sum(len(p) for p in self.plots.values())
+        return (f"report: {complete} of {len(self.rows)} episodes complete, {len(self.groups)} group(s); wrote "
+                f"{self.folder / 'results.csv'}, {self.folder / 'report.md'} and {n_plots} plot(s) in {self.folder / 'plots'}")
+
+
+def build_report(folder: str | Path, plots: bool = True) -> Report:
+    """Read every episode log of a bench folder (`logs/`, or the folder itself) and write results.csv, report.md, plots/."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"no folder {str(folder)!r} (give a folder written by `teamenvs bench --out`)")
+    logs_dir = folder / "logs" if (folder / "logs").is_dir() else folder
+    rows = [row for path in log_files(logs_dir) if (row := read_episode(path)) is not None]
+    if not rows:
+        raise ConfigError(f"no episode logs (*.jsonl, *.jsonl.gz) in {str(logs_dir)!r}")
+    groups = group_rows(rows)
+    made: dict[str, dict[str, str]] = {}
+    note = ""
+    if plots:
+        try:
+            made = write_plots(groups, folder / "plots")
+        except ImportError:
+            note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
+    write_csv(folder / "results.csv", rows)
+    (folder / "report.md").write_text(report_markdown(rows, groups, made, note), encoding="utf-8")
+    return Report(folder, rows, groups, made)

@@ -1,0 +1,68 @@
+"""Smoke test for `benchmarks/perf.py`: the quick run prints one table with every row measured and plausible."""
+
+from __future__ import annotations
+
+import pytest
+
+import teamenvs
+from benchmarks import perf
+
+
+def table_rows(out: str) -> dict[tuple[str, str], list[str]]:
+    """The printed markdown table's body as {(measurement, setting): [value, unit, notes]}; exactly one table."""
+    lines = [line for line in out.splitlines() if line.startswith("|")]
+    assert lines[0] == "| " + " | ".join(perf.HEADER) + " |"
+    assert lines[1].startswith("|---")
+    assert not any(line.startswith("|---") for line in lines[2:]), "more than one table"
+    rows = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        assert len(cells) == len(perf.HEADER), line
+        rows[cells[0], cells[1]] = cells[2:]
+    return rows
+
+
+def number(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
+    perf.main(["--quick"])
+    out = capsys.readouterr().out
+    assert "Command: python -m benchmarks.perf --quick" in out
+    assert "Machine: " in out and "CPUs; Python 3." in out
+    rows = table_rows(out)
+
+    for env_id in teamenvs.list_envs():
+        for kind in ("random", "scripted"):
+            value, unit, notes = rows["env steps/s", f"{env_id}, {kind}"]
+            assert number(value) > 0 and unit == "env steps/s (full loop)"
+            assert "env.step alone" in notes
+
+    efficiency = {s: v for (m, s), v in rows.items() if m == "step-loop efficiency"}
+    assert [s.split(":")[0] for s in efficiency] == ["concurrent (agents.run_episode)", "one call after another"]
+    for value, _, _ in efficiency.values():
+        assert number(value) >= 1.0  # nothing beats the latency of the calls on the critical path
+
+    for size in ("10,000", "100,000"):
+        value, unit, _ = rows["memory retrieval", f"{size} memories, top-10"]
+        assert number(value) > 0 and unit.startswith("ms")
+
+    assert len(rows) == 2 * len(teamenvs.list_envs()) + 2 + 2
+
+
+def test_critical_path_calls() -> None:
+    records = [
+        {"type": "reset", "agents": {}},
+        {"type": "step", "agents": {"a": {"usage": {"calls": 1}}, "b": {"usage": {"calls": 3}}}},  # b repaired twice
+        {"type": "step", "agents": {"a": {"usage": {"calls": 1}}, "b": {}}},  # b did not act
+        {"type": "end"},
+    ]
+    assert perf.critical_path_calls(records, concurrent=True) == 3 + 1
+    assert perf.critical_path_calls(records, concurrent=False) == 4 + 1
+
+
+def test_args() -> None:
+    assert perf.parse_args([]).seconds == perf.DEFAULTS["seconds"]
+    quick = perf.parse_args(["--quick", "--steps", "3"])
+    assert (quick.seconds, quick.steps) == (perf.QUICK["seconds"], 3)

@@ -16,7 +16,7 @@ A suite is a JSON or YAML mapping:
         max_steps: 500              # optional cap on env steps per episode
 
 `base: paper` starts from a built-in suite; `add_policies` then appends policies to every
-group. Built-in suites live beside this module in `suites/` (`smoke`, `paper`, `llm`).
+group. A top-level `max_steps` caps the groups that set none. Built-in suites live beside this module in `suites/` (`smoke`, `paper`, `llm`).
 Everything is checked before anything runs; an error names the file and the field.
 """
 
@@ -32,7 +32,7 @@ from teamenvs.core.config import ConfigError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm")
-SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies"}
+SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", "max_steps"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
 POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview"}
@@ -279,7 +279,14 @@ def _check_group(group: Group, where: str) -> None:
             raise SuiteError(f"{where}: two {kind}s share the name {next(n for n in names if slugs.count(slug(n)) > 1)!r}")
 
 
-def _group(raw: Any, where: str, default_seeds: tuple[int, ...] | None, add_policies: list[PolicySpec]) -> Group:
+def _max_steps(raw: Any, where: str) -> int | None:
+    if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int) or raw < 1):
+        raise SuiteError(f"{where}: expected a whole number >= 1, got {raw!r}")
+    return raw
+
+
+def _group(raw: Any, where: str, default_seeds: tuple[int, ...] | None, add_policies: list[PolicySpec],
+           default_max_steps: int | None = None) -> Group:
     raw = _mapping(raw, where, GROUP_KEYS, required=("env", "conditions", "policies"))
     env = _text(raw["env"], f"{where}.env")
     conditions = tuple(_condition(c, f"{where}.conditions[{i}]") for i, c in enumerate(_list(raw["conditions"], f"{where}.conditions")))
@@ -291,9 +298,7 @@ def _group(raw: Any, where: str, default_seeds: tuple[int, ...] | None, add_poli
         seeds = default_seeds
     else:
         raise SuiteError(f"{where}: no seeds (give 'seeds' in the group or at the top of the suite)")
-    max_steps = raw.get("max_steps")
-    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
-        raise SuiteError(f"{where}.max_steps: expected a whole number >= 1, got {max_steps!r}")
+    max_steps = _max_steps(raw["max_steps"], f"{where}.max_steps") if "max_steps" in raw else default_max_steps
     title = _text(raw.get("title", env), f"{where}.title")
     group = Group(title, env, conditions, policies, seeds, max_steps)
     _check_group(group, where)
@@ -320,9 +325,10 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
     name = _text(raw.get("name", Path(source).stem), f"{where}.name")
     default = override or (_seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else None)
     groups_raw = _list(raw.get("groups"), f"{where}.groups")
+    cap = _max_steps(raw.get("max_steps"), f"{where}.max_steps")
     groups = []
     for i, g in enumerate(groups_raw):
-        group = _group(g, f"{where}.groups[{i}]", default, add)
+        group = _group(g, f"{where}.groups[{i}]", default, add, cap)
         if override is not None:
             group = Group(group.title, group.env, group.conditions, group.policies, override, group.max_steps)
         groups.append(group)

@@ -67,8 +67,8 @@ def log_path(out: Path, episode: Episode) -> Path:
     return out / LOGS / f"{episode.key}.jsonl.gz"
 
 
-def is_complete(path: Path, episode: Episode) -> bool:
-    """True when `path` is a finished log of exactly this episode (same run header, an `end` line)."""
+def is_complete(path: Path, episode: Episode, model: str | None = None) -> bool:
+    """True when `path` is a finished log of exactly this episode (same run header and model, an `end` line)."""
     if not path.is_file():
         return False
     records = read_log(path)
@@ -76,7 +76,7 @@ def is_complete(path: Path, episode: Episode) -> bool:
         return False
     head = records[0]
     # compare through JSON, so tuples and lists (and number types) count as the same
-    return head.get("type") == "header" and dumps(head.get("run")) == dumps(episode.run_meta())
+    return head.get("type") == "header" and dumps(head.get("run")) == dumps(episode.run_meta(model))
 
 
 # ---------------------------------------------------------------------- progress
@@ -222,7 +222,7 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
                 live[episode.key] = policies
                 spec = episode.policy
                 await arun_episode(env, policies, seed=episode.seed, log_dir=out / LOGS, log_name=episode.key,
-                                   max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(),
+                                   max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(settings.model),
                                    probes=Prober(spec.probes_every) if spec.probes_every else None, interview=spec.interview)
                 error = None
             except Exception as exc:
@@ -290,7 +290,7 @@ def run_bench(
                           "or --model random-valid for the built-in offline server)")
     if not suite.needs_model and (model or base_url):
         raise ConfigError(f"suite {suite.name!r} has no llm policies, so --model and --base-url would not be used")
-    workers = workers or os.cpu_count() or 1
+    workers = workers if workers is not None else os.cpu_count() or 1
     if workers < 1 or concurrency < 1:
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
     price = parse_price(price) if isinstance(price, str) or price is None else price
@@ -298,7 +298,7 @@ def run_bench(
     (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
 
     episodes = suite.episodes()
-    todo = [e for e in episodes if force or not is_complete(log_path(out, e), e)]
+    todo = [e for e in episodes if force or not is_complete(log_path(out, e), e, model)]
     skipped = len(episodes) - len(todo)
     bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress)
     start = time.perf_counter()

@@ -6,8 +6,8 @@ metrics and the model usage. Logs without a `run` entry (e.g. from `teamenvs run
 --log-dir`) are grouped by env, preset and file name. Logs without an `end` line are
 counted as incomplete and left out of the tables.
 
-- `results.csv`: one row per episode: suite, group, env, condition, preset, overrides,
-  policy, seed, status, steps, returns, every metric (nested ones flattened as `a.b.c`,
+- `results.csv`: one row per episode, in suite order: suite, group, env, condition, preset,
+  overrides, policy, model, seed, status, env_steps, returns, every metric (nested ones flattened as `a.b.c`,
   booleans as 0/1) and the model usage;
 - `report.md`: per group, mean ± sd (population sd over seeds) of every scalar metric for
   each condition x policy, the best policy of each condition in bold (best condition when
@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ class EpisodeRow:
     seed: int | None
     order: tuple[int, int, int]
     status: str  # complete | error | incomplete
+    model: str = ""  # for LLM policies
     steps: int = 0
     returns: dict[str, float] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -76,13 +78,16 @@ def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
 def read_episode(path: Path) -> EpisodeRow | None:
     """The report's view of one log; None for a file that is not an episode log."""
     records = read_log(path)
-    if not records or records[0].get("type") != "header":
+    if not records:  # killed before its header was written
+        return EpisodeRow(path, "", "", "", "", None, {}, "", None, (0, 0, 0), "incomplete")
+    if records[0].get("type") != "header":
         return None
     head = records[0]
     run = head.get("run") or {}
     condition = run.get("condition") or {}
     policy = run.get("policy") or {}
-    stem = path.name.split(".jsonl")[0]
+    # a plain `teamenvs run` log is named <env id>_<policy>_seed<N>
+    stem = re.sub(r"_seed\d+$", "", path.name.split(".jsonl")[0]).removeprefix(f"{head['env_id']}_")
     last = records[-1]
     status = {"end": "complete", "error": "error"}.get(last.get("type"), "incomplete")
     row = EpisodeRow(
@@ -97,6 +102,7 @@ def read_episode(path: Path) -> EpisodeRow | None:
         seed=head.get("seed"),
         order=tuple(run.get("index", (0, 0, 0))),  # type: ignore[arg-type]
         status=status,
+        model=run.get("model") or "",
         description=run.get("description", ""),
         months=(head.get("config") or {}).get("months"),
     )
@@ -163,17 +169,22 @@ def _team_return(row: EpisodeRow) -> float:
 
 
 # ---------------------------------------------------------------------- results.csv
-FIXED = ("suite", "group", "env", "condition", "preset", "overrides", "policy", "seed", "status", "steps", "return_mean")
+FIXED = ("suite", "group", "env", "condition", "preset", "overrides", "policy", "model", "seed", "status", "env_steps", "return_mean")
+
+
+def suite_order(r: EpisodeRow) -> tuple[Any, ...]:
+    return (r.order, r.group, r.condition, r.policy, r.seed if r.seed is not None else -1, r.path.name)
 
 
 def csv_rows(rows: Sequence[EpisodeRow]) -> tuple[list[str], list[dict[str, Any]]]:
+    """One row per episode, in suite order (group, condition, policy, seed)."""
     table = []
     columns: dict[str, None] = dict.fromkeys(FIXED)
-    for r in rows:
+    for r in sorted(rows, key=suite_order):
         line: dict[str, Any] = {
             "suite": r.suite, "group": r.group, "env": r.env, "condition": r.condition, "preset": r.preset or "",
-            "overrides": json.dumps(dict(r.overrides), sort_keys=True) if r.overrides else "", "policy": r.policy,
-            "seed": "" if r.seed is None else r.seed, "status": r.status, "steps": r.steps if r.status == "complete" else "",
+            "overrides": json.dumps(dict(r.overrides), sort_keys=True) if r.overrides else "", "policy": r.policy, "model": r.model,
+            "seed": "" if r.seed is None else r.seed, "status": r.status, "env_steps": r.steps if r.status == "complete" else "",
             "return_mean": _team_return(r) if r.status == "complete" else "",
         }
         line.update({f"return.{a}": v for a, v in r.returns.items()})
@@ -218,7 +229,7 @@ def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
     """Complete episodes by group, conditions and policies in suite order."""
     from teamenvs.core.metrics import metric_goals
 
-    complete = sorted((r for r in rows if r.status == "complete"), key=lambda r: (r.order, r.group, r.condition, r.policy, r.seed or 0))
+    complete = sorted((r for r in rows if r.status == "complete"), key=suite_order)
     groups: dict[str, list[EpisodeRow]] = {}
     for r in complete:
         groups.setdefault(r.group, []).append(r)
@@ -339,13 +350,17 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
 
 
 # ---------------------------------------------------------------------- plots
-def _pyplot() -> Any:
+def _figure(**kwargs: Any) -> Any:
+    """A matplotlib Figure drawn off-screen without pyplot, so a notebook's own backend is left alone."""
+    from matplotlib.figure import Figure
+
+    return Figure(layout="constrained", **kwargs)
+
+
+def _colours(name: str) -> Any:
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return matplotlib.colormaps[name]
 
 
 def _grid(n: int, cols: int) -> tuple[int, int]:
@@ -355,12 +370,12 @@ def _grid(n: int, cols: int) -> tuple[int, int]:
 
 def plot_metrics(g: GroupReport, path: Path) -> None:
     """One bar chart per metric: conditions on the x axis, a bar per policy, sd error bars."""
-    plt = _pyplot()
     metrics = ["return"] + g.metrics
     nrows, ncols = _grid(len(metrics), 4)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.0 * nrows + 0.8), squeeze=False, layout="constrained")
+    fig = _figure(figsize=(4.2 * ncols, 3.0 * nrows + 0.8))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     width = 0.8 / len(g.policies)
-    colours = plt.get_cmap("tab10")
+    colours = _colours("tab10")
     for ax, metric in zip(axes.flat, metrics):
         for j, p in enumerate(g.policies):
             means, sds, xs = [], [], []
@@ -381,20 +396,21 @@ def plot_metrics(g: GroupReport, path: Path) -> None:
     for ax in list(axes.flat)[len(metrics):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=max(1, min(len(labels), 6)), fontsize=8, frameon=False)
     fig.suptitle(f"{g.title}: mean ± sd over seeds", fontsize=10)
     fig.savefig(path, dpi=80)
-    plt.close(fig)
 
 
 def plot_actions(g: GroupReport, path: Path) -> None:
     """Per cell, accepted actions per agent by command (mean per episode), stacked: VIRT-LAB Fig. 9's breakdown."""
-    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
     cells = [(c, p) for c in g.conditions for p in g.policies if (c, p) in g.cells]
     commands = sorted({cmd for r in g.rows for counts in r.actions.values() for cmd in counts})
     nrows, ncols = _grid(len(cells), 3)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.0 * nrows + 0.8), squeeze=False, layout="constrained")
-    colours = plt.get_cmap("tab20")
+    fig = _figure(figsize=(4.6 * ncols, 3.0 * nrows + 0.8))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    colours = _colours("tab20")
     for ax, (c, p) in zip(axes.flat, cells):
         cell = g.cells[(c, p)]
         agents = list(dict.fromkeys(a for r in cell for a in r.returns))
@@ -411,11 +427,11 @@ def plot_actions(g: GroupReport, path: Path) -> None:
         ax.set_ylabel("actions per episode", fontsize=7)
     for ax in list(axes.flat)[len(cells):]:
         ax.axis("off")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours(k % 20)) for k in range(len(commands))]
-    fig.legend(handles, commands, loc="outside lower center", ncol=min(len(commands), 7), fontsize=7, frameon=False)
+    handles = [Rectangle((0, 0), 1, 1, color=colours(k % 20)) for k in range(len(commands))]
+    if commands:  # a team whose every action was rejected has none
+        fig.legend(handles, commands, loc="outside lower center", ncol=min(len(commands), 7), fontsize=7, frameon=False)
     fig.suptitle(f"{g.title}: accepted actions per agent by command (mean per episode)", fontsize=10)
     fig.savefig(path, dpi=80)
-    plt.close(fig)
 
 
 def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], horizon: int) -> list[float]:
@@ -428,11 +444,11 @@ def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], ho
 
 
 def plot_survival(g: GroupReport, path: Path) -> None:
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    fig = _figure(figsize=(7, 4))
+    ax = fig.subplots()
     horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
     styles = ["-", "--", ":", "-."]
-    colours = plt.get_cmap("tab10")
+    colours = _colours("tab10")
     for i, c in enumerate(g.conditions):
         for j, p in enumerate(g.policies):
             cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
@@ -446,7 +462,6 @@ def plot_survival(g: GroupReport, path: Path) -> None:
     ax.set_title(f"{g.title}: survival")
     ax.legend(fontsize=7, ncol=2)
     fig.savefig(path, dpi=80)
-    plt.close(fig)
 
 
 def write_plots(groups: Sequence[GroupReport], folder: Path) -> dict[str, dict[str, str]]:
@@ -490,6 +505,7 @@ def build_report(folder: str | Path, plots: bool = True) -> Report:
     if not rows:
         raise ConfigError(f"no episode logs (*.jsonl, *.jsonl.gz) in {str(logs_dir)!r}")
     groups = group_rows(rows)
+    write_csv(folder / "results.csv", rows)
     made: dict[str, dict[str, str]] = {}
     note = ""
     if plots:
@@ -497,6 +513,5 @@ def build_report(folder: str | Path, plots: bool = True) -> Report:
             made = write_plots(groups, folder / "plots")
         except ImportError:
             note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
-    write_csv(folder / "results.csv", rows)
     (folder / "report.md").write_text(report_markdown(rows, groups, made, note), encoding="utf-8")
     return Report(folder, rows, groups, made)

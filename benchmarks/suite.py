@@ -105,13 +105,20 @@ class Episode:
         """The log's file stem, unique within the suite."""
         return f"{slug(self.group.title)}__{slug(self.condition.name)}__{slug(self.policy.label)}__seed{self.seed}"
 
-    def run_meta(self) -> dict[str, Any]:
-        """What the log header records about this episode (`"run"`), so a report needs the logs alone."""
-        return {
+    def run_meta(self, model: str | None = None) -> dict[str, Any]:
+        """What the log header records about this episode (`"run"`), so a report needs the logs alone.
+
+        For an `llm` policy it holds the model too, so a run with another model does not count
+        this episode as done.
+        """
+        meta = {
             "suite": self.suite, "group": self.group.title, "env": self.group.env, "condition": self.condition.to_json(),
             "policy": self.policy.to_json(), "seed": self.seed, "max_steps": self.group.max_steps,
             "index": list(self.index), "description": self.description,
         }
+        if self.policy.is_llm:
+            meta["model"] = model
+        return meta
 
     def make_env(self) -> Any:
         from teamenvs import make
@@ -309,15 +316,18 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
     """A checked `Suite` from parsed JSON/YAML; `seeds` (a count) overrides every group's seeds."""
     where = f"suite {source!r}"
     raw = _mapping(raw, where, SUITE_KEYS)
-    override = tuple(range(seeds)) if seeds is not None else None
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise SuiteError(f"--seeds must be a whole number >= 1, got {seeds!r}")
+    override = tuple(range(seeds)) if seeds is not None else None
     add = [_policy(p, f"{where}.add_policies[{i}]") for i, p in enumerate(raw.get("add_policies") or [])]
     if "base" in raw:
         if _depth > 3:
             raise SuiteError(f"{where}.base: suites extend each other too deeply (a cycle?)")
         base_name = _text(raw["base"], f"{where}.base")
-        base_raw = _read(_builtin_path(base_name) if base_name in BUILTIN else Path(base_name))
+        base_path = Path(base_name)
+        if not base_path.is_absolute() and Path(source).suffix in (".json", ".yaml", ".yml"):
+            base_path = Path(source).parent / base_path  # relative to the suite file that names it
+        base_raw = _read(_builtin_path(base_name) if base_name in BUILTIN else base_path)
         base = _mapping(base_raw, f"suite {base_name!r}", SUITE_KEYS)
         merged = {**base, **{k: v for k, v in raw.items() if k not in ("base", "add_policies")}}
         merged["add_policies"] = list(base.get("add_policies") or []) + list(raw.get("add_policies") or [])

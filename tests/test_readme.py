@@ -26,7 +26,6 @@ import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from teamenvs.cli import main
 
@@ -148,7 +147,8 @@ def test_every_readme_command_runs(tmp_path, monkeypatch, capsys, server):
             calls = []
             stand_in = SimpleNamespace(failed=[], summary=lambda: "episodes not run here")
             with monkeypatch.context() as patch:
-                patch.setattr(benchmarks.bench, "run_bench", lambda suite, out, **kw: calls.append((suite, out, kw)) or stand_in)
+                patch.setattr(benchmarks.bench, "run_bench",
+                              lambda suite, out, calls=calls, stand_in=stand_in, **kw: calls.append((suite, out, kw)) or stand_in)
                 assert main(args) == 0
             suite, out, kw = calls[0]
             assert suite.name == "llm" and suite.needs_model and len(suite.episodes()) == 318

@@ -14,6 +14,7 @@ line, so a killed run keeps every line written before it); `read_log` reads both
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from pathlib import Path
@@ -104,6 +105,8 @@ class EpisodeRecorder:
 def open_log(path: str | Path, mode: str = "r") -> Any:
     """A log file opened as text, gzip-compressed when its name ends in `.gz`."""
     if str(path).endswith(".gz"):
+        if mode == "w":  # no time stamp in the gzip header, so the same episode gives the same bytes
+            return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8")
         return gzip.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 

@@ -21,7 +21,7 @@ from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.messaging import SAY
 from teamenvs.map_task.library import load_library_pair
 from teamenvs.map_task.maps import PRESETS, Landmark, MapPair, MapTaskConfig, generate_map_pair
-from teamenvs.map_task.metrics import map_task_metrics
+from teamenvs.map_task.metrics import METRIC_GOALS, map_task_metrics
 from teamenvs.map_task.scoring import Cell, Edge, completed, drawn_cells, edge, route_accuracy
 
 GUIDE, FOLLOWER = "guide", "follower"
@@ -139,6 +139,7 @@ class MapTaskEnv(TeamEnv):
     config_class = MapTaskConfig
     presets = PRESETS
     episode_metrics = staticmethod(map_task_metrics)
+    metric_goals = METRIC_GOALS
     config: MapTaskConfig
 
     def _agent_ids(self) -> list[str]:
@@ -355,6 +356,10 @@ class MapTaskEnv(TeamEnv):
             "completed": completed(self.edges, p.start, p.finish),
             "done": self.done,
         }
+
+    def frame(self) -> dict[str, Any]:
+        """JSON-ready drawing data of the true world now (for replay viewers): both maps, the route, the drawing."""
+        return {"kind": "map_task", **self._state(), "max_steps": self.config.max_steps}
 
     def _render_frame(self) -> str:
         p = self.pair

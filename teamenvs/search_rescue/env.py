@@ -29,7 +29,7 @@ from teamenvs.search_rescue.knowledge import (
     room_pattern,
     share,
 )
-from teamenvs.search_rescue.metrics import search_rescue_metrics
+from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
 from teamenvs.search_rescue.navigation import Cell, RouteMap, cell_path, route_map, route_rooms
 from teamenvs.search_rescue.world import (
     CRITICAL,
@@ -132,6 +132,7 @@ class SearchRescueEnv(TeamEnv):
     config_class = SearchRescueConfig
     presets = PRESETS
     episode_metrics = staticmethod(search_rescue_metrics)
+    metric_goals = METRIC_GOALS
     config: SearchRescueConfig
 
     def _agent_ids(self) -> list[str]:
@@ -730,6 +731,13 @@ class SearchRescueEnv(TeamEnv):
             "rubble": [list(self.plan.doors[d].cell) for d in sorted(self.rubble)],
             "score": self._score(),
         }
+
+    def frame(self) -> dict[str, Any]:
+        """JSON-ready drawing data of the true world now (for replay viewers): the floor plan and `state()`."""
+        state = self._state()
+        for a, info in state["agents"].items():
+            info["role"] = role_of(a)
+        return {"kind": "search_rescue", **self.plan.to_json(), **state, "max_steps": self.config.max_steps}
 
     def _render_frame(self) -> str:
         plan = self.plan

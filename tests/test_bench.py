@@ -1,0 +1,653 @@
+"""`teamenvs bench` (`benchmarks.bench.run_bench`) end to end.
+
+The smoke suite runs once per module (about 6 s with its plots); tests that damage the output
+folder work on copies of it. Covers: the files written (one gzip JSONL log per episode with its
+run header and end line, results.csv, report.md with filled tables and marked best values,
+real PNG plots); resuming (a complete folder runs nothing, a killed run reruns only the episodes
+it lost, a log of another episode does not count, more seeds run only the new ones, --force
+reruns all); a failing episode (reported, the others complete, exit code 1, listed in the
+report); the progress line; the LLM path against the built-in server (usage and cost in the
+logs, results.csv and report, one concurrency bound over all episodes); and the errors a bench
+command gives before running anything.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agents
+from agents.policy import SyncPolicy
+from benchmarks.bench import Progress, _clock, is_complete, log_path, parse_price, run_bench
+from benchmarks.report import load_results
+from benchmarks.suite import load_suite, slug
+from teamenvs.cli import main
+from teamenvs.core.config import ConfigError
+from teamenvs.core.recorder import read_log
+from teamenvs.registry import list_envs
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+# one metric per env that must be filled in every complete row of that env
+KEY_METRIC = {
+    "day_trader_v0": "mean_final_wealth",
+    "commons_v0": "survival_time",
+    "search_rescue_v0": "victims_rescued",
+    "map_task_v0": "route_accuracy",
+    "job_fair_v0": "overall_success",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The smoke suite run once: (suite, output folder, outcome)."""
+    suite = load_suite("smoke")
+    out = tmp_path_factory.mktemp("smoke") / "out"
+    outcome = run_bench(suite, out, workers=2, progress=False)
+    return suite, out, outcome
+
+
+def copy_of(smoke, tmp_path) -> Path:
+    dest = tmp_path / "copy"
+    shutil.copytree(smoke[1], dest)
+    return dest
+
+
+def log_text(path: Path) -> bytes:
+    with gzip.open(path, "rb") as f:
+        return f.read()
+
+
+def mtimes(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in sorted((folder / "logs").iterdir())}
+
+
+def write_suite(tmp_path: Path, raw: dict, name: str = "suite.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    return path
+
+
+def section(md: str, heading: str) -> str:
+    """The text of a report section, from its `## heading` to the next one."""
+    start = md.index(heading)
+    end = md.find("\n## ", start + 1)
+    return md[start:] if end < 0 else md[start:end]
+
+
+def table(text: str) -> list[dict[str, str]]:
+    """The first markdown table in `text` as rows of column -> cell."""
+    all_lines = text.splitlines()
+    first = next(i for i, ln in enumerate(all_lines) if ln.startswith("|"))
+    lines = []
+    for ln in all_lines[first:]:
+        if not ln.startswith("|"):
+            break
+        lines.append(ln)
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert set(lines[1].replace("|", "").replace("-", "").replace(":", "")) <= {""}, lines[1]
+    return [dict(zip(header, (c.strip() for c in ln.strip("|").split("|")))) for ln in lines[2:]]
+
+
+# ---------------------------------------------------------------------------- the smoke run
+
+
+def test_smoke_run_completes_every_episode(smoke):
+    suite, out, outcome = smoke
+    assert len(suite.episodes()) == 20
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (20, 0, [])
+    assert outcome.report is not None and len(outcome.report.groups) == len(list_envs())
+    summary = outcome.summary()
+    assert "suite smoke: 20 episode(s) run, 0 already complete (skipped), 0 failed" in summary
+    assert "report: 20 of 20 episodes complete, 5 group(s)" in summary
+    assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == json.loads(json.dumps(suite.to_json()))
+
+
+def test_smoke_logs_one_gzip_jsonl_per_episode_with_run_header_and_end(smoke):
+    suite, out, _ = smoke
+    files = sorted((out / "logs").iterdir())
+    assert len(files) == 20 and all(p.name.endswith(".jsonl.gz") for p in files)
+    assert {p.name for p in files} == {f"{e.key}.jsonl.gz" for e in suite.episodes()}
+    for episode in suite.episodes():
+        path = log_path(out, episode)
+        assert path.read_bytes()[:2] == b"\x1f\x8b"  # really gzip
+        records = read_log(path)
+        head, end = records[0], records[-1]
+        assert head["type"] == "header" and head["env_id"] == episode.group.env and head["seed"] == episode.seed
+        assert head["run"] == json.loads(json.dumps(episode.run_meta()))
+        assert head["run"]["suite"] == "smoke" and head["run"]["policy"]["label"] == episode.policy.label
+        assert end["type"] == "end" and end["steps"] > 0 and end["metrics"]
+        assert KEY_METRIC[episode.group.env] in end["metrics"]
+        assert sum(r["type"] == "step" for r in records) == end["steps"]
+        assert is_complete(path, episode)
+
+
+def test_smoke_results_csv_one_row_per_episode_with_metrics(smoke):
+    suite, out, _ = smoke
+    rows = load_results(out)
+    assert len(rows) == 20
+    assert {(r["env"], r["policy"], int(r["seed"])) for r in rows} == {
+        (e.group.env, e.policy.label, e.seed) for e in suite.episodes()}
+    by_key = {f"{slug(r['group'])}__{slug(r['condition'])}__{slug(r['policy'])}__seed{r['seed']}": r for r in rows}
+    for episode in suite.episodes():
+        row = by_key[episode.key]
+        end = read_log(log_path(out, episode))[-1]
+        assert row["suite"] == "smoke" and row["status"] == "complete"
+        assert row["group"] == episode.group.title and row["condition"] == episode.condition.name
+        assert row["preset"] == episode.condition.preset
+        assert int(row["env_steps"]) == end["steps"] > 0
+        metric = KEY_METRIC[episode.group.env]
+        assert row[metric] != "" and float(row[metric]) == pytest.approx(float(end["metrics"][metric]))
+        assert float(row["return_mean"]) == pytest.approx(sum(end["returns"].values()) / len(end["returns"]))
+        for agent, value in end["returns"].items():
+            assert float(row[f"return.{agent}"]) == pytest.approx(value)
+        assert not any(k.startswith("usage.") and v for k, v in row.items())  # no model, no usage
+    # the numbers are the envs' real outcomes: the scripted team beats random where it should
+    def mean(env, policy, metric):
+        xs = [float(r[metric]) for r in rows if r["env"] == env and r["policy"] == policy]
+        return sum(xs) / len(xs)
+
+    assert mean("search_rescue_v0", "scripted", "victims_rescued") > mean("search_rescue_v0", "random", "victims_rescued")
+    assert mean("day_trader_v0", "scripted", "mean_final_wealth") > mean("day_trader_v0", "random", "mean_final_wealth")
+    assert mean("commons_v0", "scripted", "survival_time") > mean("commons_v0", "random", "survival_time")
+
+
+def test_smoke_report_has_a_filled_table_per_group(smoke):
+    suite, out, _ = smoke
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# Benchmark report: smoke")
+    assert suite.description in md
+    assert "20 of 20 episodes complete" in md
+    assert "Episodes without a result" not in md
+    for g in suite.groups:
+        text = section(md, f"## {g.title} (`{g.env}`)")
+        assert "4 episodes; seeds 0, 1; conditions: " + g.conditions[0].name + "; policies: scripted, random." in text
+        rows = table(text)
+        assert [(r["condition"], r["policy"], r["n"]) for r in rows] == [(g.conditions[0].name, "scripted", "2"), (g.conditions[0].name, "random", "2")]
+        metric = KEY_METRIC[g.env]
+        column = next(c for c in rows[0] if c.split(" ")[0] == metric)
+        for r in rows:
+            assert "±" in r["return"] and "±" in r[column]
+            assert all("±" in cell for col, cell in r.items() if col not in ("condition", "policy", "n")), r
+        assert f"![metrics: {g.title}](plots/{slug(g.title)}_metrics.png)" in text
+        assert f"![actions: {g.title}](plots/{slug(g.title)}_actions.png)" in text
+    # best values in bold, by the metric's direction
+    trade = table(section(md, "## DayTrader"))
+    assert "mean_final_wealth ↑" in trade[0] and "gini_wealth ↓" in trade[0]
+    assert trade[0]["mean_final_wealth ↑"].startswith("**") and not trade[1]["mean_final_wealth ↑"].startswith("**")
+    assert trade[0]["gini_wealth ↓"].startswith("**")  # the scripted team is the more equal one
+    commons = table(section(md, "## Commons"))
+    assert commons[0]["survival_time ↑"] == "**12.0 ± 0.0**" and commons[1]["survival_time ↑"] == "1.0 ± 0.0"
+    assert "![survival: Commons](plots/Commons_survival.png)" in md
+
+
+def test_every_smoke_group_marks_its_best_values(smoke):
+    # KNOWN BUG: search_rescue_v0 and map_task_v0 define METRIC_GOALS in their metrics modules, but their
+    # env classes never set `metric_goals = METRIC_GOALS`, so their tables get no ↑/↓ and no bold best values.
+    suite, out, _ = smoke
+    md = (out / "report.md").read_text(encoding="utf-8")
+    for g in suite.groups:
+        rows = table(section(md, f"## {g.title} (`{g.env}`)"))
+        assert any("↑" in col for col in rows[0]), f"{g.title}: no metric marked as higher-is-better"
+        assert any(cell.startswith("**") for r in rows for cell in r.values()), f"{g.title}: no best value in bold"
+
+
+def png_check(path: Path) -> None:
+    import matplotlib.image as mpimg
+
+    data = path.read_bytes()
+    assert data[:8] == PNG, path
+    assert len(data) > 5_000, f"{path.name} is only {len(data)} bytes"
+    image = mpimg.imread(path)
+    assert image.ndim == 3 and image.shape[0] >= 200 and image.shape[1] >= 400, image.shape
+    rgb = image[..., :3]
+    assert float(rgb.std()) > 0.05, f"{path.name} looks blank"
+    coloured = (rgb.max(-1) - rgb.min(-1)) > 0.25  # bars and curves are drawn in colour
+    assert int(coloured.sum()) > 1_000, f"{path.name} has no coloured marks"
+
+
+def test_smoke_plots_are_real_images(smoke):
+    suite, out, _ = smoke
+    names = {p.name for p in (out / "plots").iterdir()}
+    expected = {f"{slug(g.title)}_{kind}.png" for g in suite.groups for kind in ("metrics", "actions")} | {"Commons_survival.png"}
+    assert names == expected  # survival curves only where episodes report survival (the commons)
+    for name in sorted(names):
+        png_check(out / "plots" / name)
+
+
+def test_cli_bench_smoke_end_to_end_reproduces_the_run(smoke, tmp_path, capsys):
+    _, first, _ = smoke
+    out = tmp_path / "cli"
+    assert main(["bench", "--suite", "smoke", "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "suite smoke: 20 episode(s) run, 0 already complete (skipped), 0 failed" in captured.out
+    assert "episodes" not in captured.err  # --quiet: no progress bar
+    # same seeds, same episodes: the logs' contents, results.csv and report.md are identical
+    assert sorted(p.name for p in (out / "logs").iterdir()) == sorted(p.name for p in (first / "logs").iterdir())
+    for path in (first / "logs").iterdir():
+        assert log_text(out / "logs" / path.name) == log_text(path), path.name
+    assert (out / "results.csv").read_bytes() == (first / "results.csv").read_bytes()
+    assert (out / "report.md").read_bytes() == (first / "report.md").read_bytes()
+    assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(p.name for p in (first / "plots").iterdir())
+
+
+# ---------------------------------------------------------------------------- resuming
+
+
+def test_rerun_of_a_complete_folder_runs_nothing(smoke, tmp_path):
+    out = copy_of(smoke, tmp_path)
+    before = mtimes(out)
+    outcome = run_bench(load_suite("smoke"), out, workers=2, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (0, 20, [])
+    assert mtimes(out) == before
+    assert "0 episode(s) run, 20 already complete (skipped)" in outcome.summary()
+
+
+def test_a_killed_run_reruns_exactly_the_episodes_it_lost(smoke, tmp_path):
+    suite = load_suite("smoke")
+    out = copy_of(smoke, tmp_path)
+    episodes = {e.key: e for e in suite.episodes()}
+    cut, unended, gone = (log_path(out, episodes[k]) for k in sorted(episodes)[3:6])
+    originals = {p.name: log_text(p) for p in (cut, unended, gone)}
+    # killed mid-write of the compressed stream: the file is cut in half
+    data = cut.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    # killed between two steps: a valid log without its end line
+    lines = originals[unended.name].splitlines(keepends=True)
+    assert json.loads(lines[-1])["type"] == "end"
+    with gzip.open(unended, "wb") as f:
+        f.write(b"".join(lines[:-1]))
+    # killed before the episode started
+    gone.unlink()
+    assert read_log(cut) and read_log(cut)[-1]["type"] != "end"
+    damaged = {cut.name, unended.name, gone.name}
+    before = {k: v for k, v in mtimes(out).items() if k not in damaged}
+    assert len(before) == 17
+
+    outcome = run_bench(suite, out, workers=2, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (3, 17, [])
+    after = mtimes(out)
+    assert {k: after[k] for k in before} == before  # the finished ones were not touched
+    for path in (cut, unended, gone):
+        assert is_complete(path, episodes[path.name.removesuffix(".jsonl.gz")])
+        assert log_text(path) == originals[path.name]  # rerun from scratch, same episode
+
+
+def test_a_log_of_another_episode_does_not_count_as_complete(smoke, tmp_path):
+    suite = load_suite("smoke")
+    out = copy_of(smoke, tmp_path)
+    first, second = suite.episodes()[:2]
+    shutil.copyfile(log_path(out, first), log_path(out, second))
+    assert not is_complete(log_path(out, second), second)
+    outcome = run_bench(suite, out, workers=2, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped) == (1, 19)
+    assert read_log(log_path(out, second))[0]["seed"] == second.seed
+
+
+def test_more_seeds_run_only_the_new_episodes(smoke, tmp_path):
+    out = copy_of(smoke, tmp_path)
+    before = mtimes(out)
+    outcome = run_bench(load_suite("smoke", seeds=3), out, workers=2, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (10, 20, [])
+    after = mtimes(out)
+    assert len(after) == 30 and {k: after[k] for k in before} == before
+    assert all(name.endswith("__seed2.jsonl.gz") for name in set(after) - set(before))
+
+
+def test_force_reruns_every_episode(smoke, tmp_path):
+    out = copy_of(smoke, tmp_path)
+    before = mtimes(out)
+    time.sleep(0.01)
+    outcome = run_bench(load_suite("smoke"), out, workers=2, progress=False, report=False, force=True)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (20, 0, [])
+    after = mtimes(out)
+    assert after.keys() == before.keys() and all(after[k] > before[k] for k in before)
+
+
+def test_a_real_kill_loses_only_the_episode_in_progress(tmp_path):
+    """SIGKILL a `teamenvs bench` process mid-run; the rerun runs only what had not finished."""
+    raw = {"name": "slow", "seeds": 4, "groups": [{"title": "SAR", "env": "search_rescue_v0", "conditions": ["easy"], "policies": ["random"]}]}
+    path = write_suite(tmp_path, raw)
+    suite = load_suite(path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "teamenvs.cli", "bench", "--suite", str(path), "--out", str(out), "--workers", "1", "--quiet"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(is_complete(log_path(out, e), e) for e in suite.episodes()):
+                break
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    complete = [e for e in suite.episodes() if is_complete(log_path(out, e), e)]
+    assert 1 <= len(complete) < 4, "the kill should land mid-run"
+    started = [e for e in suite.episodes() if log_path(out, e).exists() and e not in complete]
+    if started:  # the episode it was in the middle of: listed, not tabulated
+        report = load_report_text(out)
+        assert "## Episodes without a result" in report and f"`{started[0].key}.jsonl.gz`: incomplete" in report
+    before = {log_path(out, e).name: log_path(out, e).stat().st_mtime_ns for e in complete}
+    outcome = run_bench(suite, out, workers=2, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (4 - len(complete), len(complete), [])
+    assert {n: (out / "logs" / n).stat().st_mtime_ns for n in before} == before
+    assert all(is_complete(log_path(out, e), e) for e in suite.episodes())
+
+
+def load_report_text(out: Path) -> str:
+    from benchmarks.report import build_report
+
+    build_report(out, plots=False)
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- failures and progress
+
+SMALL = {"name": "small", "seeds": 2, "groups": [
+    {"title": "Trade", "env": "day_trader_v0", "conditions": ["baseline"], "policies": ["cooperator", "defector"], "max_steps": 6}]}
+
+
+class Boom(SyncPolicy):
+    """Acts like its inner policy, then raises on its third action."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.calls = inner, 0
+
+    def reset(self, agent_id, briefing):
+        super().reset(agent_id, briefing)
+        self.inner.reset(agent_id, briefing)
+
+    def act(self, observation, info):
+        self.calls += 1
+        if self.calls == 3:
+            raise RuntimeError("boom on the third action")
+        return self.inner.act(observation, info)
+
+
+@pytest.fixture
+def one_failing_episode(monkeypatch):
+    """The defector team of seed 1 crashes mid-episode (in-process episodes only: workers=1)."""
+    real = agents.make_policies
+
+    def make_policies(env, kind="scripted", seed=None):
+        policies = real(env, kind, seed=seed)
+        if kind == "defector" and seed == 1:
+            first = env.possible_agents[0]
+            policies[first] = Boom(policies[first])
+        return policies
+
+    monkeypatch.setattr(agents, "make_policies", make_policies)
+    return "Trade__baseline__defector__seed1"
+
+
+def test_a_failing_episode_is_reported_and_the_others_complete(tmp_path, one_failing_episode):
+    suite = load_suite(write_suite(tmp_path, SMALL))
+    out = tmp_path / "out"
+    buf = io.StringIO()
+    outcome = run_bench(suite, out, workers=1, progress=True, stream=buf)
+    assert outcome.ran == 4 and outcome.skipped == 0
+    assert [(f.key, f.error) for f in outcome.failed] == [(one_failing_episode, "RuntimeError: boom on the third action")]
+    assert f"failed: {one_failing_episode}: RuntimeError: boom on the third action" in outcome.summary()
+    assert "1 failed" in buf.getvalue() and "4/4 episodes" in buf.getvalue()
+    # the failed episode's log keeps what it did and the error
+    records = read_log(out / "logs" / f"{one_failing_episode}.jsonl.gz")
+    assert records[0]["type"] == "header" and records[-1]["type"] == "error"
+    assert records[-1]["error"] == "RuntimeError: boom on the third action" and records[-1]["step"] == 2
+    others = [e for e in suite.episodes() if e.key != one_failing_episode]
+    assert all(is_complete(log_path(out, e), e) for e in others)
+    # results.csv: the row is there, marked; report.md: listed, not in the table
+    rows = {r["policy"] + r["seed"]: r for r in load_results(out)}
+    assert rows["defector1"]["status"] == "error" and rows["defector1"]["env_steps"] == "" and rows["defector1"]["mean_final_wealth"] == ""
+    assert rows["defector0"]["status"] == "complete" and rows["defector0"]["env_steps"] == "6"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "3 of 4 episodes complete" in md
+    tail = section(md, "## Episodes without a result")
+    assert f"- `{one_failing_episode}.jsonl.gz`: error (RuntimeError: boom on the third action)" in tail
+    assert [(r["policy"], r["n"]) for r in table(section(md, "## Trade"))] == [("cooperator", "2"), ("defector", "1")]
+
+
+def test_a_rerun_retries_the_failed_episode(tmp_path, one_failing_episode, monkeypatch):
+    suite = load_suite(write_suite(tmp_path, SMALL))
+    out = tmp_path / "out"
+    assert len(run_bench(suite, out, workers=1, progress=False, report=False).failed) == 1
+    monkeypatch.undo()  # the crash is gone
+    outcome = run_bench(suite, out, workers=1, progress=False, report=False)
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (1, 3, [])
+
+
+def test_cli_exit_code_1_when_an_episode_fails(tmp_path, one_failing_episode, capsys):
+    path = write_suite(tmp_path, SMALL)
+    out = tmp_path / "out"
+    assert main(["bench", "--suite", str(path), "--out", str(out), "--quiet", "--workers", "1"]) == 1
+    printed = capsys.readouterr().out
+    assert "4 episode(s) run, 0 already complete (skipped), 1 failed" in printed
+    assert one_failing_episode in printed
+    assert (out / "report.md").is_file()
+
+
+def test_progress_shows_episodes_eta_and_the_final_count(tmp_path):
+    raw = dict(SMALL, seeds=5)
+    suite = load_suite(write_suite(tmp_path, raw))
+    buf = io.StringIO()
+    outcome = run_bench(suite, tmp_path / "out", workers=2, progress=True, stream=buf, report=False)
+    assert outcome.ran == 10
+    lines = buf.getvalue().splitlines()
+    assert 1 <= len(lines) <= 11  # not a terminal: a line per tenth of the run
+    assert all(ln.startswith("bench small [") and "episodes" in ln and "ETA" in ln and "elapsed" in ln for ln in lines)
+    assert "10/10 episodes" in lines[-1] and "[########################]" in lines[-1]
+    assert "tokens" not in buf.getvalue()  # no model, no token count
+    # nothing to do: no progress output at all
+    buf = io.StringIO()
+    run_bench(suite, tmp_path / "out", workers=2, progress=True, stream=buf, report=False)
+    assert buf.getvalue() == ""
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_on_a_terminal_redraws_one_line_with_tokens_and_cost():
+    term = Terminal()
+    bar = Progress(4, "bench x", stream=term)
+    bar.update(1)
+    bar.tokens, bar.cost = 12345, 0.0421
+    bar.update(1, 1)
+    bar.close()
+    text = term.getvalue()
+    assert text.count("\r") == 2 and text.endswith("\n") and "\n" not in text[:-1]
+    last = text.split("\r")[-1]
+    assert "2/4 episodes, 1 failed" in last and "ETA 0:00" in last
+    assert "| 12,345 tokens, $0.0421" in last
+    assert "[############............]" in last
+    assert _clock(65) == "1:05" and _clock(3725) == "1:02:05"
+    # before the first episode ends the ETA is unknown
+    assert "ETA ?" in Progress(3, "y", stream=io.StringIO()).line()
+
+
+# ---------------------------------------------------------------------------- LLM policies
+
+LLM_SUITE = {"name": "tiny_llm", "seeds": 2, "groups": [
+    {"title": "Trade", "env": "day_trader_v0", "conditions": [{"name": "short", "set": {"rounds": 2}}], "policies": ["scripted", "llm"]}]}
+
+
+def test_llm_suite_against_the_builtin_server(tmp_path, server):
+    suite = load_suite(write_suite(tmp_path, LLM_SUITE))
+    assert suite.needs_model
+    out = tmp_path / "out"
+    buf = io.StringIO()
+    sent = server.requests
+    outcome = run_bench(suite, out, model="random-valid", base_url=server.url, price=(0.15, 0.6), progress=True, stream=buf, workers=1)
+    assert (outcome.ran, outcome.failed) == (4, [])
+    assert server.requests > sent  # the model was really asked, over HTTP
+    # logs: usage per step and in total
+    for episode in suite.episodes():
+        records = read_log(log_path(out, episode))
+        end = records[-1]
+        if episode.policy.is_llm:
+            total = end["usage"]["total"]
+            assert total["calls"] == 6 and total["prompt_tokens"] > 0 and total["cost_usd"] > 0  # 3 traders x 2 rounds
+            steps = [r for r in records if r["type"] == "step"]
+            assert all("usage" in entry for entry in steps[0]["agents"].values())
+        else:
+            assert "usage" not in end
+    # results.csv: usage columns for the llm rows, empty for the scripted ones
+    rows = load_results(out)
+    assert len(rows) == 4
+    for row in rows:
+        if row["policy"] == "llm":
+            assert int(row["usage.calls"]) > 0 and int(row["usage.prompt_tokens"]) > 0
+            expected = (int(row["usage.prompt_tokens"]) * 0.15 + int(row["usage.completion_tokens"]) * 0.6) / 1e6
+            assert float(row["usage.cost_usd"]) == pytest.approx(expected, abs=2e-6) and float(row["usage.cost_usd"]) > 0
+            assert row["mean_final_wealth"] != ""
+        else:
+            assert row["usage.calls"] == "" and row["usage.cost_usd"] == ""
+    # report.md: llm beside the baseline in one table, and a model usage table for the llm cells only
+    md = (out / "report.md").read_text(encoding="utf-8")
+    text = section(md, "## Trade")
+    assert [(r["condition"], r["policy"], r["n"]) for r in table(text)] == [("short", "scripted", "2"), ("short", "llm", "2")]
+    usage = table(text[text.index("Model usage per episode (mean):"):])
+    assert [(r["condition"], r["policy"]) for r in usage] == [("short", "llm")]
+    assert float(usage[0]["calls"]) == 6.0 and float(usage[0]["cost_usd"]) > 0
+    # progress: tokens and the estimated cost so far
+    progress = buf.getvalue()
+    assert "4/4 episodes" in progress and " tokens, $" in progress
+
+
+def count_in_flight(monkeypatch):
+    """Wrap the built-in server's chat handler to record the most requests it served at once."""
+    import threading
+
+    from agents.llm import server as server_module
+
+    state = {"now": 0, "peak": 0, "total": 0}
+    lock = threading.Lock()
+    real = server_module._Handler._chat
+
+    def chat(self, body):
+        with lock:
+            state["now"] += 1
+            state["total"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        try:
+            return real(self, body)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    monkeypatch.setattr(server_module._Handler, "_chat", chat)
+    return state
+
+
+def test_one_concurrency_bound_over_all_llm_episodes(tmp_path, server, monkeypatch):
+    # three episodes whose prompts differ (the seeds of one DayTrader condition would ask the same
+    # questions, and the response cache would answer the later ones)
+    conditions = [{"name": f"money {m}", "set": {"rounds": 2, "starting_money": m}} for m in (200, 210, 220)]
+    raw = {"name": "wide", "seeds": 1, "groups": [{"title": "Trade", "env": "day_trader_v0", "conditions": conditions, "policies": ["llm"]}]}
+    suite = load_suite(write_suite(tmp_path, raw))
+    state = count_in_flight(monkeypatch)
+    # 3 episodes x 3 traders could send 9 calls at once; each takes 50 ms at the server
+    outcome = run_bench(suite, tmp_path / "bounded", model="random-valid+latency=50", base_url=server.url, concurrency=2,
+                        progress=False, report=False)
+    assert (outcome.ran, outcome.failed) == (3, [])
+    assert state["total"] == 18 and state["peak"] == 2, state
+    # the same run with a wider bound does overlap more calls (so the count above means something)
+    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "other-cache"))
+    state.update(now=0, peak=0, total=0)
+    run_bench(suite, tmp_path / "wide", model="random-valid+latency=50", base_url=server.url, concurrency=9, progress=False, report=False)
+    assert state["total"] == 18 and state["peak"] > 2, state
+
+
+def test_a_different_model_does_not_reuse_the_llm_episodes(tmp_path, server):
+    # KNOWN BUG: the model is not part of an episode's run header (Episode.run_meta), so rerunning a folder
+    # with another --model counts the old model's llm logs as complete, runs nothing, and the report shows the
+    # old model's numbers under the label 'llm'. Refusing (a ConfigError) would be acceptable too.
+    suite = load_suite(write_suite(tmp_path, LLM_SUITE))
+    out = tmp_path / "out"
+    assert run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False).ran == 4
+    try:
+        again = run_bench(suite, out, model="echo", base_url=server.url, progress=False, report=False)
+    except ConfigError:
+        return
+    assert (again.ran, again.skipped) == (2, 2), "the llm episodes of another model were skipped as complete"
+
+
+def test_a_model_whose_every_reply_is_invalid_still_gets_a_report(tmp_path, server):
+    # KNOWN BUG (benchmarks/report.py, plot_actions): no accepted action in a group means ncol=0 in
+    # fig.legend, matplotlib raises ValueError, and neither results.csv nor report.md is written (the CLI
+    # says "error: number sections must be larger than 0." and exits 2, for `teamenvs report` too).
+    raw = {"name": "invalid", "seeds": 1, "groups": [
+        {"title": "Trade", "env": "day_trader_v0", "conditions": [{"name": "short", "set": {"rounds": 2}}], "policies": ["llm"]}]}
+    out = tmp_path / "out"
+    outcome = run_bench(load_suite(write_suite(tmp_path, raw)), out, model="random-valid+malformed", base_url=server.url, progress=False)
+    assert (outcome.ran, outcome.failed) == (1, [])
+    rows = load_results(out)
+    assert rows[0]["status"] == "complete" and float(rows[0]["invalid_action_rate"]) == 1.0
+    assert "## Trade" in (out / "report.md").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- errors before anything runs
+
+
+def test_an_llm_suite_needs_a_model(tmp_path, capsys):
+    with pytest.raises(ConfigError, match=r"suite 'llm' has llm policies: give --model"):
+        run_bench(load_suite("llm"), tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+    assert main(["bench", "--suite", "llm", "--out", str(tmp_path / "out")]) == 2
+    assert "give --model" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_needs_a_suite_with_llm_policies(tmp_path, capsys):
+    with pytest.raises(ConfigError, match=r"suite 'smoke' has no llm policies, so --model and --base-url would not be used"):
+        run_bench(load_suite("smoke"), tmp_path / "out", model="random-valid", progress=False)
+    with pytest.raises(ConfigError, match=r"has no llm policies"):
+        run_bench(load_suite("smoke"), tmp_path / "out", base_url="http://127.0.0.1:9/v1", progress=False)
+    assert main(["bench", "--suite", "smoke", "--out", str(tmp_path / "out"), "--model", "random-valid"]) == 2
+    assert "has no llm policies" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_malformed_suite_file_names_the_bad_field_and_runs_nothing(tmp_path, capsys):
+    raw = json.loads(json.dumps(SMALL))
+    raw["groups"][0]["conditions"] = ["baseline", {"name": "crowd", "set": {"n_agents": "lots"}}]
+    path = write_suite(tmp_path, raw, "bad.json")
+    out = tmp_path / "out"
+    assert main(["bench", "--suite", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: suite '") and "bad.json'.groups[0].conditions[1] (crowd): n_agents" in err
+    assert not out.exists()
+    path.write_text("name: x\n", encoding="utf-8")
+    assert main(["bench", "--suite", str(path), "--out", str(out)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["bench", "--suite", "smoke", "--out", str(out), "--seeds", "0"]) == 2
+    assert "--seeds must be a whole number >= 1" in capsys.readouterr().err
+
+
+def test_bad_workers_concurrency_and_price(tmp_path):
+    for kwargs in ({"workers": -1}, {"concurrency": 0}):
+        with pytest.raises(ConfigError, match="--workers and --concurrency must be at least 1"):
+            run_bench(load_suite("smoke"), tmp_path / "out", progress=False, **kwargs)
+    assert parse_price("0.15,0.60") == (0.15, 0.6) and parse_price(None) is None
+    for bad in ("1", "a,b", "-1,2", "1,2,3"):
+        with pytest.raises(ConfigError, match="--price expects IN,OUT"):
+            parse_price(bad)
+
+
+def test_bench_help_lists_the_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = capsys.readouterr().out
+    for option in ("--suite", "--out", "--seeds", "--workers", "--force", "--quiet", "--model", "--base-url", "--concurrency", "--price"):
+        assert option in text

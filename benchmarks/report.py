@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmarks.suite import slug
 from teamenvs.core.config import ConfigError
+from teamenvs.core.metrics import flatten, mean_sd
 from teamenvs.core.recorder import read_log, step_records
 
 USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
@@ -122,22 +123,15 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v))
 
 
-def flatten(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested metrics as `a.b.c` columns: booleans 0/1, lists as JSON, None empty."""
-    out: dict[str, Any] = {}
-    for key, value in metrics.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(flatten(value, name + "."))
-        elif isinstance(value, bool):
-            out[name] = int(value)
-        elif value is None:
-            out[name] = ""
-        elif isinstance(value, (list, tuple)):
-            out[name] = json.dumps(value, ensure_ascii=False)
-        else:
-            out[name] = value
-    return out
+def csv_value(value: Any) -> Any:
+    """A metric as a CSV cell: booleans 0/1, lists as JSON, None empty."""
+    if isinstance(value, bool):
+        return int(value)
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
 
 
 def scalar_metrics(rows: Sequence[EpisodeRow]) -> list[str]:
@@ -152,11 +146,6 @@ def scalar_metrics(rows: Sequence[EpisodeRow]) -> list[str]:
 
 def values(rows: Sequence[EpisodeRow], metric: str) -> list[float]:
     return [float(r.metrics[metric]) for r in rows if _is_number(r.metrics.get(metric))]
-
-
-def mean_sd(xs: Sequence[float]) -> tuple[float, float]:
-    mean = sum(xs) / len(xs)
-    return mean, math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
 
 
 def _digits(xs: Iterable[float]) -> int:
@@ -188,7 +177,7 @@ def csv_rows(rows: Sequence[EpisodeRow]) -> tuple[list[str], list[dict[str, Any]
             "return_mean": _team_return(r) if r.status == "complete" else "",
         }
         line.update({f"return.{a}": v for a, v in r.returns.items()})
-        line.update(flatten(r.metrics))
+        line.update({k: csv_value(v) for k, v in flatten(r.metrics).items()})
         line.update({f"usage.{k}": r.usage[k] for k in USAGE_KEYS if k in r.usage})
         columns.update(dict.fromkeys(line))
         table.append(line)

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any, Sequence
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.metrics import mean_sd
 from teamenvs.registry import _REGISTRY, list_envs, make
 
 
@@ -29,15 +29,14 @@ def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _mean_sd(xs: Sequence[float]) -> str:
-    mean = sum(xs) / len(xs)
     if len(xs) < 2:
-        return f"{mean:.3f}"
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+        return f"{xs[0]:.3f}"
+    mean, sd = mean_sd(xs)
     return f"{mean:.3f} +- {sd:.3f}"
 
 
 def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
-    """A readable summary of episodes: per-agent returns and the scalar metrics (mean +- sd)."""
+    """A readable summary of episodes: per-agent returns and the scalar metrics (mean +- population sd)."""
     lines = [f"{env_id} | policy {policy} | {len(results)} episode(s), seeds {', '.join(str(r.seed) for r in results)}"]
     agents = list(results[0].returns)
     width = max(len(a) for a in agents + ["metric"]) + 2

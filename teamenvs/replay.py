@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, TextIO
 
 from teamenvs._version import __version__
+from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
 
 FORMAT = 1  # version of the data the viewer embeds
@@ -298,15 +299,6 @@ def colour_frame(text: str, kind: str | None, color: bool) -> str:
     return "\n".join(out)
 
 
-def _flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if isinstance(data, Mapping):
-        rows: list[tuple[str, Any]] = []
-        for key, value in data.items():
-            rows.extend(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return rows
-    return [(prefix, data)]
-
-
 def _value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
@@ -324,7 +316,7 @@ def format_header(replay: Replay, color: bool = False) -> str:
         f"{replay.n_steps} steps, agents: {', '.join(replay.agents)}",
     ]
     if h.get("run"):
-        lines.append(_clip("run: " + ", ".join(f"{k}={_clip(_value(v), 60)}" for k, v in _flatten(h["run"])), 400))
+        lines.append(_clip("run: " + ", ".join(f"{k}={_clip(_value(v), 60)}" for k, v in flatten(h["run"]).items()), 400))
     if replay.sim.verified >= 0 and not replay.sim.warning:
         lines.append(f"re-simulated: every observation matches the log ({replay.n_steps} steps)")
     for warning in replay.warnings:
@@ -384,7 +376,7 @@ def format_outcome(replay: Replay, color: bool = False) -> str:
     returns = end.get("returns") or {}
     if returns:
         lines.append("returns: " + ", ".join(f"{a} {_value(r)}" for a, r in returns.items()))
-    rows = _flatten(end.get("metrics") or {})
+    rows = list(flatten(end.get("metrics") or {}).items())
     width = max((len(k) for k, _ in rows), default=0) + 2
     lines.extend(f"  {k.ljust(width)}{_value(v)}" for k, v in rows)
     return "\n".join(lines)

@@ -5,7 +5,7 @@ outputs, and in a fresh folder holding only the logs); a folder of plain `teamen
 logs; clear errors for a missing or empty folder; and, on hand-written logs with hand-computed
 numbers, the tables: mean ± population sd, the (k/n) note, the best value per condition (or per
 group when it compares one policy) by the metric's direction, and episodes without a result
-listed and left out. Plus the pure helpers: flatten, mean_sd, _best, survival_curve, scalar_metrics.
+listed and left out. Plus the pure helpers: flatten with csv_value, mean_sd, _best, survival_curve, scalar_metrics.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from benchmarks.report import (
     EpisodeRow,
     _best,
     build_report,
-    flatten,
+    csv_value,
     load_results,
     mean_sd,
     read_episode,
@@ -33,6 +33,7 @@ from benchmarks.report import (
 from benchmarks.suite import load_suite
 from teamenvs.cli import main
 from teamenvs.core.config import ConfigError
+from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import dumps
 
 SUITE = {
@@ -334,9 +335,10 @@ def test_survival_plot_only_where_episodes_report_survival(tmp_path):
 # ---------------------------------------------------------------------------- pure helpers
 
 
-def test_flatten():
+def test_flatten_and_csv_values():
     metrics = {"a": {"b": 1, "c": {"d": True}}, "e": None, "f": [1, "x"], "g": 2.5, "h": False, "i": "text", "j": ("é",)}
-    assert flatten(metrics) == {"a.b": 1, "a.c.d": 1, "e": "", "f": '[1, "x"]', "g": 2.5, "h": 0, "i": "text", "j": '["é"]'}
+    cells = {k: csv_value(v) for k, v in flatten(metrics).items()}
+    assert cells == {"a.b": 1, "a.c.d": 1, "e": "", "f": '[1, "x"]', "g": 2.5, "h": 0, "i": "text", "j": '["é"]'}
     assert flatten({}) == {}
     assert flatten({"x": {}}) == {}
 

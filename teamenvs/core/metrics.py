@@ -7,7 +7,9 @@ alone.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+import math
+
+from typing import Any, Iterable, Mapping, Sequence
 
 from teamenvs.core.recorder import step_records
 
@@ -61,6 +63,26 @@ def messages_per_agent(records: Sequence[dict[str, Any]], agents: Sequence[str])
     for e in message_events(records):
         counts[e["sender"]] = counts.get(e["sender"], 0) + 1
     return counts
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and population standard deviation (ddof=0), the spread every teamenvs summary and report shows."""
+    if not values:
+        raise ValueError("mean_sd needs at least one value")
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested metrics as one level: {"a": {"b": 1}} -> {"a.b": 1}; leaves are kept as they are."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping):
+            out.update(flatten(value, name))
+        else:
+            out[name] = value
+    return out
 
 
 def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder
+
+
+class EpisodeTimeout(Exception):
+    """An episode ran past its wall-clock limit (`time_limit`); its log ends with an error line."""
 
 
 @dataclass
@@ -66,8 +71,21 @@ async def arun_episode(
     embedder: Any | None = None,
     compress: bool = False,
     run: Mapping[str, Any] | None = None,
+    time_limit: float | None = None,
 ) -> EpisodeResult:
     """Run one episode of `env` with one policy per agent; see `run_episode`."""
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+
+    def remaining() -> float | None:
+        if deadline is None:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise EpisodeTimeout(f"the episode ran past its wall-clock limit of {time_limit:g} s after {steps} step(s)")
+        return left
+
     base = env.unwrapped
     missing = [a for a in env.possible_agents if a not in policies]
     if missing:
@@ -85,7 +103,15 @@ async def arun_episode(
             policies[agent].reset(agent, base.briefing(agent))
         while env.agents and (max_steps is None or steps < max_steps):
             asking = [a for a in env.agents if infos[a]["needs_action"]]
-            actions = await asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
+            calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
+            if deadline is None:
+                actions = await calls
+            else:
+                try:
+                    actions = await asyncio.wait_for(calls, remaining())
+                except asyncio.TimeoutError:
+                    remaining()  # the deadline has passed: raises EpisodeTimeout
+                    raise
             for agent in asking:
                 extras = getattr(policies[agent], "last_extras", None)
                 if extras:
@@ -138,6 +164,7 @@ def run_episode(
     embedder: Any | None = None,
     compress: bool = False,
     run: Mapping[str, Any] | None = None,
+    time_limit: float | None = None,
 ) -> EpisodeResult:
     """Run one episode and return its `EpisodeResult` (`.metrics`, `.returns`, `.log_path`).
 
@@ -146,7 +173,9 @@ def run_episode(
     interview; their results join the metrics (`probes`, `interview`), embedded with
     `embedder` (default: the offline hashing embedder). `compress=True` writes the log as
     `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
-    log's header line as `"run"`.
+    log's header line as `"run"`. `time_limit` (seconds of wall-clock time) ends an episode
+    that runs past it with `EpisodeTimeout`, recorded as the log's error line; it is checked
+    before each step and bounds the wait for the agents' actions.
 
     Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
     the episode runs on a helper thread with its own loop.
@@ -154,7 +183,8 @@ def run_episode(
     async def episode() -> EpisodeResult:
         try:
             return await arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
-                                      probes=probes, interview=interview, embedder=embedder, compress=compress, run=run)
+                                      probes=probes, interview=interview, embedder=embedder, compress=compress, run=run,
+                                      time_limit=time_limit)
         finally:
             await close_policies(policies)  # this call owns the event loop, so it closes the connections
 

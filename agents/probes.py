@@ -57,7 +57,14 @@ INTERVIEW_ITEMS: tuple[tuple[str, str], ...] = (
     ("team_processes", "The team kept positive interactions throughout the task."),
 )
 DIMENSIONS = tuple(dict.fromkeys(d for d, _ in INTERVIEW_ITEMS))
-_RATING = re.compile(r"(?i)\brating\s*[:=]?\s*(\d{1,2})\b|^\s*(\d{1,2})\s*(?:/\s*10)?\b")
+_RATING = re.compile(r"(?i)\brating\s*(?:[:=]\s*)?(\d{1,2})\b|^\s*(\d{1,2})\s*(?:/\s*10)?\b")
+_PROBE_LABELS = {
+    key: re.compile(rf"(?im)^[^\w\n]*{label}[^\w\n]*[:\-]\s*(.+)$")
+    for key, label in {"task_state": r"task\s*state", "teammates": r"teammates?", "plan": r"(?:my\s+)?plan"}.items()
+}
+_CONFIDENCE = re.compile(r"(?i)confidence\W*([0-9]*\.?[0-9]+)")
+_RATING_PREFIX = re.compile(r"(?i)^\s*rating\s*(?:[:=]\s*)?\d{1,2}\s*(?:/\s*10\s*)?(?:[.,;:-]\s*)?")
+_JUSTIFICATION_PREFIX = re.compile(r"(?i)^\s*justification\s*[:\-]\s*")
 
 
 @dataclass(frozen=True)
@@ -101,11 +108,10 @@ def parse_probe(reply: str) -> dict[str, Any]:
             out[k] = str(obj.get(k, "")).strip()
         confidence = obj.get("confidence")
     else:
-        labels = {"task_state": r"task\s*state", "teammates": r"teammates?", "plan": r"(?:my\s+)?plan"}
-        for key, label in labels.items():
-            m = re.search(rf"(?im)^\W*{label}\W*[:\-]\s*(.+)$", text)
+        for key, label in _PROBE_LABELS.items():
+            m = label.search(text)
             out[key] = m.group(1).strip() if m else ""
-        m = re.search(r"(?i)confidence\W*[:=]?\s*([0-9]*\.?[0-9]+)", text)
+        m = _CONFIDENCE.search(text)
         confidence = m.group(1) if m else None
     try:
         value = float(confidence) if confidence is not None else None
@@ -171,8 +177,8 @@ def parse_rating(reply: str) -> tuple[int | None, str]:
             if 1 <= value <= 10:
                 rating = value
                 break
-    justification = re.sub(r"(?i)^\s*rating\s*[:=]?\s*\d{1,2}\s*(?:/\s*10)?\s*[.,;:-]?\s*", "", text)
-    justification = re.sub(r"(?i)^\s*justification\s*[:\-]\s*", "", justification.strip())
+    justification = _RATING_PREFIX.sub("", text)
+    justification = _JUSTIFICATION_PREFIX.sub("", justification.strip())
     return rating, " ".join(justification.split())[:500]
 
 

@@ -134,7 +134,10 @@ class Progress:
 
 
 # ---------------------------------------------------------------------- scripted episodes
-def run_scripted(episode: Episode, out: str) -> Outcome:
+DEFAULT_EPISODE_TIMEOUT = 3600.0
+
+
+def run_scripted(episode: Episode, out: str, time_limit: float | None = DEFAULT_EPISODE_TIMEOUT) -> Outcome:
     """One scripted episode, logged under `out` (runs in a worker process)."""
     from agents import make_policies, run_episode
 
@@ -142,21 +145,22 @@ def run_scripted(episode: Episode, out: str) -> Outcome:
         env = episode.make_env()
         policies = make_policies(env, episode.policy.policy, seed=episode.seed)
         run_episode(env, policies, seed=episode.seed, log_dir=Path(out) / LOGS, log_name=episode.key,
-                    max_steps=episode.group.max_steps, compress=True, run=episode.run_meta())
+                    max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(), time_limit=time_limit)
     except Exception as exc:  # the log keeps its error line; the run goes on with the other episodes
         return Outcome(episode.key, f"{type(exc).__name__}: {exc}")
     return Outcome(episode.key)
 
 
-def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, progress: Progress) -> list[Outcome]:
+def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, progress: Progress,
+                      time_limit: float | None = DEFAULT_EPISODE_TIMEOUT) -> list[Outcome]:
     outcomes = []
     if workers == 1 or len(episodes) == 1:
         for episode in episodes:
-            outcomes.append(run_scripted(episode, str(out)))
+            outcomes.append(run_scripted(episode, str(out), time_limit))
             progress.update(1, int(outcomes[-1].error is not None))
         return outcomes
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_scripted, e, str(out)) for e in episodes]
+        futures = [pool.submit(run_scripted, e, str(out), time_limit) for e in episodes]
         for future in as_completed(futures):
             outcomes.append(future.result())
             progress.update(1, int(outcomes[-1].error is not None))
@@ -175,6 +179,7 @@ class ModelSettings:
     max_calls: int | None = None
     max_tokens: int | None = None
     price: tuple[float, float] | None = None
+    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT
 
 
 def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -223,7 +228,8 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
                 spec = episode.policy
                 await arun_episode(env, policies, seed=episode.seed, log_dir=out / LOGS, log_name=episode.key,
                                    max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(settings.model),
-                                   probes=Prober(spec.probes_every) if spec.probes_every else None, interview=spec.interview)
+                                   probes=Prober(spec.probes_every) if spec.probes_every else None, interview=spec.interview,
+                                   time_limit=settings.episode_timeout)
                 error = None
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
@@ -280,8 +286,13 @@ def run_bench(
     price: str | tuple[float, float] | None = None,
     stream: TextIO | None = None,
     report: bool = True,
+    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT,
 ) -> BenchOutcome:
-    """Run the suite's episodes that are not complete in `out` yet, then build the report there."""
+    """Run the suite's episodes that are not complete in `out` yet, then build the report there.
+
+    An episode that runs longer than `episode_timeout` seconds of wall-clock time (None: no
+    limit) is stopped and reported as failed; the next run retries it.
+    """
     from benchmarks.report import build_report
 
     out = Path(out)
@@ -291,6 +302,8 @@ def run_bench(
     if not suite.needs_model and (model or base_url):
         raise ConfigError(f"suite {suite.name!r} has no llm policies, so --model and --base-url would not be used")
     workers = workers if workers is not None else os.cpu_count() or 1
+    if episode_timeout is not None and not (isinstance(episode_timeout, (int, float)) and episode_timeout > 0):
+        raise ConfigError(f"--episode-timeout must be a positive number of seconds, got {episode_timeout!r}")
     if workers < 1 or concurrency < 1:
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
     price = parse_price(price) if isinstance(price, str) or price is None else price
@@ -306,13 +319,13 @@ def run_bench(
     scripted = [e for e in todo if not e.policy.is_llm]
     llm = [e for e in todo if e.policy.is_llm]
     try:
-        outcomes += _run_scripted_all(scripted, out, workers, bar)
+        outcomes += _run_scripted_all(scripted, out, workers, bar, episode_timeout)
         if llm:
             from agents.llm.server import resolve_endpoint
 
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
-            settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price)
+            settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout)
             try:
                 outcomes += asyncio.run(_run_llm_all(llm, out, settings, bar))
             finally:

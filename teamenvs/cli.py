@@ -138,7 +138,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     outcome = run_bench(
         suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
-        max_tokens=args.max_tokens, price=args.price,
+        max_tokens=args.max_tokens, price=args.price, episode_timeout=args.episode_timeout or None,
     )
     print(outcome.summary())
     return 0 if not outcome.failed else 1
@@ -200,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--max-calls", type=int, default=None, help="model calls allowed per episode")
     p_bench.add_argument("--max-tokens", type=int, default=None, help="tokens allowed per episode")
     p_bench.add_argument("--price", default=None, metavar="IN,OUT", help="USD per 1M prompt and completion tokens, for the cost estimate")
+    p_bench.add_argument("--episode-timeout", type=float, default=3600.0, metavar="SECONDS",
+                         help="wall-clock limit per episode; an episode past it is stopped and reported as failed (default 3600; 0: none)")
     p_bench.set_defaults(func=_cmd_bench)
     p_report = sub.add_parser("report", help="rebuild results.csv, report.md and plots of a bench folder from its logs alone")
     p_report.add_argument("dir")

@@ -651,3 +651,17 @@ def test_bench_help_lists_the_options(capsys):
     text = capsys.readouterr().out
     for option in ("--suite", "--out", "--seeds", "--workers", "--force", "--quiet", "--model", "--base-url", "--concurrency", "--price"):
         assert option in text
+
+
+def test_episodes_past_the_wall_clock_limit_fail_and_a_rerun_completes_them(tmp_path, capsys):
+    suite = load_suite(write_suite(tmp_path, SMALL))
+    out = tmp_path / "out"
+    timed_out = run_bench(suite, out, workers=1, progress=False, report=False, episode_timeout=1e-9)
+    assert timed_out.ran == 4 and len(timed_out.failed) == 4
+    assert all("EpisodeTimeout: the episode ran past its wall-clock limit" in f.error for f in timed_out.failed)
+    assert not any(is_complete(log_path(out, e), e) for e in suite.episodes())
+    again = run_bench(suite, out, workers=1, progress=False, report=False)
+    assert (again.ran, again.failed) == (4, [])
+    assert main(["bench", "--suite", str(write_suite(tmp_path, SMALL, "b.json")), "--out", str(tmp_path / "o2"),
+                 "--quiet", "--episode-timeout", "-5"]) == 2
+    assert "--episode-timeout must be a positive number of seconds" in capsys.readouterr().err

@@ -272,3 +272,39 @@ def test_arun_episode_from_async_code():
     result = asyncio.run(agents.arun_episode(env, agents.make_policies(env, "defector"), seed=0))
     assert result.steps == 2 and result.log_path is None
     assert result.metrics["wealth"] == {a: 200 + 2 * 100 + 30 for a in env.possible_agents}
+
+
+# ---------------------------------------------------------------------------- wall-clock limit
+class Stalling(Policy):
+    """An async policy whose model never answers in time (a stalled endpoint)."""
+
+    async def aact(self, observation, info):
+        await asyncio.sleep(30)
+        return "wait"
+
+    def act(self, observation, info):  # pragma: no cover - the loop only awaits aact
+        raise AssertionError("not called")
+
+
+def test_time_limit_stops_a_stalled_episode_and_records_why(tmp_path):
+    env = teamenvs.make("commons_v0")
+    policies = agents.make_policies(env, "scripted", seed=0)
+    policies[env.possible_agents[0]] = Stalling()
+    start = time.perf_counter()
+    with pytest.raises(agents.EpisodeTimeout, match="wall-clock limit of 0.3 s after 0 step"):
+        agents.run_episode(env, policies, seed=0, log_dir=tmp_path, log_name="stalled", time_limit=0.3)
+    assert time.perf_counter() - start < 5
+    from teamenvs.core.recorder import read_log
+
+    records = read_log(tmp_path / "stalled.jsonl")
+    assert records[-1]["type"] == "error" and records[-1]["error"].startswith("EpisodeTimeout: the episode ran past")
+
+
+def test_time_limit_leaves_a_quick_episode_alone_and_rejects_nonsense():
+    env = teamenvs.make("day_trader_v0")
+    limited = agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=60)
+    free = agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0)
+    assert limited.returns == free.returns and limited.steps == free.steps
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="time_limit must be a positive number"):
+            agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=bad)

@@ -25,15 +25,32 @@ from teamenvs.core.commands import ActionError, CommandSet
 from agents.llm.client import Budget, LLMClient, Usage
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 _MARKER = re.compile(r"(?i)\baction\s*:\s*(.*)")
 MAX_RATIONALE = 4_000
 ANSWER_FORMAT = "Think briefly about what to do, then end your answer with one last line: ACTION: <command>"
 
 
+def strip_thinking(text: str) -> str:
+    """`text` with every `<think>...</think>` block replaced by a space (an unclosed one is kept).
+
+    A lazy `<think>.*?</think>` regex rescans the rest of the reply from every unclosed tag
+    (quadratic in a reply of many tags); this scans it once.
+    """
+    parts, pos = [], 0
+    while (opening := _THINK_OPEN.search(text, pos)) is not None:
+        closing = _THINK_CLOSE.search(text, opening.end())
+        if closing is None:
+            break
+        parts += [text[pos:opening.start()], " "]
+        pos = closing.end()
+    return "".join(parts) + text[pos:]
+
+
 def split_reply(reply: str) -> tuple[str, str]:
     """(action text, rationale) from a model reply; the action is '' when none can be found."""
-    text = _THINK.sub(" ", reply or "").strip()
+    text = strip_thinking(reply or "").strip()
     bare = _FENCE.sub("", text).strip()
     if bare.startswith("{") and bare.endswith("}"):
         try:

@@ -85,7 +85,9 @@ class Arg(ABC):
         return {"name": self.name, "kind": type(self).__name__.removesuffix("Arg").lower()}
 
 
-_INT_RE = re.compile(r"\s*[:=]?\s*\$?\s*(-?\d[\d,_]*)(\.\d+)?")
+# One optional whitespace run per optional separator: three runs in a row backtracked in
+# cubic time on whitespace followed by a non-digit (see tests/test_hostile.py).
+_INT_RE = re.compile(r"(?<!\s)\s*(?:[:=]\s*)?(?:\$\s*)?(-?\d[\d,_]*)(\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -484,7 +486,12 @@ class CommandSet:
             return ActionError(f"incomplete command {quote(words[0], 30)}: use {options}. {self._valid_now(situation)}", "unknown_command")
         def closeness(name: str) -> float:
             head = " ".join(words[: len(name.split())])
-            return difflib.SequenceMatcher(None, head, name).ratio()
+            matcher = difflib.SequenceMatcher(None, head, name)
+            # the ratio is bounded by the lengths alone: a head far longer than any command
+            # cannot reach the hint's 0.6, and the full ratio is quadratic in its length
+            if matcher.real_quick_ratio() < 0.6:
+                return 0.0
+            return matcher.ratio()
 
         best = max(allowed, key=closeness)
         hint = f" Did you mean '{self.commands[best].usage(situation)}'?" if closeness(best) >= 0.6 else ""

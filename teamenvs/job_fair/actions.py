@@ -25,12 +25,15 @@ from teamenvs.core.messaging import SAY
 from teamenvs.core.text import clean_text, quote
 
 MAX_STEPS, MAX_STEP_CHARS = 12, 80
-_SEPARATOR = re.compile(r"\s*(?:,|;|&|\band\b)\s*(?:and\s+)?", re.IGNORECASE)
-_TO = re.compile(r"\s*(?:\bto\b|->|→|=>|:|\bas\b|\bfor\b|\bon\b)\s*", re.IGNORECASE)
-_FILLER = re.compile(r"\s*(?:(?:to|with|for|at|from|the|an?|offer|job|of|interview|interviews)\b\s*)+", re.IGNORECASE)
-_ARROWS = re.compile(r"\s*(?:->|→|=>|⇒|>)\s*")
-_NUMBERING = re.compile(r"^\s*(?:step\s*)?\(?\d{1,2}\s*[.):\-]?\s+", re.IGNORECASE)
-_STEP_NUMBER = re.compile(r"\s*(?:step\s*)?#?(\d{1,2})\b", re.IGNORECASE)
+# "(?<!\s)" before a leading whitespace run: a search never restarts inside a run it already
+# scanned (linear time on long runs; the same matches, since the run's start is tried first).
+_SEPARATOR = re.compile(r"(?<!\s)\s*(?:,|;|&|\band\b)\s*(?:and\s+)?", re.IGNORECASE)
+_TO = re.compile(r"(?<!\s)\s*(?:\bto\b|->|→|=>|:|\bas\b|\bfor\b|\bon\b)\s*", re.IGNORECASE)
+_FILLER = re.compile(r"(?<!\s)\s*(?:(?:to|with|for|at|from|the|an?|offer|job|of|interview|interviews)\b\s*)+", re.IGNORECASE)
+_ARROWS = re.compile(r"(?<!\s)\s*(?:->|→|=>|⇒|>)\s*")
+_NUMBERING = re.compile(r"^\s*(?:step\s*)?\(?\d{1,2}(?:\s*[.):\-])?\s+", re.IGNORECASE)
+_LIST_NUMBER = re.compile(r"(?:^|\s)\d{1,2}[.)]\s+")
+_STEP_NUMBER = re.compile(r"(?<!\s)\s*(?:step\s*)?#?(\d{1,2})\b", re.IGNORECASE)
 DECISION_KEYS = {"list": "hire", "hire": "hire", "hires": "hire", "team": "hire", "workflow": "workflow",
                  "assign": "assign", "assignment": "assign", "assignments": "assign", "rationale": "rationale"}
 
@@ -107,8 +110,8 @@ def split_steps(text: str) -> tuple[str, ...]:
         parts = _ARROWS.split(text)
     elif ";" in text:
         parts = text.split(";")
-    elif re.search(r"(?:^|\s)\d{1,2}[.)]\s", text):
-        parts = re.split(r"(?:^|\s)\d{1,2}[.)]\s+", text)
+    elif _LIST_NUMBER.search(text):
+        parts = _LIST_NUMBER.split(text)
     else:
         parts = text.split(",")
     steps = [_NUMBERING.sub("", p).strip(" .:-\"'`") for p in parts]

@@ -25,12 +25,15 @@ from teamenvs.map_task.metrics import METRIC_GOALS, map_task_metrics
 from teamenvs.map_task.scoring import Cell, Edge, completed, drawn_cells, edge, route_accuracy
 
 GUIDE, FOLLOWER = "guide", "follower"
-_POINT = re.compile(r"\s*\(?\s*(-?\d{1,4})\s*[,;\s]\s*(-?\d{1,4})\s*\)?")
-_ARROW = re.compile(r"\s*(?:->|→|=>|-|to\b|then\b)\s*", re.IGNORECASE)
+# No two optional whitespace runs side by side ("\s*[,;\s]\s*" is "\s*[,;]\s*|\s+"), and no
+# search restarting inside a whitespace run: linear time on any message or path.
+_POINT = re.compile(r"(?<!\s)\s*(?:\(\s*)?(-?\d{1,4})(?:\s*[,;]\s*|\s+)(-?\d{1,4})\s*\)?")
+_NON_LETTER = re.compile(r"[^a-z]")
+_ARROW = re.compile(r"(?<!\s)\s*(?:->|→|=>|-|to\b|then\b)\s*", re.IGNORECASE)
 COORDINATES = re.compile(
-    r"\(\s*\d+\s*[,;\s]\s*\d+\s*\)|\b\d+\s*[,;]\s*\d+\b|\b\d+\s+\d+\s*(?:->|→)|(?:->|→)\s*\d+\s+\d+\b"
-    r"|\b[xy]\s*[=:]?\s*\d+\b"
-    r"|\b(?:rows?|columns?|cols?\.?|cells?|squares?|coordinates?)\s*(?:no\.?|number|#)?\s*\d+\b"
+    r"\(\s*\d+(?:\s*[,;]\s*|\s+)\d+\s*\)|\b\d+\s*[,;]\s*\d+\b|\b\d+\s+\d+\s*(?:->|→)|(?:->|→)\s*\d+\s+\d+\b"
+    r"|\b[xy]\s*(?:[=:]\s*)?\d+\b"
+    r"|\b(?:rows?|columns?|cols?\.?|cells?|squares?|coordinates?)\s*(?:(?:no\.?|number|#)\s*)?\d+\b"
     r"|\b\d+(?:st|nd|rd|th)\s+(?:row|column|col)\b",
     re.IGNORECASE,
 )
@@ -194,7 +197,7 @@ class MapTaskEnv(TeamEnv):
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
         action = actions.get(FOLLOWER)
         if action is not None:
-            if action.command == "say" and re.sub(r"[^a-z]", "", action.args["message"].lower()) == "done":
+            if action.command == "say" and _NON_LETTER.sub("", action.args["message"].lower()) == "done":
                 self.done = True
                 self.global_events.append(event("done", "the follower said it is done"))
             elif action.command in DRAWING:

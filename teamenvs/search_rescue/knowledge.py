@@ -23,12 +23,15 @@ from typing import Iterable, NamedTuple
 
 from teamenvs.search_rescue.world import FloorPlan
 
+# Each optional part carries its own trailing whitespace, so no two optional runs meet
+# (they backtracked in polynomial time on long whitespace runs).
 _VICTIM_LIST = re.compile(
-    r"\b(?:victims?|v)\s*(?:no\.?|number|#)?\s*:?\s*(\d{1,5})\b"
-    r"((?:\s*(?:\([^()]{0,40}\))?\s*(?:,|&|/|\band\b|\bor\b)\s*(?:and\s+)?#?\s*\d{1,5}\b)*)",
+    r"\b(?:victims?|v)\s*(?:(?:no\.?|number|#)\s*)?(?::\s*)?(\d{1,5})\b"
+    r"((?:\s*(?:\([^()]{0,40}\)\s*)?(?:,|&|/|\band\b|\bor\b)\s*(?:and\s+)?(?:#\s*)?\d{1,5}\b)*)",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"#?\s*(\d{1,5})\b")
+_NUMBER = re.compile(r"(\d{1,5})\b")
+_ASIDE = re.compile(r"\([^()]*\)")
 
 
 class VictimNote(NamedTuple):
@@ -100,7 +103,7 @@ def mentioned_victims(text: str) -> set[int]:
     found: set[int] = set()
     for match in _VICTIM_LIST.finditer(text):
         found.add(int(match.group(1)))
-        found.update(int(n) for n in _NUMBER.findall(re.sub(r"\([^()]*\)", " ", match.group(2))))
+        found.update(int(n) for n in _NUMBER.findall(_ASIDE.sub(" ", match.group(2))))
     return found
 
 

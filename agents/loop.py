@@ -94,61 +94,60 @@ async def arun_episode(
     if log_dir is not None:
         path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl{'.gz' if compress else ''}"
     recorder = EpisodeRecorder(path, run=dict(run) if run is not None else None)
-    previous, base.recorder = base.recorder, recorder
     returns = {a: 0.0 for a in env.possible_agents}
     steps = 0
-    try:
-        observations, infos = env.reset(seed=seed)
-        for agent in env.agents:
-            policies[agent].reset(agent, base.briefing(agent))
-        while env.agents and (max_steps is None or steps < max_steps):
-            asking = [a for a in env.agents if infos[a]["needs_action"]]
-            calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
-            if deadline is None:
-                actions = await calls
-            else:
-                try:
-                    actions = await asyncio.wait_for(calls, remaining())
-                except asyncio.TimeoutError:
-                    remaining()  # the deadline has passed: raises EpisodeTimeout
-                    raise
-            for agent in asking:
-                extras = getattr(policies[agent], "last_extras", None)
-                if extras:
-                    recorder.annotate(agent, **extras)
-            if probes is not None and probes.due(steps):
-                for agent, answers in (await probes.ask(policies, asking)).items():
-                    recorder.annotate(agent, probe=answers)
-            observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))
-            for agent, reward in rewards.items():
-                returns[agent] += reward
-            steps += 1
-        metrics = episode_metrics(recorder.records)
-        extra: dict[str, Any] = {}
-        if probes is not None or interview:
-            from agents import probes as probing
+    with base.recording(recorder):
+        try:
+            observations, infos = env.reset(seed=seed)
+            for agent in env.agents:
+                policies[agent].reset(agent, base.briefing(agent))
+            while env.agents and (max_steps is None or steps < max_steps):
+                asking = [a for a in env.agents if infos[a]["needs_action"]]
+                calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
+                if deadline is None:
+                    actions = await calls
+                else:
+                    try:
+                        actions = await asyncio.wait_for(calls, remaining())
+                    except asyncio.TimeoutError:
+                        remaining()  # the deadline has passed: raises EpisodeTimeout
+                        raise
+                for agent in asking:
+                    extras = getattr(policies[agent], "last_extras", None)
+                    if extras:
+                        recorder.annotate(agent, **extras)
+                if probes is not None and probes.due(steps):
+                    for agent, answers in (await probes.ask(policies, asking)).items():
+                        recorder.annotate(agent, probe=answers)
+                observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))
+                for agent, reward in rewards.items():
+                    returns[agent] += reward
+                steps += 1
+            metrics = episode_metrics(recorder.records)
+            extra: dict[str, Any] = {}
+            if probes is not None or interview:
+                from agents import probes as probing
 
-            if probes is not None:
-                if embedder is None:
-                    from agents.embedders import HashingEmbedder
+                if probes is not None:
+                    if embedder is None:
+                        from agents.embedders import HashingEmbedder
 
-                    embedder = HashingEmbedder()
-                metrics["probes"] = probing.probe_metrics(recorder.records, embedder)
-            if interview:
-                outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
-                extra["interview"] = await probing.interview(policies, outcome)
-                metrics["interview"] = probing.interview_summary(extra["interview"])
-        usage = usage_summary(policies)
-        if usage:
-            extra["usage"] = usage
-        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **extra})
-    except BaseException as exc:
-        usage = usage_summary(policies)
-        recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}", **({"usage": usage} if usage else {})})
-        raise
-    finally:
-        base.recorder = previous
-        recorder.close()
+                        embedder = HashingEmbedder()
+                    metrics["probes"] = probing.probe_metrics(recorder.records, embedder)
+                if interview:
+                    outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
+                    extra["interview"] = await probing.interview(policies, outcome)
+                    metrics["interview"] = probing.interview_summary(extra["interview"])
+            usage = usage_summary(policies)
+            if usage:
+                extra["usage"] = usage
+            recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **extra})
+        except BaseException as exc:
+            usage = usage_summary(policies)
+            recorder.write({"type": "error", "step": steps, "error": f"{type(exc).__name__}: {exc}", **({"usage": usage} if usage else {})})
+            raise
+        finally:
+            recorder.close()
     return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage)
 
 

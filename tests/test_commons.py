@@ -9,7 +9,7 @@ from pettingzoo.utils import parallel_to_aec
 
 import agents
 import teamenvs
-from agents.scripted.social_dilemma import Greedy, Grim, Mimic, Sustainable
+from teamenvs.commons.baselines import Greedy, Grim, Mimic, Sustainable
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import gini
 from teamenvs.core.recorder import EpisodeRecorder
@@ -292,36 +292,36 @@ def test_garbage_actions_never_raise_and_count_as_nothing():
 
 def test_month_event_in_log_and_metrics_from_log():
     env = make(months=2, preset="no_communication")
-    env.recorder = EpisodeRecorder()
-    env.reset(seed=0)
-    env.step({"fisher_1": "harvest 15", **{f"fisher_{i}": "harvest 10" for i in range(2, 6)}})
-    env.step({"fisher_1": "harvest 9", "fisher_2": "nonsense", "fisher_3": "wait", "fisher_4": "wait", "fisher_5": "wait"})
-    assert env.agents == []
-    records = env.recorder.records
-    months = [e for r in records if r["type"] == "step" for e in r["events"] if e["type"] == "month"]
-    assert months[0] == {
-        "type": "month",
-        "text": months[0]["text"],
-        "month": 1,
-        "stock_before": 100,
-        "requests": {"fisher_1": 15, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10},
-        "catches": {"fisher_1": 15, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10},
-        "sustainable_share": 10,
-        "remaining": 45,
-        "collapsed": False,
-        "stock_after": 90,
-    }
-    assert months[1]["sustainable_share"] == 9 and months[1]["stock_after"] == 100  # 81 left -> capped at 100
-    m = commons_metrics(records)
-    assert m["survived"] is True and m["survival_time"] == 2
-    assert m["gain"] == {"fisher_1": 24, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10}
-    assert m["total_gain"] == 64
-    assert m["efficiency"] == pytest.approx(64 / 100)  # max_sustainable_total over 2 months = 2 x 50
-    # gini of [10, 10, 10, 10, 24]: 2 * 220 / (5 * 64) - 6 / 5 = 0.175
-    assert m["equality"] == pytest.approx(0.825) and m["equality"] == pytest.approx(1 - gini([24, 10, 10, 10, 10]))
-    assert m["over_usage_rate"] == pytest.approx(1 / 10)  # only fisher_1's 15 > 10 in month 1; 9 is not > 9
-    assert m["invalid_action_rate"] == pytest.approx(1 / 10)
-    assert m["total_messages"] == 0 and m["final_stock"] == 100
+    with env.recording(EpisodeRecorder()) as recorder:
+        env.reset(seed=0)
+        env.step({"fisher_1": "harvest 15", **{f"fisher_{i}": "harvest 10" for i in range(2, 6)}})
+        env.step({"fisher_1": "harvest 9", "fisher_2": "nonsense", "fisher_3": "wait", "fisher_4": "wait", "fisher_5": "wait"})
+        assert env.agents == []
+        records = recorder.records
+        months = [e for r in records if r["type"] == "step" for e in r["events"] if e["type"] == "month"]
+        assert months[0] == {
+            "type": "month",
+            "text": months[0]["text"],
+            "month": 1,
+            "stock_before": 100,
+            "requests": {"fisher_1": 15, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10},
+            "catches": {"fisher_1": 15, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10},
+            "sustainable_share": 10,
+            "remaining": 45,
+            "collapsed": False,
+            "stock_after": 90,
+        }
+        assert months[1]["sustainable_share"] == 9 and months[1]["stock_after"] == 100  # 81 left -> capped at 100
+        m = commons_metrics(records)
+        assert m["survived"] is True and m["survival_time"] == 2
+        assert m["gain"] == {"fisher_1": 24, "fisher_2": 10, "fisher_3": 10, "fisher_4": 10, "fisher_5": 10}
+        assert m["total_gain"] == 64
+        assert m["efficiency"] == pytest.approx(64 / 100)  # max_sustainable_total over 2 months = 2 x 50
+        # gini of [10, 10, 10, 10, 24]: 2 * 220 / (5 * 64) - 6 / 5 = 0.175
+        assert m["equality"] == pytest.approx(0.825) and m["equality"] == pytest.approx(1 - gini([24, 10, 10, 10, 10]))
+        assert m["over_usage_rate"] == pytest.approx(1 / 10)  # only fisher_1's 15 > 10 in month 1; 9 is not > 9
+        assert m["invalid_action_rate"] == pytest.approx(1 / 10)
+        assert m["total_messages"] == 0 and m["final_stock"] == 100
 
 
 def test_render_state_and_briefing():

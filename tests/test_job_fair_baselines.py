@@ -18,7 +18,7 @@ import pytest
 
 import agents
 import teamenvs
-from agents.scripted.job_fair import BoastfulSeeker, JobFairAgent
+from teamenvs.job_fair.baselines import BoastfulSeeker, JobFairAgent
 
 SCENARIOS = ("S1", "S2", "S3", "S4")
 METRICS = ("company_identification", "identification", "workflow", "assignment", "overall_success")

@@ -13,7 +13,7 @@ import numpy as np
 
 import agents
 import teamenvs
-from agents.scripted.map_task import MapTaskPair, runs, stop_cell
+from teamenvs.map_task.baselines import MapTaskPair, runs, stop_cell
 
 
 def accuracies(preset: str, seeds, policy: str = "scripted", **config):

@@ -704,61 +704,61 @@ def test_full_map_knows_every_room_from_the_start():
 # ---------------------------------------------------------------------- metrics
 def test_metrics_of_a_hand_driven_episode():
     env = teamenvs.make("search_rescue_v0")
-    env.recorder = EpisodeRecorder()
-    env.reset(seed=0, options={"layout": TWO_VICTIMS, "room_names": ["Lab"]})
-    # victim 1 (stable) at (6,2), victim 2 (critical) at (7,2); the Hospital's door at (4,2)
-    script = [
-        {"medic": "go to Lab", "transporter": "wait", "engineer": "say I will guard the Hospital"},  # 1
-        {"transporter": "go to Lab", "engineer": "wait"},  # 2
-        {"engineer": "wait"},  # 3: the medic enters the Lab first and locates both victims
-        {"medic": "move east", "engineer": "dance"},  # 4: the transporter arrives at (5,2)
-        {"medic": "stabilize victim 2", "transporter": "pick up victim 1", "engineer": "wait"},  # 5
-        {"transporter": "go to Hospital", "engineer": "wait"},  # 6
-        {"engineer": "wait"},  # 7: at (3,2)
-        {"transporter": "drop victim", "engineer": "wait"},  # 8: +10
-        {"transporter": "go to Lab", "engineer": "wait"},  # 9: victim 2 stabilized
-        {"medic": "wait", "engineer": "wait"},  # 10: back at (5,2)
-        {"medic": "wait", "transporter": "go to victim 2", "engineer": "wait"},  # 11: one cell, to (6,2)
-        {"medic": "wait", "transporter": "pick up victim 2", "engineer": "wait"},  # 12
-        {"medic": "wait", "transporter": "go to Hospital", "engineer": "wait"},  # 13
-        {"medic": "wait", "engineer": "wait"},  # 14
-        {"medic": "wait", "engineer": "wait"},  # 15: at (3,2)
-        {"medic": "wait", "transporter": "drop victim", "engineer": "wait"},  # 16: +50, all rescued
-    ]
-    for n, actions in enumerate(script, 1):
-        _, rewards, terms, _, infos = env.step(actions)
-        assert rewards["medic"] == {8: 10.0, 16: 50.0}.get(n, 0.0), n
-        assert all(infos[a]["last_action"]["ok"] is not False for a in actions if a != "engineer"), (n, infos)
-    assert all(terms.values()) and env.agents == []
-    records = env.recorder.records
-    m = episode_metrics(records)
-    assert (m["victims_rescued"], m["victims_total"], m["rescued_stable"], m["rescued_critical"]) == (2, 2, 1, 1)
-    assert (m["points"], m["steps"], m["completed"]) == (60, 16, True)
-    # medic: go to, move, stabilize; transporter: 4 go to, go to victim, 2 pick up, 2 drop; engineer: none
-    assert m["action_events"] == 12 and m["action_events_per_agent"] == 4
-    assert m["action_events_by_type"] == {
-        "move": 1, "go to": 5, "go to victim": 1, "pick up victim": 2, "drop victim": 2,
-        "stabilize victim": 1, "clear rubble": 0, "wait": 7 + 1 + 14,
-    }
-    assert m["communication_events"] == 1
-    assert m["coverage_rooms"] == 1.0
-    assert m["coverage_cells"] == pytest.approx(4 / 18)  # (2,2), (3,2), (5,2), (6,2) of 9 + 9 floor cells
-    assert m["invalid_action_rate"] == pytest.approx(1 / 36)  # 'dance'; busy turns are not actions
-    per = m["per_agent"]
-    assert per["medic"] | {"actions_by_type": None} == {
-        "steps_moved": 4, "messages_sent": 0, "rooms_visited": 2, "victims_located_first": 2, "victims_delivered": 0,
-        "action_events": 3, "actions_by_type": None, "busy_steps": 9, "communicating_steps": 0, "idle_steps": 7,
-    }
-    assert per["transporter"] | {"actions_by_type": None} == {
-        "steps_moved": 11, "messages_sent": 0, "rooms_visited": 2, "victims_located_first": 0, "victims_delivered": 2,
-        "action_events": 9, "actions_by_type": None, "busy_steps": 15, "communicating_steps": 0, "idle_steps": 1,
-    }
-    assert per["engineer"] | {"actions_by_type": None} == {
-        "steps_moved": 0, "messages_sent": 1, "rooms_visited": 1, "victims_located_first": 0, "victims_delivered": 0,
-        "action_events": 0, "actions_by_type": None, "busy_steps": 0, "communicating_steps": 1, "idle_steps": 15,
-    }
-    assert per["transporter"]["actions_by_type"]["go to"] == 4 and per["engineer"]["actions_by_type"]["wait"] == 14
-    assert m == SearchRescueEnv.episode_metrics(records)
+    with env.recording(EpisodeRecorder()) as recorder:
+        env.reset(seed=0, options={"layout": TWO_VICTIMS, "room_names": ["Lab"]})
+        # victim 1 (stable) at (6,2), victim 2 (critical) at (7,2); the Hospital's door at (4,2)
+        script = [
+            {"medic": "go to Lab", "transporter": "wait", "engineer": "say I will guard the Hospital"},  # 1
+            {"transporter": "go to Lab", "engineer": "wait"},  # 2
+            {"engineer": "wait"},  # 3: the medic enters the Lab first and locates both victims
+            {"medic": "move east", "engineer": "dance"},  # 4: the transporter arrives at (5,2)
+            {"medic": "stabilize victim 2", "transporter": "pick up victim 1", "engineer": "wait"},  # 5
+            {"transporter": "go to Hospital", "engineer": "wait"},  # 6
+            {"engineer": "wait"},  # 7: at (3,2)
+            {"transporter": "drop victim", "engineer": "wait"},  # 8: +10
+            {"transporter": "go to Lab", "engineer": "wait"},  # 9: victim 2 stabilized
+            {"medic": "wait", "engineer": "wait"},  # 10: back at (5,2)
+            {"medic": "wait", "transporter": "go to victim 2", "engineer": "wait"},  # 11: one cell, to (6,2)
+            {"medic": "wait", "transporter": "pick up victim 2", "engineer": "wait"},  # 12
+            {"medic": "wait", "transporter": "go to Hospital", "engineer": "wait"},  # 13
+            {"medic": "wait", "engineer": "wait"},  # 14
+            {"medic": "wait", "engineer": "wait"},  # 15: at (3,2)
+            {"medic": "wait", "transporter": "drop victim", "engineer": "wait"},  # 16: +50, all rescued
+        ]
+        for n, actions in enumerate(script, 1):
+            _, rewards, terms, _, infos = env.step(actions)
+            assert rewards["medic"] == {8: 10.0, 16: 50.0}.get(n, 0.0), n
+            assert all(infos[a]["last_action"]["ok"] is not False for a in actions if a != "engineer"), (n, infos)
+        assert all(terms.values()) and env.agents == []
+        records = recorder.records
+        m = episode_metrics(records)
+        assert (m["victims_rescued"], m["victims_total"], m["rescued_stable"], m["rescued_critical"]) == (2, 2, 1, 1)
+        assert (m["points"], m["steps"], m["completed"]) == (60, 16, True)
+        # medic: go to, move, stabilize; transporter: 4 go to, go to victim, 2 pick up, 2 drop; engineer: none
+        assert m["action_events"] == 12 and m["action_events_per_agent"] == 4
+        assert m["action_events_by_type"] == {
+            "move": 1, "go to": 5, "go to victim": 1, "pick up victim": 2, "drop victim": 2,
+            "stabilize victim": 1, "clear rubble": 0, "wait": 7 + 1 + 14,
+        }
+        assert m["communication_events"] == 1
+        assert m["coverage_rooms"] == 1.0
+        assert m["coverage_cells"] == pytest.approx(4 / 18)  # (2,2), (3,2), (5,2), (6,2) of 9 + 9 floor cells
+        assert m["invalid_action_rate"] == pytest.approx(1 / 36)  # 'dance'; busy turns are not actions
+        per = m["per_agent"]
+        assert per["medic"] | {"actions_by_type": None} == {
+            "steps_moved": 4, "messages_sent": 0, "rooms_visited": 2, "victims_located_first": 2, "victims_delivered": 0,
+            "action_events": 3, "actions_by_type": None, "busy_steps": 9, "communicating_steps": 0, "idle_steps": 7,
+        }
+        assert per["transporter"] | {"actions_by_type": None} == {
+            "steps_moved": 11, "messages_sent": 0, "rooms_visited": 2, "victims_located_first": 0, "victims_delivered": 2,
+            "action_events": 9, "actions_by_type": None, "busy_steps": 15, "communicating_steps": 0, "idle_steps": 1,
+        }
+        assert per["engineer"] | {"actions_by_type": None} == {
+            "steps_moved": 0, "messages_sent": 1, "rooms_visited": 1, "victims_located_first": 0, "victims_delivered": 0,
+            "action_events": 0, "actions_by_type": None, "busy_steps": 0, "communicating_steps": 1, "idle_steps": 15,
+        }
+        assert per["transporter"]["actions_by_type"]["go to"] == 4 and per["engineer"]["actions_by_type"]["wait"] == 14
+        assert m == SearchRescueEnv.episode_metrics(records)
 
 
 def test_metrics_from_run_episode_match_the_log():

@@ -14,7 +14,7 @@ import pytest
 
 import agents
 import teamenvs
-from agents.scripted.search_rescue import SearchRescueTeam
+from teamenvs.search_rescue.baselines import SearchRescueTeam
 
 
 def run(preset: str, seed: int, policy: str = "scripted"):

@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import teamenvs
-from agents.scripted.base import ScriptedPolicy
+from teamenvs.core.policy import ScriptedPolicy
 
 
 def _play(env, action_for):

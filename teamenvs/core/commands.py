@@ -253,7 +253,7 @@ class ActionForm:
     usage: str
     example: str
     help: str
-    args: tuple[Mapping[str, Any], ...]
+    args: tuple[dict[str, Any], ...]
     _command: Command = field(repr=False, compare=False)
     _situation: Situation = field(repr=False, compare=False)
 
@@ -333,7 +333,7 @@ class CommandSet:
                 usage=c.usage(situation),
                 example=c.example_text(situation),
                 help=c.help,
-                args=tuple(MappingProxyType(a.spec(situation)) for a in c.args),
+                args=tuple(a.spec(situation) for a in c.args),
                 _command=c,
                 _situation=situation,
             )

@@ -1,9 +1,14 @@
-"""Frozen-dataclass configs: building them from presets and overrides, with clear errors.
+"""Frozen-dataclass configs: declared with field metadata, validated in one place, built from
+presets and overrides with clear errors.
 
-Every paradigm has one frozen config dataclass validated in `__post_init__` and a dict of
-named presets (conditions of the source studies). `build_config` applies a preset, then
-user overrides, rejecting unknown keys with the nearest valid name and converting strings
-(from the command line's `--set key=value`) to the field's type.
+Every paradigm has one frozen config dataclass (a `TeamConfig`) whose fields are declared with
+`setting(default, low=, high=, choices=, doc=)` and a dict of named presets (conditions of the
+source studies). `TeamConfig` validates every field from its metadata and type on
+construction, then runs each class's `_check` (cross-field rules) from base to subclass, so no
+config has to remember to call its parents. `describe_config` lists the keys (for `teamenvs info`
+style listings and error messages). `build_config` applies a preset, then user overrides,
+rejecting unknown keys with the nearest valid name and converting strings (from the command
+line's `--set key=value`) to the field's type.
 """
 
 from __future__ import annotations
@@ -88,6 +93,101 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
         raise
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid {cls.__name__}: {exc}") from exc
+
+
+Bound = Any  # an int, the name of another int field, or a function of the config
+
+
+def setting(default: Any, *, low: Bound = None, high: Bound = None, choices: tuple[Any, ...] | None = None, doc: str = "") -> Any:
+    """A config field with its validation and documentation in its metadata.
+
+    `low`/`high` bound an int (or float) field; each may be a number, the name of another
+    field, or a function of the config (for bounds that depend on other fields). `choices`
+    lists the allowed values. `None` is accepted when the annotation allows it.
+    """
+    meta = {"low": low, "high": high, "choices": choices, "doc": doc}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("config defaults are immutable: use a tuple")
+    return dataclasses.field(default=default, metadata={"teamenvs": meta})
+
+
+def _bound(config: Any, bound: Bound) -> Any:
+    if bound is None or isinstance(bound, (int, float)):
+        return bound
+    if isinstance(bound, str):
+        return getattr(config, bound)
+    return bound(config)
+
+
+def _type_options(hint: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(hint)
+    return typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
+
+
+def check_field(config: Any, f: dataclasses.Field, hint: Any) -> None:
+    """Raise ConfigError unless the field's value has its type and lies within its metadata's bounds."""
+    meta = f.metadata.get("teamenvs")
+    if meta is None:
+        return
+    value = getattr(config, f.name)
+    options = _type_options(hint)
+    if value is None and type(None) in options:
+        return
+    if meta["choices"] is not None:
+        if value not in meta["choices"]:
+            raise ConfigError(f"{f.name} must be one of {', '.join(map(str, meta['choices']))}, got {value!r}")
+        return
+    if bool in options and int not in options:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{f.name} must be true or false, got {value!r}")
+        return
+    if int in options and float not in options:
+        check_int(f.name, value, _bound(config, meta["low"]), _bound(config, meta["high"]))
+        return
+    if float in options:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+            raise ConfigError(f"{f.name} must be a number, got {value!r}")
+        low, high = _bound(config, meta["low"]), _bound(config, meta["high"])
+        if (low is not None and value < low) or (high is not None and value > high):
+            rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
+            raise ConfigError(f"{f.name} must be {rng}, got {value}")
+        return
+    if str in options and not isinstance(value, str):
+        raise ConfigError(f"{f.name} must be a string, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamConfig:
+    """Base of every paradigm config: fields declared with `setting(...)` are checked on construction.
+
+    Cross-field rules go in `_check(self)`; every class in the hierarchy that defines one has
+    it run, base classes first, without calling `super()`.
+    """
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            check_field(self, f, hints[f.name])
+        for cls in reversed(type(self).__mro__):
+            check = cls.__dict__.get("_check")
+            if check is not None:
+                check(self)
+
+
+def describe_config(cls: type) -> list[dict[str, Any]]:
+    """Each config key of `cls`: name, type, default, bounds or choices, and its doc."""
+    hints = typing.get_type_hints(cls)
+    rows = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        meta = f.metadata.get("teamenvs", {})
+        def shown(bound: Any) -> Any:
+            return bound if bound is None or isinstance(bound, (int, float, str)) else "depends on other keys"
+        rows.append({"key": f.name, "type": getattr(hints[f.name], "__name__", str(hints[f.name])), "default": f.default,
+                     "low": shown(meta.get("low")), "high": shown(meta.get("high")),
+                     "choices": meta.get("choices"), "doc": meta.get("doc", "")})
+    return rows
 
 
 def config_to_json(config: Any) -> dict[str, Any]:

@@ -13,8 +13,8 @@ observation is `_render_view(view)`, scripted baselines read `info[agent]["view"
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-
-from typing import Any, ClassVar, Hashable, Mapping
+from contextlib import contextmanager
+from typing import Any, ClassVar, Hashable, Iterator, Mapping
 
 import numpy as np
 from pettingzoo import ParallelEnv
@@ -39,6 +39,11 @@ class TeamEnv(ParallelEnv, ABC):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "team_env_v0", "is_parallelizable": True}
     env_id: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("env_id"):  # PettingZoo's metadata name is the env id
+            cls.metadata = {**TeamEnv.metadata, "name": cls.env_id}
     commands: ClassVar[CommandSet]
     config_class: ClassVar[type]
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
@@ -58,7 +63,8 @@ class TeamEnv(ParallelEnv, ABC):
         self._observation_spaces = {a: TextSpace(OBSERVATION_MAX_CHARS, min_length=1) for a in self.possible_agents}
         self._action_spaces = {a: TextSpace(ACTION_MAX_CHARS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
-        self.recorder: EpisodeRecorder | None = None
+        self._recorder: EpisodeRecorder | None = None
+        self._was_reset = False
         self.messenger = Messenger(self.possible_agents, self.config)
         self.step_count = 0
         self._situations: dict[Hashable, tuple[Situation, tuple[ActionForm, ...], str]] = {}
@@ -147,6 +153,7 @@ class TeamEnv(ParallelEnv, ABC):
         return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
+        self._was_reset = True
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.agents = list(self.possible_agents)
@@ -160,8 +167,8 @@ class TeamEnv(ParallelEnv, ABC):
         self.reset_options = dict(options or {})
         self._setup()
         observations, infos = self._observe()
-        if self.recorder is not None:
-            self.recorder.write(
+        if self._recorder is not None:
+            self._recorder.write(
                 {
                     "type": "header",
                     "env_id": self.env_id,
@@ -172,7 +179,7 @@ class TeamEnv(ParallelEnv, ABC):
                     "agents": list(self.possible_agents),
                 }
             )
-            self.recorder.write(
+            self._recorder.write(
                 {
                     "type": "reset",
                     "step": 0,
@@ -183,6 +190,8 @@ class TeamEnv(ParallelEnv, ABC):
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]):
+        if not self._was_reset:
+            raise RuntimeError(f"{self.env_id}: step() was called before reset(); call env.reset(seed=...) first")
         if not self.agents:
             return {}, {}, {}, {}, {}
         if not isinstance(actions, Mapping):
@@ -217,8 +226,8 @@ class TeamEnv(ParallelEnv, ABC):
         terminations = {a: terminated for a in live}
         truncations = {a: truncated and not terminated for a in live}
         rewards = {a: float(rewards.get(a, 0.0)) for a in live}
-        if self.recorder is not None:
-            self.recorder.write(
+        if self._recorder is not None:
+            self._recorder.write(
                 {
                     "type": "step",
                     "step": self.step_count,
@@ -252,10 +261,41 @@ class TeamEnv(ParallelEnv, ABC):
     def close(self) -> None:
         pass
 
+    # ------------------------------------------------------------------ recording
+    @property
+    def recorder(self) -> EpisodeRecorder | None:
+        """The recorder the env writes its log lines to (set with `recording`)."""
+        return self._recorder
+
+    @contextmanager
+    def recording(self, recorder: EpisodeRecorder | None) -> Iterator[EpisodeRecorder | None]:
+        """Write this env's log (header, reset and step lines) to `recorder` inside the block.
+
+            with env.recording(EpisodeRecorder("ep.jsonl")) as rec:
+                env.reset(seed=0); ...
+        """
+        previous, self._recorder = self._recorder, recorder
+        try:
+            yield recorder
+        finally:
+            self._recorder = previous
+
     # ------------------------------------------------------------------ helpers for paradigms
     @property
     def np_random(self) -> np.random.Generator:
         return self._rng
+
+    def envelope(self, agent: str, *, show_valid: bool = True) -> dict[str, Any]:
+        """The part of every view that every paradigm shares: who and when, what became of the
+        agent's last action, this step's events, and the commands valid now (none when `show_valid`
+        is false, e.g. the episode is over)."""
+        return {
+            "agent": agent,
+            "step": self.step_count,
+            "last_action": self.last_action_line(agent),
+            "events": tuple(e["text"] for e in self._events[agent] if e["text"]),
+            "valid_now": self.valid_now(agent) if show_valid else "",
+        }
 
     def briefing(self, agent: str) -> str:
         """The text a policy is given at reset: role, rules, commands and the answer format."""

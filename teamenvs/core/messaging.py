@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from teamenvs.core.commands import Command, NameArg, TextArg
+from teamenvs.core.config import ConfigError, TeamConfig, setting
 from teamenvs.core.text import clean_text
 
 MAX_MESSAGE_CHARS = 1_000
@@ -27,7 +28,7 @@ TELL = Command(
 
 
 @dataclass(frozen=True)
-class MessagingConditions:
+class MessagingConditions(TeamConfig):
     """Communication conditions; paradigm configs inherit these fields.
 
     `communication` is true/false, or (for a paradigm that lists `communication_modes`)
@@ -36,28 +37,20 @@ class MessagingConditions:
 
     communication_modes: ClassVar[tuple[str, ...]] = ()
 
-    communication: bool | str = True
-    max_words: int | None = None
-    min_steps_between_messages: int = 0
-    message_history: int = 8
+    communication: bool | str = setting(True, doc="whether agents may message (or, where the paradigm has modes, which mode)")
+    max_words: int | None = setting(None, low=1, doc="words per message (longer ones are cut); None: unlimited")
+    min_steps_between_messages: int = setting(0, low=0, doc="steps an agent must wait between two messages")
+    message_history: int = setting(8, low=0, doc="recent messages kept in view")
 
-    def __post_init__(self) -> None:
-        self._check_messaging()
-
-    def _check_messaging(self) -> None:
-        from teamenvs.core.config import ConfigError
-
+    def _check(self) -> None:
         modes = self.communication_modes
         if modes and self.communication not in modes:
             raise ConfigError(f"communication must be one of {', '.join(modes)}, got {self.communication!r}")
         if not modes and not isinstance(self.communication, bool):
             raise ConfigError(f"communication must be true or false, got {self.communication!r}")
-        if self.max_words is not None and (not isinstance(self.max_words, int) or self.max_words < 1):
-            raise ConfigError(f"max_words must be a positive integer or None (unlimited), got {self.max_words!r}")
-        if not isinstance(self.min_steps_between_messages, int) or self.min_steps_between_messages < 0:
-            raise ConfigError(f"min_steps_between_messages must be an integer >= 0, got {self.min_steps_between_messages!r}")
-        if not isinstance(self.message_history, int) or self.message_history < 0:
-            raise ConfigError(f"message_history must be an integer >= 0, got {self.message_history!r}")
+
+    def _check_messaging(self) -> None:  # transitional: removed once every config is a TeamConfig with _check
+        TeamConfig.__post_init__(self)
 
     @property
     def talking_allowed(self) -> bool:

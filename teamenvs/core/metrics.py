@@ -89,7 +89,7 @@ def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The paradigm's metrics for an episode log (dispatching on the header's env id)."""
     from teamenvs.registry import spec
 
-    env_cls = spec(header(records)["env_id"]).load()
+    env_cls = spec(header(records)["env_id"]).load_env_class()
     return env_cls.episode_metrics(records)
 
 
@@ -97,4 +97,4 @@ def metric_goals(env_id: str) -> dict[str, str]:
     """Which way each of the paradigm's metrics is better ("max" or "min"); metrics not listed are descriptive."""
     from teamenvs.registry import spec
 
-    return dict(getattr(spec(env_id).load(), "metric_goals", {}))
+    return dict(getattr(spec(env_id).load_env_class(), "metric_goals", {}))

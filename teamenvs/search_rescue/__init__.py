@@ -1,1 +1,14 @@
 """Search and rescue (ASIST / VIRT-LAB): a medic, an engineer and transporters evacuate victims from a building."""
+
+from teamenvs.core.paradigm import Paradigm
+
+PARADIGM = Paradigm(
+    env_id="search_rescue_v0",
+    env_class="teamenvs.search_rescue.env:SearchRescueEnv",
+    gym_name="SearchRescue",
+    title="Search and rescue",
+    summary="ASIST / VIRT-LAB search and rescue: medic, engineer and transporter evacuate 35 victims from a grid of rooms",
+    baselines="teamenvs.search_rescue.baselines",
+    smoke_conditions=("easy",),
+    order=30,
+)

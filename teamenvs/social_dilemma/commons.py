@@ -22,7 +22,7 @@ import numpy as np
 
 from teamenvs.core.config import ConfigError, check_int
 from teamenvs.core.messaging import MessagingConditions
-from teamenvs.social_dilemma.rounds import Phase, phase_schedule
+from teamenvs.core.rounds import Phase, phase_schedule
 
 HARVEST = "harvest"
 WAIT = "wait"

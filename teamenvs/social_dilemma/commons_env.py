@@ -25,7 +25,7 @@ from teamenvs.social_dilemma.commons import (
     universalization,
 )
 from teamenvs.social_dilemma.metrics import COMMONS_GOALS, commons_metrics
-from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
+from teamenvs.core.rounds import ScheduledGame, discussion_briefing
 
 COMMANDS = CommandSet(
     [

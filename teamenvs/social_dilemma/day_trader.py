@@ -19,7 +19,7 @@ from typing import Mapping, NamedTuple
 
 from teamenvs.core.config import ConfigError, check_int
 from teamenvs.core.messaging import MessagingConditions
-from teamenvs.social_dilemma.rounds import Phase, phase_schedule
+from teamenvs.core.rounds import Phase, phase_schedule
 
 INDIVIDUAL = "individual"
 GROUP = "group"

@@ -14,7 +14,7 @@ from teamenvs.core.commands import Action, CommandSet, Command, IntArg, Situatio
 from teamenvs.core.env import event
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.social_dilemma.metrics import DAY_TRADER_GOALS, day_trader_metrics
-from teamenvs.social_dilemma.rounds import ScheduledGame, discussion_briefing
+from teamenvs.core.rounds import ScheduledGame, discussion_briefing
 from teamenvs.social_dilemma.day_trader import (
     GROUP,
     INDIVIDUAL,

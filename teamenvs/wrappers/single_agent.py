@@ -44,7 +44,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._teammates: dict[str, Any] = {}
 
     def _make_teammates(self, seed: int | None) -> dict[str, Any]:
-        from agents.scripted import make_policies
+        from teamenvs.core.policy import make_policies
 
         others = [a for a in self.team_env.possible_agents if a != self.agent]
         spec = self.teammates_spec

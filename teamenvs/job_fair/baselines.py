@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.scripted.base import ScriptedPolicy
+from teamenvs.core.policy import ScriptedPolicy
 from teamenvs.job_fair.fair import Business, catalogue
 
 
@@ -146,5 +146,5 @@ class BoastfulSeeker(JobFairAgent):
     boastful = True
 
 
-BASELINES = {"job_fair_v0": {"honest": JobFairAgent, "boastful": BoastfulSeeker}}
-DEFAULTS = {"job_fair_v0": "honest"}
+BASELINES = {"honest": JobFairAgent, "boastful": BoastfulSeeker}
+DEFAULT = "honest"

@@ -1,4 +1,5 @@
-"""The round structure both social dilemmas share: decision steps, then discussion phases.
+"""The round structure both social dilemmas share: decision steps, then discussion phases, and
+the scripted baseline that talks once per discussion phase and otherwise applies its rule.
 
 A game of R rounds is a schedule of env steps: one decision step per round (a DayTrader
 investment, a commons harvest) and, after every k-th round but the last, `discussion_turns`
@@ -7,10 +8,12 @@ steps in which agents may talk. Without communication there are no discussion st
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from abc import abstractmethod
+from typing import Any, Mapping, NamedTuple
 
 from teamenvs.core.env import TeamEnv
 from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.policy import ScriptedPolicy
 
 
 class Phase(NamedTuple):
@@ -64,3 +67,20 @@ def discussion_briefing(conditions: MessagingConditions, every: int, turns: int,
     if conditions.min_steps_between_messages:
         limits.append(f"you may send at most one message every {conditions.min_steps_between_messages} steps")
     return text + (f" Bandwidth: {'; '.join(limits)}." if limits else "")
+
+
+class DiscussingBaseline(ScriptedPolicy):
+    """A social-dilemma baseline: states its strategy once per discussion phase, else applies its rule."""
+
+    pitch = ""
+
+    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        if view["phase"] == "discussion":
+            if self.pitch and view["discussion_turn"] == 1 and self.allowed(info, "say"):
+                return f"say {self.pitch}"
+            return "wait"
+        return self.decision(view, info)
+
+    @abstractmethod
+    def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        """The command for a decision step (investment or harvest)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from agents.scripted.base import ScriptedPolicy
+from teamenvs.core.policy import ScriptedPolicy
 
 STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -237,5 +237,5 @@ class MapTaskPair(ScriptedPolicy):
         return target, (clear or corners)[0]
 
 
-BASELINES = {"map_task_v0": {"pair": MapTaskPair}}
-DEFAULTS = {"map_task_v0": "pair"}
+BASELINES = {"pair": MapTaskPair}
+DEFAULT = "pair"

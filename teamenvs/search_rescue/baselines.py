@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
-from agents.scripted.base import ScriptedPolicy
+from teamenvs.core.policy import ScriptedPolicy
 
 _CLAIM = re.compile(r"^(\S+?)(?: \(to you\))?: taking victim (\d+)")
 CLAIM_STEPS = 200  # a claim lapses after this many steps (the claimant may have found it gone)
@@ -203,5 +203,5 @@ class SearchRescueGreedy(SearchRescueTeam):
         return False
 
 
-BASELINES = {"search_rescue_v0": {"team": SearchRescueTeam, "silent": SearchRescueGreedy}}
-DEFAULTS = {"search_rescue_v0": "team"}
+BASELINES = {"team": SearchRescueTeam, "silent": SearchRescueGreedy}
+DEFAULT = "team"

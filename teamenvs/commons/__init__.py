@@ -1,0 +1,14 @@
+"""A GovSim-style commons: fishers harvest a shared, regrowing lake month by month (a social dilemma)."""
+
+from teamenvs.core.paradigm import Paradigm
+
+PARADIGM = Paradigm(
+    env_id="commons_v0",
+    env_class="teamenvs.social_dilemma.commons_env:CommonsEnv",
+    gym_name="Commons",
+    title="Commons",
+    summary="GovSim-style fishery: a shared, regrowing stock harvested over 12 months (social dilemma)",
+    baselines="teamenvs.commons.baselines",
+    smoke_conditions=("baseline",),
+    order=20,
+)

@@ -1,0 +1,149 @@
+"""Policies at the env layer: the `Policy` protocol, scripted baselines' base class, the random
+policy, and `make_policies`, which finds each paradigm's baselines through its declaration.
+
+A policy is reset with its agent id and the env's briefing for that agent, then asked for
+one action string per step it needs to act: `act(observation, info)` or, in the step loop,
+`await aact(observation, info)`. Policies that want something logged beside their action
+(a rationale, model usage) put it in `last_extras` after acting.
+
+Fairness rule: a scripted policy decides from `info["view"]` and `info["valid_actions"]`
+only, exactly what an LLM agent reads as text; it never touches the env.
+
+These live in `teamenvs` (not `agents`) because every paradigm ships its baselines in its
+own folder; `agents` re-exports them beside the LLM policies and the step loop.
+"""
+
+from __future__ import annotations
+
+import difflib
+from abc import ABC, abstractmethod
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What the step loop needs from an agent."""
+
+    def reset(self, agent_id: str, briefing: str) -> None: ...
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str: ...
+
+    async def aact(self, observation: str, info: Mapping[str, Any]) -> str: ...
+
+
+class SyncPolicy(ABC):
+    """Base for policies that decide synchronously; `aact` simply calls `act`."""
+
+    agent_id: str = ""
+    briefing: str = ""
+
+    def __init__(self) -> None:
+        self.last_extras: dict[str, Any] = {}
+
+    def reset(self, agent_id: str, briefing: str) -> None:
+        self.agent_id = agent_id
+        self.briefing = briefing
+
+    @abstractmethod
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        """The action string for this observation."""
+
+    async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
+        return self.act(observation, info)
+
+
+class ScriptedPolicy(SyncPolicy):
+    """A baseline that maps the agent's view to a command string."""
+
+    name = "scripted"
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__()
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return self.decide(info["view"], info)
+
+    @abstractmethod
+    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        """The command to send, from the view and the forms valid now."""
+
+    @staticmethod
+    def allowed(info: Mapping[str, Any], command: str) -> bool:
+        """Whether `command` is among the forms valid now."""
+        return any(form.command == command for form in info["valid_actions"])
+
+
+class RandomPolicy(ScriptedPolicy):
+    """Picks a valid command form uniformly, then its arguments uniformly, with its own seeded generator."""
+
+    name = "random"
+
+    def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+        forms = info["valid_actions"]
+        if not forms:
+            return "wait"
+        return forms[int(self.rng.integers(len(forms)))].sample(self.rng)
+
+
+def _paradigm(env_id: str):
+    from teamenvs.registry import paradigms
+
+    return next((p for p in paradigms() if p.env_id == env_id), None)
+
+
+def baselines(env_id: str) -> dict[str, type[ScriptedPolicy]]:
+    """Baseline policy classes for `env_id` by name (always including `random`)."""
+    paradigm = _paradigm(env_id)
+    found: dict[str, type[ScriptedPolicy]] = dict(paradigm.load_baselines().BASELINES) if paradigm else {}
+    found["random"] = RandomPolicy
+    return found
+
+
+def default_baseline(env_id: str) -> str:
+    """The name `kind="scripted"` stands for in `env_id`."""
+    paradigm = _paradigm(env_id)
+    return paradigm.load_baselines().DEFAULT if paradigm else "random"
+
+
+def agent_seed(seed: int | None, index: int) -> int | None:
+    """An independent seed for agent number `index`, derived from the episode seed."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence([int(seed), index]).generate_state(1)[0])
+
+
+def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: int | None = None) -> dict[str, ScriptedPolicy]:
+    """One scripted policy per agent of `env`.
+
+    `kind` is "scripted" (the env's default baseline), "random", a baseline name, a
+    comma-separated list of names (one per agent, in `env.possible_agents` order), or a
+    mapping agent -> name (unnamed agents get the default baseline).
+    """
+    env_id = getattr(env.unwrapped, "env_id", "")
+    available = baselines(env_id)
+    agents = list(env.possible_agents)
+    if isinstance(kind, Mapping):
+        unknown = set(kind) - set(agents)
+        if unknown:
+            raise ValueError(f"unknown agents {sorted(unknown)} in policy mapping; agents are {agents}")
+        names = [kind.get(a, "scripted") for a in agents]
+    elif isinstance(kind, str) and "," in kind:
+        names = [k.strip() for k in kind.split(",")]
+        if len(names) != len(agents):
+            raise ValueError(f"{len(names)} policy names given for {len(agents)} agents ({', '.join(agents)})")
+    elif isinstance(kind, str):
+        names = [kind] * len(agents)
+    else:
+        raise TypeError(f"kind must be a string or a mapping agent -> name, got {type(kind).__name__}")
+    policies: dict[str, ScriptedPolicy] = {}
+    for i, (agent, name) in enumerate(zip(agents, names)):
+        resolved = default_baseline(env_id) if name == "scripted" else name
+        if resolved not in available:
+            close = difflib.get_close_matches(resolved, list(available), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ValueError(f"unknown baseline {name!r} for {env_id}.{hint} Available: scripted, {', '.join(available)}")
+        policies[agent] = available[resolved](seed=agent_seed(seed, i))
+    return policies

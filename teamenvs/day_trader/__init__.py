@@ -1,0 +1,14 @@
+"""DayTrader (CollabSim): traders invest individually or in the group pool each round (a social dilemma)."""
+
+from teamenvs.core.paradigm import Paradigm
+
+PARADIGM = Paradigm(
+    env_id="day_trader_v0",
+    env_class="teamenvs.social_dilemma.day_trader_env:DayTraderEnv",
+    gym_name="DayTrader",
+    title="DayTrader",
+    summary="CollabSim DayTrader: individual vs group investment over 30 rounds (social dilemma)",
+    baselines="teamenvs.day_trader.baselines",
+    smoke_conditions=("baseline",),
+    order=10,
+)

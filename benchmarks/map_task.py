@@ -54,8 +54,9 @@ import teamenvs
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
 from benchmarks.common import mean_sd, table, time_episodes
+from teamenvs.map_task.config import MapTaskConfig
 from teamenvs.map_task.library import library_size
-from teamenvs.map_task.maps import KINDS, MapTaskConfig, generate_map_pair
+from teamenvs.map_task.maps import KINDS, generate_map_pair
 
 ENV_ID = "map_task_v0"
 SECTIONS = ("table5", "mismatch", "speed", "mapgen")

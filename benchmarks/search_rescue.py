@@ -55,7 +55,8 @@ import teamenvs
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
 from benchmarks.common import mean_sd, table
-from teamenvs.search_rescue.world import SearchRescueConfig, generate_floor_plan
+from teamenvs.search_rescue.config import SearchRescueConfig
+from teamenvs.search_rescue.world import generate_floor_plan
 
 ENV_ID = "search_rescue_v0"
 MAPS = ("easy", "medium", "hard")

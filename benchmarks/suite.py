@@ -15,6 +15,9 @@ A suite is a JSON or YAML mapping:
         seeds: [0, 1, 2]            # optional, overrides the suite's
         max_steps: 500              # optional cap on env steps per episode
 
+`every_env: {policies: [scripted, random]}` adds, before the listed groups, one group per
+registered paradigm (in catalogue order) with its title and the smoke conditions its declaration
+names: the built-in `smoke` suite is just that, so a new paradigm is in it with no edit here.
 `base: paper` starts from a built-in suite; `add_policies` then appends policies to every
 group. A top-level `max_steps` caps the groups that set none. Built-in suites live beside this module in `suites/` (`smoke`, `paper`, `llm`).
 Everything is checked before anything runs; an error names the file and the field.
@@ -32,7 +35,8 @@ from teamenvs.core.config import ConfigError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm")
-SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", "max_steps"}
+SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", "max_steps", "every_env"}
+EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
 POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview"}
@@ -334,7 +338,11 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
         return parse_suite(merged, source, seeds, _depth + 1)
     name = _text(raw.get("name", Path(source).stem), f"{where}.name")
     default = override or (_seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else None)
-    groups_raw = _list(raw.get("groups"), f"{where}.groups")
+    if "every_env" in raw:
+        groups_raw = _every_env_groups(raw["every_env"], f"{where}.every_env")
+        groups_raw += _list(raw["groups"], f"{where}.groups") if "groups" in raw else []
+    else:
+        groups_raw = _list(raw.get("groups"), f"{where}.groups")
     cap = _max_steps(raw.get("max_steps"), f"{where}.max_steps")
     groups = []
     for i, g in enumerate(groups_raw):
@@ -349,6 +357,15 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
     if not isinstance(description, str):
         raise SuiteError(f"{where}.description: expected a string, got {description!r}")
     return Suite(name, description.strip(), tuple(groups), source)
+
+
+def _every_env_groups(raw: Any, where: str) -> list[dict[str, Any]]:
+    """One group per registered paradigm: its title, env and smoke conditions, with the given policies."""
+    from teamenvs.registry import paradigms
+
+    spec = _mapping(raw, where, EVERY_ENV_KEYS, required=("policies",))
+    return [{"title": p.title, "env": p.env_id, "conditions": list(p.smoke_conditions), "policies": spec["policies"]}
+            for p in paradigms()]
 
 
 def _builtin_path(name: str) -> Path:

@@ -5,6 +5,10 @@
     teamenvs bench --suite smoke --out results/smoke
     teamenvs report results/smoke
     teamenvs replay results/smoke/logs/<episode>.jsonl.gz --html episode.html
+
+This module is the application layer: it orchestrates the three packages, so it is the one module
+under `teamenvs/` that imports `agents` and `benchmarks` (inside the command functions, so importing
+the env library never pulls them in). Everything else in `teamenvs` imports neither.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import mean_sd
-from teamenvs.registry import _REGISTRY, list_envs, make
+from teamenvs.registry import make, paradigms
 
 
 def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
@@ -71,9 +75,8 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    for env_id in list_envs():
-        spec = _REGISTRY[env_id]
-        print(f"{env_id:<16} {spec.gym_id:<26} {spec.summary}")
+    for paradigm in paradigms():
+        print(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}")
     return 0
 
 

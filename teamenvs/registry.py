@@ -23,7 +23,7 @@ def register(paradigm: Paradigm) -> None:
     _REGISTRY[paradigm.env_id] = paradigm
     if paradigm.gym_id not in gymnasium.registry:
         gymnasium.register(id=paradigm.gym_id, entry_point="teamenvs.wrappers.single_agent:SingleAgentEnv",
-                           kwargs={"env_id": paradigm.env_id})
+                           kwargs={"env_id": paradigm.env_id}, max_episode_steps=paradigm.max_episode_steps)
 
 
 def paradigms() -> list[Paradigm]:

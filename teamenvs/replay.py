@@ -267,11 +267,23 @@ def timeline(steps: list[dict[str, Any]]) -> list[list[Any]]:
 
 # ---------------------------------------------------------------------- terminal replay
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
-_GRID_COLOURS = {
-    "search_rescue": {"#": "dim", "+": "dim", "X": "yellow", "h": "blue", "s": "green", "C": "red", "c": "magenta",
-                      "M": "cyan", "E": "cyan", "T": "cyan"},
-    "map_task": {"*": "yellow", "o": "cyan", "@": "green", "S": "magenta", "F": "magenta"},
-}
+DRAWING_MARK = "/*__TEAMENVS_DRAWING__*/"
+
+
+def drawing_of(env_id: str | None) -> Any:
+    """The paradigm's drawing module (`TERMINAL_COLOURS`, `is_map_row`, and `drawing.js` beside it), or None."""
+    from teamenvs.core.paradigm import load_object
+    from teamenvs.registry import list_envs, spec
+
+    if env_id not in list_envs() or not spec(env_id).drawing:
+        return None
+    return load_object(spec(env_id).drawing)
+
+
+def drawing_script(drawing: Any) -> str:
+    """The viewer code of a drawing module: the `drawing.js` file beside it ('' when there is none)."""
+    path = Path(drawing.__file__).with_name("drawing.js") if drawing is not None else None
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else ""
 
 
 def _paint(text: str, style: str, color: bool) -> str:
@@ -281,19 +293,14 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def colour_frame(text: str, kind: str | None, color: bool) -> str:
-    """An env's ansi frame with its map characters coloured (rows of map characters only)."""
-    palette = _GRID_COLOURS.get(kind or "")
+def colour_frame(text: str, drawing: Any, color: bool) -> str:
+    """An env's ansi frame with its map characters coloured by its drawing module (map rows only)."""
+    palette = getattr(drawing, "TERMINAL_COLOURS", None)
     if not color or not palette:
         return text
-    if kind == "search_rescue":
-        allowed = set("#.+XhsCcMET")
-        is_row = lambda line: bool(line) and set(line) <= allowed  # noqa: E731
-    else:
-        is_row = lambda line: line[:3].strip().isdigit() and " " not in line[3:]  # noqa: E731
     out = []
     for line in text.split("\n"):
-        if is_row(line):
+        if drawing.is_map_row(line):
             line = "".join(_paint(ch, palette[ch], True) if ch in palette else ch for ch in line)
         out.append(line)
     return "\n".join(out)
@@ -328,9 +335,8 @@ def format_step(replay: Replay, index: int, color: bool = False) -> str:
     """The terminal frame of step `index` (0: the start): the map when there is one, actions, events, rewards."""
     total = replay.n_steps
     lines = [_paint(f"== {'start (reset)' if index == 0 else f'step {index}/{total}'} " + "=" * 40, "bold", color)]
-    kind = replay.frames[0].get("kind") if replay.frames else None
     if index < len(replay.sim.ansi):
-        lines.append(colour_frame(replay.sim.ansi[index], kind, color))
+        lines.append(colour_frame(replay.sim.ansi[index], drawing_of(replay.env_id), color))
     elif replay.frames:
         lines.append(_paint("(no map for this step: re-simulation stopped earlier, see the warning above)", "dim", color))
     if index == 0:
@@ -492,6 +498,7 @@ def render_html(replay: Replay) -> str:
     """The viewer page of one episode, as a self-contained HTML string."""
     title = f"{replay.env_id} seed {replay.header.get('seed')}: {replay.path.name}"
     page = viewer_template().replace(TITLE_MARK, _html_text(title))
+    page = page.replace(DRAWING_MARK, drawing_script(drawing_of(replay.env_id)))
     return page.replace(DATA_MARK, embed_json(viewer_data(replay)))
 
 

@@ -19,7 +19,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
 import teamenvs
-from teamenvs.social_dilemma.day_trader import PRESETS
+from teamenvs.day_trader.config import PRESETS
 
 ENV_IDS = teamenvs.list_envs()
 TEXT_ENV_ADVICE = (

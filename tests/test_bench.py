@@ -192,8 +192,7 @@ def test_smoke_report_has_a_filled_table_per_group(smoke):
 
 
 def test_every_smoke_group_marks_its_best_values(smoke):
-    # KNOWN BUG: search_rescue_v0 and map_task_v0 define METRIC_GOALS in their metrics modules, but their
-    # env classes never set `metric_goals = METRIC_GOALS`, so their tables get no ↑/↓ and no bold best values.
+    # every paradigm's env class exposes its metric goals, so every table gets ↑/↓ and bold best values
     suite, out, _ = smoke
     md = (out / "report.md").read_text(encoding="utf-8")
     for g in suite.groups:
@@ -570,9 +569,7 @@ def test_one_concurrency_bound_over_all_llm_episodes(tmp_path, server, monkeypat
 
 
 def test_a_different_model_does_not_reuse_the_llm_episodes(tmp_path, server):
-    # KNOWN BUG: the model is not part of an episode's run header (Episode.run_meta), so rerunning a folder
-    # with another --model counts the old model's llm logs as complete, runs nothing, and the report shows the
-    # old model's numbers under the label 'llm'. Refusing (a ConfigError) would be acceptable too.
+    # the model is part of an llm episode's run header, so another --model reruns its episodes
     suite = load_suite(write_suite(tmp_path, LLM_SUITE))
     out = tmp_path / "out"
     assert run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False).ran == 4
@@ -584,9 +581,7 @@ def test_a_different_model_does_not_reuse_the_llm_episodes(tmp_path, server):
 
 
 def test_a_model_whose_every_reply_is_invalid_still_gets_a_report(tmp_path, server):
-    # KNOWN BUG (benchmarks/report.py, plot_actions): no accepted action in a group means ncol=0 in
-    # fig.legend, matplotlib raises ValueError, and neither results.csv nor report.md is written (the CLI
-    # says "error: number sections must be larger than 0." and exits 2, for `teamenvs report` too).
+    # a group without a single accepted action still gets its results.csv and report.md
     raw = {"name": "invalid", "seeds": 1, "groups": [
         {"title": "Trade", "env": "day_trader_v0", "conditions": [{"name": "short", "set": {"rounds": 2}}], "policies": ["llm"]}]}
     out = tmp_path / "out"

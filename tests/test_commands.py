@@ -27,7 +27,7 @@ from teamenvs.core.commands import (
     TextArg,
 )
 from teamenvs.core.messaging import TELL
-from teamenvs.social_dilemma.day_trader_env import COMMANDS
+from teamenvs.day_trader.commands import COMMANDS
 
 NAMES = Situation(names={"agent": ("trader_2", "trader_3")})
 # The fallback message of `CommandSet.parse` when `_parse` itself raised: a parser bug.

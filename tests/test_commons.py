@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
@@ -13,9 +16,10 @@ from teamenvs.commons.baselines import Greedy, Grim, Mimic, Sustainable
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import gini
 from teamenvs.core.recorder import EpisodeRecorder
-from teamenvs.social_dilemma.commons import (
-    PRESETS,
-    CommonsConfig,
+from teamenvs.commons.config import PRESETS, CommonsConfig
+from teamenvs.commons.env import CommonsEnv
+from teamenvs.commons.metrics import commons_metrics
+from teamenvs.commons.rules import (
     allocate_catch,
     max_equal_harvest,
     max_sustainable_total,
@@ -26,10 +30,8 @@ from teamenvs.social_dilemma.commons import (
     sustainable_share,
     universalization,
 )
-from teamenvs.social_dilemma.commons_env import CommonsEnv
-from teamenvs.social_dilemma.day_trader import DayTraderConfig
-from teamenvs.social_dilemma.day_trader import schedule as day_trader_schedule
-from teamenvs.social_dilemma.metrics import commons_metrics
+from teamenvs.day_trader.config import DayTraderConfig
+from teamenvs.day_trader.rules import schedule as day_trader_schedule
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -140,15 +142,17 @@ def test_schedule():
 
 
 def test_config_validation_and_presets():
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="^n_agents must be from 2 to 100, got 1$"):
         CommonsConfig(n_agents=1)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="^initial_stock must be from 1 to 100, got 101$"):
         CommonsConfig(initial_stock=101)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="^collapse_threshold must be from 0 to 3, got 5$"):
         CommonsConfig(initial_stock=3)  # below the collapse threshold
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="^collapse_threshold must be from 0 to 100, got 150$"):
+        CommonsConfig(collapse_threshold=150)
+    with pytest.raises(ConfigError, match="^universalization_hint must be true or false, got 'yes'$"):
         CommonsConfig(universalization_hint="yes")
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="unknown config key 'capacty' for CommonsConfig. Did you mean 'capacity'"):
         teamenvs.make("commons_v0", capacty=50)
     assert {"baseline", "no_communication", "universalization", "communication_bandwidth"} <= set(PRESETS)
     assert teamenvs.make("commons_v0", preset="universalization").config.universalization_hint is True
@@ -418,3 +422,22 @@ def test_pettingzoo_api(preset):
     parallel_api_test(make(preset=preset), num_cycles=60)
     parallel_seed_test(lambda: make(preset=preset), num_cycles=20)
     api_test(parallel_to_aec(make(preset=preset)), num_cycles=60)
+
+
+def test_infos_are_plain_data_built_afresh_each_step():
+    env = make(universalization_hint=True)
+    env.reset(seed=0)
+    obs, _, _, _, infos = env.step({a: "harvest 10" for a in env.agents})
+    pickle.dumps(infos)
+    twin = pickle.loads(pickle.dumps(env))
+    clone = copy.deepcopy(env)
+    view = infos["fisher_1"]["view"]
+    view["last_month"]["requests"]["fisher_2"] = 99  # a policy scribbling on its info
+    view["universalization"]["sustainable_share"] = 99
+    obs2, _, _, _, infos2 = env.step({a: "wait" for a in env.agents})  # discussion: the same month's results
+    again = infos2["fisher_1"]["view"]
+    assert again["last_month"] is not view["last_month"] and again["universalization"] is not view["universalization"]
+    assert again["last_month"]["requests"]["fisher_2"] == 10 and again["universalization"]["sustainable_share"] == 10
+    assert "fisher_2 10/10" in obs2["fisher_1"] and "99" not in obs2["fisher_1"]
+    for other in (twin, clone):
+        assert other.step({a: "wait" for a in other.agents})[0] == obs2

@@ -14,7 +14,7 @@ import pytest
 
 import teamenvs
 from teamenvs.core.config import ConfigError, build_config, check_int, config_to_json
-from teamenvs.social_dilemma.day_trader import PRESETS, DayTraderConfig
+from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 
 
 def day_trader(preset=None, **overrides) -> DayTraderConfig:

@@ -12,20 +12,22 @@ phases, the bandwidth conditions, information isolation with `show_balances=Fals
 
 from __future__ import annotations
 
+import copy
+import pickle
 from fractions import Fraction
 from typing import Any
-
 
 import pytest
 
 import teamenvs
-from teamenvs.social_dilemma.day_trader import (
+from teamenvs.core.config import ConfigError
+from teamenvs.core.rounds import Phase
+from teamenvs.day_trader.config import DayTraderConfig
+from teamenvs.day_trader.rules import (
     GROUP,
     INDIVIDUAL,
     WAIT,
     Choice,
-    DayTraderConfig,
-    Phase,
     affordable_max,
     money_json,
     schedule,
@@ -477,3 +479,31 @@ def test_step_needs_a_dict_of_actions():
     with pytest.raises(TypeError, match="dict agent -> action string, got list"):
         env.step(["invest group 50"])
     assert env.step_count == 0  # nothing was applied
+
+
+def test_config_validation_names_the_key_and_its_range():
+    with pytest.raises(ConfigError, match="^n_agents must be from 2 to 100, got 1$"):
+        DayTraderConfig(n_agents=1)
+    with pytest.raises(ConfigError, match="^max_investment must be >= 50, got 20$"):
+        DayTraderConfig(min_investment=50, max_investment=20)
+    with pytest.raises(ConfigError, match="^show_balances must be true or false, got 'yes'$"):
+        DayTraderConfig(show_balances="yes")
+
+
+def test_infos_are_plain_data_built_afresh_each_step():
+    env, _, _ = make(discussion_every=1)
+    obs, _, _, _, infos = env.step(everyone(env, "invest group 50", trader_2="invest individual 30"))
+    pickle.dumps(infos)
+    twin = pickle.loads(pickle.dumps(env))
+    clone = copy.deepcopy(env)
+    public = infos["trader_1"]["view"]["public"]
+    public["last_round"]["choices"]["trader_2"] = "group 100"  # a policy scribbling on its info
+    public["balances"]["trader_2"] = 0.0
+    obs2, _, _, _, infos2 = env.step(everyone(env, "wait"))  # discussion: the same public results
+    again = infos2["trader_1"]["view"]["public"]
+    assert again is not public and again["last_round"] is not public["last_round"]
+    assert again["last_round"]["choices"]["trader_2"] == "individual 30" and again["balances"]["trader_2"] == 330.0
+    assert "trader_2: individual 30" in obs2["trader_1"] and "trader_2 $330.00" in obs2["trader_1"]
+    assert infos2["trader_1"]["view"]["public"] is not infos2["trader_3"]["view"]["public"]
+    for other in (twin, clone):
+        assert other.step(everyone(other, "wait"))[0] == obs2

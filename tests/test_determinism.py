@@ -111,7 +111,7 @@ def test_a_log_replays_to_the_same_steps(tmp_path):
     records = read_log(result.log_path)
     header = records[0]
     env = teamenvs.make(header["env_id"], **header["config"])
-    env.recorder = EpisodeRecorder(tmp_path / "replay.jsonl")
+    env.record_to(EpisodeRecorder(tmp_path / "replay.jsonl"))
     env.reset(seed=header["seed"])
     for step in step_records(records):
         env.step({a: entry["raw_action"] for a, entry in step["agents"].items()})
@@ -124,7 +124,7 @@ def test_a_log_replays_to_the_same_steps(tmp_path):
 def test_log_is_flushed_after_every_step(tmp_path):
     path = tmp_path / "partial.jsonl"
     env = teamenvs.make("day_trader_v0")
-    env.recorder = EpisodeRecorder(path)
+    env.record_to(EpisodeRecorder(path))
     env.reset(seed=0)
     assert len(path.read_text(encoding="utf-8").splitlines()) == 2  # header and reset, before any step
     for n in range(1, 4):

@@ -67,7 +67,11 @@ def random_input(rng: np.random.Generator, env, agent: str, info) -> object:
 
 def fuzz(env_id: str, steps: int, seed: int, recorder: EpisodeRecorder | None = None) -> dict[str, int]:
     env = teamenvs.make(env_id)
-    env.recorder = recorder
+    with env.recording(recorder):
+        return _fuzz(env, env_id, steps, seed)
+
+
+def _fuzz(env, env_id: str, steps: int, seed: int) -> dict[str, int]:
     rng = np.random.default_rng(seed)
     observations, infos = env.reset(seed=seed)
     counts = {"invalid": 0, "valid": 0, "episodes": 1}

@@ -30,7 +30,8 @@ import pytest
 
 import agents
 import teamenvs
-from teamenvs.job_fair.env import RECRUITER_COMMANDS, SEEKER_COMMANDS, JobFairEnv
+from teamenvs.job_fair.commands import RECRUITER_COMMANDS, SEEKER_COMMANDS
+from teamenvs.job_fair.env import JobFairEnv
 from teamenvs.job_fair.fair import catalogue
 
 SOFTWARE_STEPS = ("Designing", "Coding", "Testing", "Documenting")
@@ -78,19 +79,19 @@ def play(
 def at_phase(phase: str, scenario: str = "S1", seed: int = 0, **config: Any):
     """An env played by honest agents up to the first step of `phase`, with its observations and infos."""
     env = make(scenario, **config)
-    frames = play(env, seed, until=lambda e: e.phase == phase)
+    frames = play(env, seed, until=lambda e: e.game.phase == phase)
     observations, _, infos = frames[-1]
-    assert env.phase == phase
+    assert env.game.phase == phase
     return env, observations, infos
 
 
 def agent_of(env: JobFairEnv, name: str) -> str:
-    return env.agent_named[name]
+    return env.game.agent_named[name]
 
 
 def role_names(env: JobFairEnv) -> dict[str, str]:
     """Seeker name by true role (key None: the redundant seeker)."""
-    return {p.role: p.name for p in env.persona.values()}
+    return {p.role: p.name for p in env.game.persona.values()}
 
 
 def strings(value: Any) -> list[str]:
@@ -119,39 +120,39 @@ def assert_read_back(observations, agent: str, error: str) -> None:
 def test_s3_refuses_a_second_company():
     env = make("S3")
     observations, infos = env.reset(seed=0)
-    seeker = env.seekers[0]
+    seeker = env.game.seekers[0]
     observations, _, _, _, infos = step(env, infos, {seeker: "apply Brightloop Software, Quantline Analytics"})
     error = rejected(infos, seeker)
     assert "at most 1" in error and "(2 given): you may apply to at most 1 company." in error
     assert infos[seeker]["last_action"]["kind"] == "bad_argument"
     assert_read_back(observations, seeker, error)
-    assert seeker not in env.applied and infos[seeker]["needs_action"]  # it may try again
+    assert seeker not in env.game.applied and infos[seeker]["needs_action"]  # it may try again
     observations, _, _, _, infos = step(env, infos, {seeker: "apply Quantline Analytics"})
-    assert infos[seeker]["last_action"]["ok"] and env.applied[seeker] == ("Quantline Analytics",)
+    assert infos[seeker]["last_action"]["ok"] and env.game.applied[seeker] == ("Quantline Analytics",)
 
 
 def test_s4_accepts_three_companies_and_no_fourth_name():
     env = make("S4")
     observations, infos = env.reset(seed=0)
     three = "Brightloop Software, Quantline Analytics, Inkhouse Advertising"
-    first, second, third = env.seekers[:3]
+    first, second, third = env.game.seekers[:3]
     observations, _, _, _, infos = step(
         env, infos, {first: f"apply {three}", second: f"apply {three}, Acme Corp", third: f"apply {three}, Brightloop Software"}
     )
     assert infos[first]["last_action"]["ok"]
-    assert env.applied[first] == ("Brightloop Software", "Quantline Analytics", "Inkhouse Advertising")
+    assert env.game.applied[first] == ("Brightloop Software", "Quantline Analytics", "Inkhouse Advertising")
     error = rejected(infos, second)
     assert error.startswith("unknown company 'Acme'. Known: Brightloop Software, Quantline Analytics, Inkhouse Advertising.")
     assert_read_back(observations, second, error)
     error = rejected(infos, third)
     assert error.startswith("Brightloop Software is named twice.")
-    assert second not in env.applied and third not in env.applied
+    assert second not in env.game.applied and third not in env.game.applied
 
 
 def test_applying_to_an_unknown_company_names_the_known_ones():
     env = make("S3")
     observations, infos = env.reset(seed=1)
-    seeker = env.seekers[4]
+    seeker = env.game.seekers[4]
     observations, _, _, _, infos = step(env, infos, {seeker: "apply Globex"})
     error = rejected(infos, seeker)
     assert error == "unknown company 'Globex'. Known: Brightloop Software, Quantline Analytics, Inkhouse Advertising. Usage: apply <company>"
@@ -167,14 +168,14 @@ def test_recruiter_cannot_hire_in_the_applications_phase():
     assert last["error"].startswith("'hire' is not allowed now: it is for recruiters, in the decisions phase; it is now the applications phase.")
     assert "Valid now: think <thought>, wait." in last["error"]
     assert_read_back(observations, "recruiter_1", last["error"])
-    assert "recruiter_1" not in env.thought  # the turn is not used up: it must still think or wait
+    assert "recruiter_1" not in env.game.thought  # the turn is not used up: it must still think or wait
     assert infos["recruiter_1"]["needs_action"]
 
 
 def test_seeker_cannot_accept_without_an_offer():
     env = make("S3")
     observations, infos = env.reset(seed=0)
-    seeker = env.seekers[2]
+    seeker = env.game.seekers[2]
     observations, _, _, _, infos = step(env, infos, {seeker: "accept Brightloop Software"})
     error = rejected(infos, seeker)
     assert error.startswith("'accept' is not allowed now: it is for seekers with a job offer, in the offers phase; it is now the applications phase.")
@@ -183,7 +184,7 @@ def test_seeker_cannot_accept_without_an_offer():
 
 def test_say_out_of_turn_is_ignored():
     env, observations, infos = at_phase("interviews", "S1")
-    interview = env.current["recruiter_1"]
+    interview = env.game.current["recruiter_1"]
     seeker = interview.seeker
     assert infos["recruiter_1"]["needs_action"] and not infos[seeker]["needs_action"]
     assert infos[seeker]["valid_actions"] == ()
@@ -203,24 +204,24 @@ def test_say_out_of_turn_is_ignored():
 def test_hire_of_someone_who_did_not_interview_here_is_refused():
     env, observations, infos = at_phase("decisions", "S3")
     recruiter = "recruiter_1"
-    elsewhere = next(env.persona[s].name for s in env.seekers if env.applied[s] != ("Brightloop Software",))
-    assert elsewhere not in env.candidates[recruiter]
+    elsewhere = next(env.game.persona[s].name for s in env.game.seekers if env.game.applied[s] != ("Brightloop Software",))
+    assert elsewhere not in env.game.candidates[recruiter]
     observations, _, _, _, infos = env.step({recruiter: f"hire {elsewhere}"})
     error = rejected(infos, recruiter)
     first = elsewhere.split()[0]
-    assert error == f"unknown candidate '{first}'. Known: {', '.join(env.candidates[recruiter])}. Usage: hire <candidate>[, <candidate>...]"
+    assert error == f"unknown candidate '{first}'. Known: {', '.join(env.game.candidates[recruiter])}. Usage: hire <candidate>[, <candidate>...]"
     assert_read_back(observations, recruiter, error)
-    assert env.drafts[recruiter].hire == ()
+    assert env.game.drafts[recruiter].hire == ()
 
 
 def test_hire_is_denied_to_a_recruiter_nobody_applied_to():
     env = make("S3")
     _, infos = env.reset(seed=0)
-    actions = {a: "apply Brightloop Software" for a in env.seekers} | {r: "wait" for r in env.recruiters}
+    actions = {a: "apply Brightloop Software" for a in env.game.seekers} | {r: "wait" for r in env.game.recruiters}
     infos = step(env, infos, actions)[4]
-    while env.phase == "interviews":
+    while env.game.phase == "interviews":
         infos = step(env, infos, {a: "end interview" for a in env.agents})[4]
-    assert env.phase == "decisions" and env.candidates["recruiter_2"] == ()
+    assert env.game.phase == "decisions" and env.game.candidates["recruiter_2"] == ()
     infos = env.step({"recruiter_2": "hire Elena Vasquez"})[4]
     assert rejected(infos, "recruiter_2").startswith(
         "'hire' is not allowed now: nobody interviewed with you, so there is nobody to hire; give your workflow and submit."
@@ -242,7 +243,7 @@ def test_assign_before_workflow_is_denied():
     assert any(f.command == "assign" for f in infos["recruiter_1"]["valid_actions"])
     observations, _, _, _, infos = env.step({"recruiter_1": f"assign {names['programmer']} to Coding"})
     assert infos["recruiter_1"]["last_action"]["ok"]
-    assert env.drafts["recruiter_1"].assign == ((names["programmer"], "Coding"),)
+    assert env.game.drafts["recruiter_1"].assign == ((names["programmer"], "Coding"),)
 
 
 def test_submit_without_a_workflow_is_rejected():
@@ -254,7 +255,7 @@ def test_submit_without_a_workflow_is_rejected():
     assert last["kind"] == "rejected" and last["command"] == "submit"
     assert last["error"] == "give your workflow first ('workflow <step> -> <step> -> ...'), or submit the whole decision as JSON"
     assert_read_back(observations, "recruiter_1", last["error"])
-    assert not env.drafts["recruiter_1"].submitted and env.phase == "decisions"
+    assert not env.game.drafts["recruiter_1"].submitted and env.game.phase == "decisions"
 
 
 def test_accepting_one_offer_declines_the_others():
@@ -262,20 +263,20 @@ def test_accepting_one_offer_declines_the_others():
     chosen: dict[str, str] = {}
 
     def edit(env, agent, action):
-        if env.phase == "applications" and agent in env.persona and env.persona[agent].role == "programmer":
+        if env.game.phase == "applications" and agent in env.game.persona and env.game.persona[agent].role == "programmer":
             chosen["seeker"] = agent
             return f"apply {three}"
-        if env.phase == "decisions":
-            name = env.persona[chosen["seeker"]].name
+        if env.game.phase == "decisions":
+            name = env.game.persona[chosen["seeker"]].name
             return "submit " + json.dumps({"list": [name], "workflow": ["Plan"], "assign": {}})
         return None
 
     env = make("S4")
-    frames = play(env, seed=0, edit=edit, until=lambda e: e.phase == "offers")
+    frames = play(env, seed=0, edit=edit, until=lambda e: e.game.phase == "offers")
     observations, _, infos = frames[-1]
     seeker = chosen["seeker"]
-    name = env.persona[seeker].name
-    assert env.offers[seeker] == ["Brightloop Software", "Quantline Analytics", "Inkhouse Advertising"]
+    name = env.game.persona[seeker].name
+    assert env.game.offers[seeker] == ["Brightloop Software", "Quantline Analytics", "Inkhouse Advertising"]
     assert infos[seeker]["needs_action"]
     observations, _, _, _, infos = env.step({seeker: "accept Quantline Analytics"})
     answers = [(e["company"], e["answer"], e["how"]) for e in env.global_events if e["type"] == "offer_answer"]
@@ -284,18 +285,18 @@ def test_accepting_one_offer_declines_the_others():
         ("Brightloop Software", "declined", "another offer was accepted"),
         ("Inkhouse Advertising", "declined", "another offer was accepted"),
     ]
-    assert env.joined[seeker] == "Quantline Analytics" and env.offers[seeker] == []
+    assert env.game.joined[seeker] == "Quantline Analytics" and env.game.offers[seeker] == []
     assert "Your offer from Brightloop Software was declined: another offer was accepted." in observations[seeker]
     assert "Your offer from Inkhouse Advertising was declined: another offer was accepted." in observations[seeker]
     assert f"{name} declined your offer." in observations["recruiter_1"]
     assert f"{name} accepted your offer." in observations["recruiter_2"]
-    assert env.phase == "done" and not env.agents
+    assert env.game.phase == "done" and not env.agents
 
 
 # ---------------------------------------------------------------------- interviews
 def talk(env: JobFairEnv, infos, record: Callable[[JobFairEnv, Any], None] | None = None, line: str = "say turn {step}"):
     """Play the interviews phase with every actor saying one line per turn (never ending early)."""
-    while env.phase == "interviews":
+    while env.game.phase == "interviews":
         if record is not None:
             record(env, infos)
         actions = {a: line.format(step=env.step_count, agent=a) for a in env.agents if infos[a]["needs_action"]}
@@ -306,81 +307,81 @@ def talk(env: JobFairEnv, infos, record: Callable[[JobFairEnv, Any], None] | Non
 def test_interviews_follow_application_order_alternate_and_close_after_the_turns():
     env = make("S3")
     _, infos = env.reset(seed=2)
-    companies = [c.name for c in env.fair.companies]
-    applied = {s: companies[i % 3] for i, s in enumerate(env.seekers)}
-    infos = step(env, infos, {s: f"apply {c}" for s, c in applied.items()} | {r: "wait" for r in env.recruiters})[4]
-    assert env.phase == "interviews"
+    companies = [c.name for c in env.game.fair.companies]
+    applied = {s: companies[i % 3] for i, s in enumerate(env.game.seekers)}
+    infos = step(env, infos, {s: f"apply {c}" for s, c in applied.items()} | {r: "wait" for r in env.game.recruiters})[4]
+    assert env.game.phase == "interviews"
     actors: dict[int, list[str]] = {}
 
     def record(env, infos):
-        open_ = [i for i in env.interviews if i.open]
+        open_ = [i for i in env.game.interviews if i.open]
         for agent in env.agents:  # only the actor of an open interview is asked
             expected = any(i.actor() == agent for i in open_)
             assert infos[agent]["needs_action"] is expected
             view = infos[agent]["view"]["interview"]
-            if agent in env.current:
+            if agent in env.game.current:
                 assert view is not None and view["your_turn"] is expected
             else:
                 assert view is None and infos[agent]["valid_actions"] == ()
-        for r in env.recruiters:
+        for r in env.game.recruiters:
             assert sum(i.recruiter == r for i in open_) <= 1  # one at a time
         for i in open_:
             actors.setdefault(id(i), []).append(i.actor())
 
     talk(env, infos, record)
     turns = env.config.interview_turns
-    assert env.phase == "decisions"
+    assert env.game.phase == "decisions"
     # only applicants, each once, in application order (all applied at the same step: agent id order)
-    for r, company in zip(env.recruiters, companies):
-        expected = [env.persona[s].name for s in env.seekers if applied[s] == company]
-        assert [env.persona[i.seeker].name for i in env.mine[r]] == expected
-        assert env.candidates[r] == tuple(expected)
-    assert len(env.interviews) == len(env.seekers)
-    for interview in env.interviews:
+    for r, company in zip(env.game.recruiters, companies):
+        expected = [env.game.persona[s].name for s in env.game.seekers if applied[s] == company]
+        assert [env.game.persona[i.seeker].name for i in env.game.mine[r]] == expected
+        assert env.game.candidates[r] == tuple(expected)
+    assert len(env.game.interviews) == len(env.game.seekers)
+    for interview in env.game.interviews:
         assert actors[id(interview)] == [interview.recruiter, interview.seeker] * turns  # recruiter first, alternating
         assert interview.said == {"recruiter": turns, "seeker": turns} and not interview.open
         speakers = [line.split(": ", 1)[0] for line in interview.lines]
-        assert speakers == [env.company[interview.recruiter].recruiter, env.persona[interview.seeker].name] * turns
+        assert speakers == [env.game.company[interview.recruiter].recruiter, env.game.persona[interview.seeker].name] * turns
     ends = [e for e in env.global_events if e["type"] == "interview_end"]
     assert ends and all(e["reason"] == f"both sides used their {turns} turns" for e in ends)
 
 
 def test_interview_text_is_shown_to_its_two_participants():
     env, observations, infos = at_phase("interviews", "S1")
-    interview = env.current["recruiter_1"]
+    interview = env.game.current["recruiter_1"]
     seeker = interview.seeker
-    name = env.persona[seeker].name
+    name = env.game.persona[seeker].name
     assert f"Your interview with {name} begins; you speak first." in observations["recruiter_1"]
     assert "Your interview with Morgan Ellery of Brightloop Software begins; they speak first." in observations[seeker]
     assert "It is your turn (3 of your 3 turns left)." in observations["recruiter_1"]
     assert "Waiting for Morgan Ellery to speak." in observations[seeker]
-    others = [s for s in env.seekers if s != seeker]
+    others = [s for s in env.game.seekers if s != seeker]
     assert all(not infos[s]["needs_action"] for s in others)
     waiting = infos["recruiter_1"]["view"]["applicants"]
-    assert waiting == tuple(env.persona[s].name for s in others)
+    assert waiting == tuple(env.game.persona[s].name for s in others)
     assert f"Waiting to be interviewed: {', '.join(waiting)}." in observations["recruiter_1"]
 
 
 def test_end_interview_closes_it_early():
     env, _, _ = at_phase("interviews", "S1")
-    first = env.current["recruiter_1"]
+    first = env.game.current["recruiter_1"]
     observations = env.step({"recruiter_1": "end interview"})[0]
     assert not first.open and first.lines == [] and first.said == {"recruiter": 0, "seeker": 0}
-    name = env.persona[first.seeker].name
+    name = env.game.persona[first.seeker].name
     assert f"Your interview with {name} (Brightloop Software) is over: Morgan Ellery ended the interview." in observations["recruiter_1"]
     assert "Your interview with Morgan Ellery (Brightloop Software) is over: Morgan Ellery ended the interview." in observations[first.seeker]
-    second = env.current["recruiter_1"]  # the next applicant starts at once
+    second = env.game.current["recruiter_1"]  # the next applicant starts at once
     assert second is not first and second.seeker != first.seeker
     env.step({"recruiter_1": "say Hello."})
     env.step({second.seeker: "end interview"})
     assert not second.open and second.lines == ["Morgan Ellery: Hello."]
     end = next(e for e in env.global_events if e["type"] == "interview_end")
-    assert end["reason"] == f"{env.persona[second.seeker].name} ended the interview" and end["turns"] == {"recruiter": 1, "seeker": 0}
+    assert end["reason"] == f"{env.game.persona[second.seeker].name} ended the interview" and end["turns"] == {"recruiter": 1, "seeker": 0}
 
 
 def test_an_invalid_action_uses_up_the_turn():
     env, observations, infos = at_phase("interviews", "S1")
-    interview = env.current["recruiter_1"]
+    interview = env.game.current["recruiter_1"]
     seeker = interview.seeker
     observations, _, _, _, infos = env.step({"recruiter_1": "hire everybody"})
     error = rejected(infos, "recruiter_1")
@@ -399,22 +400,22 @@ def test_a_seeker_who_applied_to_several_companies_is_never_in_two_interviews_at
     _, infos = env.reset(seed=0)
     three = "Brightloop Software, Quantline Analytics, Inkhouse Advertising"
     two = "Quantline Analytics, Inkhouse Advertising"
-    applied = {s: (three if i % 2 else two) for i, s in enumerate(env.seekers)}
-    infos = step(env, infos, {s: f"apply {text}" for s, text in applied.items()} | {r: "wait" for r in env.recruiters})[4]
+    applied = {s: (three if i % 2 else two) for i, s in enumerate(env.game.seekers)}
+    infos = step(env, infos, {s: f"apply {text}" for s, text in applied.items()} | {r: "wait" for r in env.game.recruiters})[4]
     waited = []
 
     def record(env, infos):
-        busy = [i.seeker for i in env.interviews if i.open]
+        busy = [i.seeker for i in env.game.interviews if i.open]
         assert len(busy) == len(set(busy))  # nobody in two interviews at once
-        for s in env.seekers:
-            open_for_s = [i for i in env.interviews if i.open and i.seeker == s]
+        for s in env.game.seekers:
+            open_for_s = [i for i in env.game.interviews if i.open and i.seeker == s]
             assert len(open_for_s) <= 1
         # a recruiter whose next applicant is busy elsewhere waits (or takes a free one)
-        waited.extend(r for r in env.recruiters if r not in env.current and env.queue[r])
+        waited.extend(r for r in env.game.recruiters if r not in env.game.current and env.game.queue[r])
 
     talk(env, infos, record)
-    assert env.phase == "decisions"
-    pairs = sorted((i.company, i.seeker) for i in env.interviews)
+    assert env.game.phase == "decisions"
+    pairs = sorted((i.company, i.seeker) for i in env.game.interviews)
     assert pairs == sorted((c, s) for s, text in applied.items() for c in text.split(", "))
     assert waited  # the schedule really had to avoid clashes
 
@@ -423,15 +424,15 @@ def test_a_seeker_who_applied_to_several_companies_is_never_in_two_interviews_at
 def test_a_late_applicant_is_interviewed_after_the_earlier_ones():
     env = make("S1")
     _, infos = env.reset(seed=0)
-    late = env.seekers[0]
-    actions = {s: "apply Brightloop Software" for s in env.seekers[1:]} | {late: "look around", "recruiter_1": "wait"}
+    late = env.game.seekers[0]
+    actions = {s: "apply Brightloop Software" for s in env.game.seekers[1:]} | {late: "look around", "recruiter_1": "wait"}
     infos = step(env, infos, actions)[4]
-    assert env.phase == "applications" and list(env.applied) == env.seekers[1:]
+    assert env.game.phase == "applications" and list(env.game.applied) == env.game.seekers[1:]
     infos = step(env, infos, {late: "apply Brightloop Software"})[4]
-    assert env.phase == "interviews"
-    assert env.current["recruiter_1"].seeker == env.seekers[1]  # the first to apply goes first
+    assert env.game.phase == "interviews"
+    assert env.game.current["recruiter_1"].seeker == env.game.seekers[1]  # the first to apply goes first
     talk(env, infos)
-    assert [i.seeker for i in env.mine["recruiter_1"]] == env.seekers[1:] + [late]
+    assert [i.seeker for i in env.game.mine["recruiter_1"]] == env.game.seekers[1:] + [late]
 
 
 # ---------------------------------------------------------------------- decision forms
@@ -483,7 +484,7 @@ def test_text_and_json_decisions_give_the_same_decision_event(form):
             "at_deadline": False,
         }
     ]
-    assert env.phase == "offers" and env.team_right("recruiter_1") is False  # nobody has joined yet
+    assert env.game.phase == "offers" and env.game.team_right("recruiter_1") is False  # nobody has joined yet
 
 
 def test_json_decision_keeps_the_rationale():
@@ -512,9 +513,9 @@ def test_json_decision_errors_are_specific(body, error):
     message = rejected(infos, "recruiter_1")
     assert message.startswith(error)
     if error.startswith("unknown name"):
-        assert ", ".join(env.candidates["recruiter_1"]) in message
+        assert ", ".join(env.game.candidates["recruiter_1"]) in message
     assert_read_back(observations, "recruiter_1", message)
-    assert not env.drafts["recruiter_1"].submitted
+    assert not env.game.drafts["recruiter_1"].submitted
 
 
 # ---------------------------------------------------------------------- deadlines
@@ -522,17 +523,17 @@ def test_phase_deadlines_submit_drafts_and_decline_unanswered_offers():
     env, observations, infos = at_phase("decisions", "S1", phase_steps=2)
     names = role_names(env)
     observations, _, _, _, infos = env.step({"recruiter_1": f"hire {names['programmer']}, {names['code tester']}"})
-    assert env.phase == "decisions"
+    assert env.game.phase == "decisions"
     observations, _, _, _, infos = env.step({"recruiter_1": "workflow Coding -> Testing"})  # never submits
     decision = next(e for e in env.global_events if e["type"] == "decision")
     assert decision["at_deadline"] is True
     assert decision["hire"] == [names["programmer"], names["code tester"]] and decision["workflow"] == ["Coding", "Testing"]
     assert "Time is up: your decision was submitted as it stood." in observations["recruiter_1"]
-    assert env.phase == "offers"
+    assert env.game.phase == "offers"
     hired = [agent_of(env, names["programmer"]), agent_of(env, names["code tester"])]
     assert sorted(a for a in env.agents if infos[a]["needs_action"]) == sorted(hired)
     infos = env.step({})[4]  # nobody answers
-    assert env.phase == "offers" and all(env.offers[a] for a in hired)
+    assert env.game.phase == "offers" and all(env.game.offers[a] for a in hired)
     observations, _, terminations, _, infos = env.step({})
     answers = [e for e in env.global_events if e["type"] == "offer_answer"]
     assert sorted((e["seeker"], e["answer"], e["how"]) for e in answers) == sorted([
@@ -541,33 +542,33 @@ def test_phase_deadlines_submit_drafts_and_decline_unanswered_offers():
     ])
     for agent in hired:
         assert "Your offer from Brightloop Software was declined: no answer by the deadline." in observations[agent]
-        assert env.joined[agent] is None
-    assert all(terminations.values()) and env.phase == "done"
+        assert env.game.joined[agent] is None
+    assert all(terminations.values()) and env.game.phase == "done"
 
 
 def test_unfinished_applications_are_passed_over_at_the_deadline():
     env = make("S3", phase_steps=2)
     observations, infos = env.reset(seed=0)
-    idle = env.seekers[0]
-    actions = {s: "apply Brightloop Software" for s in env.seekers[1:]} | {r: "wait" for r in env.recruiters}
+    idle = env.game.seekers[0]
+    actions = {s: "apply Brightloop Software" for s in env.game.seekers[1:]} | {r: "wait" for r in env.game.recruiters}
     infos = step(env, infos, actions)[4]
-    assert env.phase == "applications" and infos[idle]["needs_action"]
+    assert env.game.phase == "applications" and infos[idle]["needs_action"]
     observations, _, _, _, infos = env.step({})
-    assert env.phase == "interviews" and idle not in env.applied
+    assert env.game.phase == "interviews" and idle not in env.game.applied
     assert "The applications phase is over and you did not apply." in observations[idle]
 
 
 # ---------------------------------------------------------------------- information isolation
 def check_isolation(env: JobFairEnv, observations, infos) -> None:
-    fair = env.fair
-    seekers = env.seekers
-    skills = {s: ", ".join(env.persona[s].skills) for s in seekers}
-    experience = {s: env.persona[s].experience for s in seekers}
-    names = {s: env.persona[s].name for s in seekers}
-    partners = {a: {i.partner(a) for i in env.mine[a]} for a in env.possible_agents}
+    fair = env.game.fair
+    seekers = env.game.seekers
+    skills = {s: ", ".join(env.game.persona[s].skills) for s in seekers}
+    experience = {s: env.game.persona[s].experience for s in seekers}
+    names = {s: env.game.persona[s].name for s in seekers}
+    partners = {a: {i.partner(a) for i in env.game.mine[a]} for a in env.possible_agents}
     hidden_roles = hidden_role_names(env)
     company_names = [c.name for c in fair.companies]
-    all_lines = [(i, line) for i in env.interviews for line in i.lines]
+    all_lines = [(i, line) for i in env.game.interviews for line in i.lines]
     for agent in observations:
         text = observations[agent]
         view_text = "\n".join(strings(infos[agent]["view"]))
@@ -578,41 +579,41 @@ def check_isolation(env: JobFairEnv, observations, infos) -> None:
             for other in seekers:
                 if other == agent:
                     continue
-                if agent in env.persona:  # a seeker never sees another seeker
+                if agent in env.game.persona:  # a seeker never sees another seeker
                     assert skills[other] not in seen and experience[other] not in seen and names[other] not in seen
                 elif other not in partners[agent]:  # a recruiter hears only its own candidates
                     assert skills[other] not in seen and experience[other] not in seen
                     assert f"{names[other]}:" not in seen
-            if agent in env.company:
-                mine = env.company[agent].name
-                applicants = {names[s] for s in seekers if mine in env.applied.get(s, ())}
+            if agent in env.game.company:
+                mine = env.game.company[agent].name
+                applicants = {names[s] for s in seekers if mine in env.game.applied.get(s, ())}
                 for other in seekers:
                     if names[other] in seen:  # never another company's candidates
                         assert names[other] in applicants, (agent, names[other])
                 for company in company_names:
                     if company != mine:  # nor its name, hence nothing of its decisions
                         assert company not in seen
-                for r in env.recruiters:
+                for r in env.game.recruiters:
                     if r != agent:
-                        assert env.company[r].recruiter not in seen
+                        assert env.game.company[r].recruiter not in seen
         # interview lines reach only the participants of an interview where they were said
         for _interview, line in all_lines:
             if line in text:
-                assert any(line in i.lines for i in env.mine[agent]), (agent, line)
+                assert any(line in i.lines for i in env.game.mine[agent]), (agent, line)
         view = infos[agent]["view"]
         shown = ([view["interview"]] if view["interview"] else []) + list(view["past_interviews"])
-        assert sorted(iv["with"] for iv in shown) == sorted(env._name(i.partner(agent)) for i in env.mine[agent])
-        if agent in env.company:
-            assert view["draft"]["hire"] == env.drafts[agent].hire and view["candidates"] == env.candidates[agent]
+        assert sorted(iv["with"] for iv in shown) == sorted(env.game.name(i.partner(agent)) for i in env.game.mine[agent])
+        if agent in env.game.company:
+            assert view["draft"]["hire"] == env.game.drafts[agent].hire and view["candidates"] == env.game.candidates[agent]
 
 
 def hidden_role_names(env: JobFairEnv) -> set[str]:
     """Role names that appear in no public text nor any biography (so they can only leak)."""
     from teamenvs.job_fair.fair import biography, description
 
-    public = " ".join([biography(p) for p in env.fair.seekers] + [description(env.fair, c) for c in env.fair.companies]
-                      + [b.goal for b in env.fair.businesses.values()]).lower()
-    return {r for r in env.fair.roles if r.lower() not in public}
+    public = " ".join([biography(p) for p in env.game.fair.seekers] + [description(env.game.fair, c) for c in env.game.fair.companies]
+                      + [b.goal for b in env.game.fair.businesses.values()]).lower()
+    return {r for r in env.game.fair.roles if r.lower() not in public}
 
 
 @pytest.mark.parametrize("scenario", ["S3", "S4"])
@@ -628,17 +629,17 @@ def test_no_agent_sees_what_is_not_theirs(scenario, kind):
             actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
             observations, _, _, _, infos = env.step(actions)
             check_isolation(env, observations, infos)
-        assert env.interviews or kind == "random"
+        assert env.game.interviews or kind == "random"
 
 
 def test_honest_seekers_state_their_skills_only_to_their_interviewer():
     env = make("S3")
     play(env, seed=0)
-    said = [(i, line) for i in env.interviews for line in i.lines]
-    for seeker in env.seekers:
-        skills = ", ".join(env.persona[seeker].skills)
+    said = [(i, line) for i in env.game.interviews for line in i.lines]
+    for seeker in env.game.seekers:
+        skills = ", ".join(env.game.persona[seeker].skills)
         heard_by = {i.recruiter for i, line in said if skills in line}
-        assert heard_by == {i.recruiter for i in env.mine[seeker]} and len(heard_by) == 1
+        assert heard_by == {i.recruiter for i in env.game.mine[seeker]} and len(heard_by) == 1
 
 
 def test_state_holds_the_hidden_truth():
@@ -649,14 +650,14 @@ def test_state_holds_the_hidden_truth():
     seekers = {s["name"]: s for s in state["fair"]["seekers"]}
     redundant = [n for n, s in seekers.items() if s["role"] is None]
     assert redundant == ["Ben Whitaker"] and seekers["Ben Whitaker"]["skills"] == ["financial accounting", "spreadsheets", "microeconomics"]
-    assert {n: s["role"] for n, s in seekers.items()} == {p.name: p.role for p in env.persona.values()}
-    assert {n: tuple(s["skills"]) for n, s in seekers.items()} == {p.name: p.skills for p in env.persona.values()}
+    assert {n: s["role"] for n, s in seekers.items()} == {p.name: p.role for p in env.game.persona.values()}
+    assert {n: tuple(s["skills"]) for n, s in seekers.items()} == {p.name: p.skills for p in env.game.persona.values()}
     assert set(state["fair"]["roles"]) <= set(catalogue().roles) and len(state["fair"]["roles"]) == 9
     assert len(state["interviews"]) == 10 and all(i["lines"] for i in state["interviews"])
     assert set(state["applications"]) == set(seekers)
     assert set(state["decisions"]) == {"Brightloop Software", "Quantline Analytics", "Inkhouse Advertising"}
     assert state["joined"]["Ben Whitaker"] is None
-    assert state["people"] == {a: env._name(a) for a in env.possible_agents}
+    assert state["people"] == {a: env.game.name(a) for a in env.possible_agents}
 
 
 # ---------------------------------------------------------------------- rewards
@@ -666,12 +667,12 @@ def test_honest_s3_rewards_every_agent_at_the_last_step_only():
     *before, last = frames[1:]
     assert all(r == 0.0 for _, rewards, _ in before for r in rewards.values())
     assert last[1] == {a: 1.0 for a in env.possible_agents}
-    assert env.phase == "done" and not env.agents
+    assert env.game.phase == "done" and not env.agents
 
 
 def test_a_recruiter_who_hires_the_redundant_seeker_gets_nothing():
     def edit(env, agent, action):
-        if env.phase == "decisions" and agent in env.company:
+        if env.game.phase == "decisions" and agent in env.game.company:
             names = role_names(env)
             team = [names["project manager"], names["programmer"], names["code tester"], names["interface designer"]]
             return "submit " + json.dumps({
@@ -680,17 +681,17 @@ def test_a_recruiter_who_hires_the_redundant_seeker_gets_nothing():
                 "assign": {"Designing": names["interface designer"], "Coding": names["programmer"],
                            "Testing": names["code tester"], "Documenting": names["project manager"]},
             })
-        if env.phase == "offers" and env.persona.get(agent) and env.persona[agent].redundant:
+        if env.game.phase == "offers" and env.game.persona.get(agent) and env.game.persona[agent].redundant:
             return "accept Brightloop Software"
         return None
 
     env = make("S2")
     frames = play(env, seed=0, edit=edit)
     rewards = frames[-1][1]
-    redundant = next(a for a, p in env.persona.items() if p.redundant)
-    assert env.joined[redundant] == "Brightloop Software"
+    redundant = next(a for a, p in env.game.persona.items() if p.redundant)
+    assert env.game.joined[redundant] == "Brightloop Software"
     assert rewards["recruiter_1"] == 0.0 and rewards[redundant] == 0.0
-    assert all(rewards[s] == 1.0 for s in env.seekers if s != redundant)  # the capable ones joined a right company
+    assert all(rewards[s] == 1.0 for s in env.game.seekers if s != redundant)  # the capable ones joined a right company
     # the same run without the redundant hire is right for everyone
     assert play(make("S2"), seed=0)[-1][1] == {a: 1.0 for a in env.possible_agents}
 
@@ -700,19 +701,19 @@ def test_without_communication_recruiters_decide_from_names():
     env = teamenvs.make("job_fair_v0", preset="no_interviews", scenario="S3").unwrapped
     assert env.config.communication is False
     observations, infos = env.reset(seed=0)
-    companies = [c.name for c in env.fair.companies]
-    applied = {s: companies[i % 3] for i, s in enumerate(env.seekers)}
-    observations, _, _, _, infos = step(env, infos, {s: f"apply {c}" for s, c in applied.items()} | {r: "wait" for r in env.recruiters})
-    assert env.phase == "decisions" and env.interviews == []
+    companies = [c.name for c in env.game.fair.companies]
+    applied = {s: companies[i % 3] for i, s in enumerate(env.game.seekers)}
+    observations, _, _, _, infos = step(env, infos, {s: f"apply {c}" for s, c in applied.items()} | {r: "wait" for r in env.game.recruiters})
+    assert env.game.phase == "decisions" and env.game.interviews == []
     assert not any(e["type"] == "interview_start" for e in env.global_events)
-    for r, company in zip(env.recruiters, companies):
-        names = tuple(env.persona[s].name for s in env.seekers if applied[s] == company)
-        assert env.candidates[r] == names and infos[r]["view"]["past_interviews"] == ()
+    for r, company in zip(env.game.recruiters, companies):
+        names = tuple(env.game.persona[s].name for s in env.game.seekers if applied[s] == company)
+        assert env.game.candidates[r] == names and infos[r]["view"]["past_interviews"] == ()
         assert f"Candidates you interviewed: {', '.join(names)}." in observations[r]
         assert {f.command for f in infos[r]["valid_actions"]} == {"hire", "workflow", "submit"}
-    first = env.candidates["recruiter_1"][0]
+    first = env.game.candidates["recruiter_1"][0]
     observations, _, _, _, infos = env.step({"recruiter_1": f"hire {first}"})
-    assert infos["recruiter_1"]["last_action"]["ok"] and env.drafts["recruiter_1"].hire == (first,)
+    assert infos["recruiter_1"]["last_action"]["ok"] and env.game.drafts["recruiter_1"].hire == (first,)
     # and a whole honest episode runs, though recruiters who heard nothing hire nobody
     result = agents.run_episode(env, agents.make_policies(env, "honest", seed=0), seed=0)
     assert result.metrics["interviews"] == 0 and result.metrics["messages"] == 0
@@ -736,21 +737,21 @@ def test_different_seeds_deal_personas_to_different_ids():
     for seed in range(4):
         env = make("S3")
         env.reset(seed=seed)
-        dealt.append(tuple(env.persona[s].name for s in env.seekers))
-        assert sorted(dealt[-1]) == sorted(p.name for p in env.fair.seekers)
+        dealt.append(tuple(env.game.persona[s].name for s in env.game.seekers))
+        assert sorted(dealt[-1]) == sorted(p.name for p in env.game.fair.seekers)
     assert len(set(dealt)) == 4
     env = make("S3")
     env.reset(seed=1)
-    assert tuple(env.persona[s].name for s in env.seekers) == dealt[1]
+    assert tuple(env.game.persona[s].name for s in env.game.seekers) == dealt[1]
 
 
 def test_render_lists_companies_and_seekers():
     env = make("S3", render_mode="ansi")
     env.reset(seed=0)
     frame = env.render()
-    for company in env.fair.companies:
+    for company in env.game.fair.companies:
         assert f"{company.name} [{company.business}] recruiter {company.recruiter}" in frame
-    for agent, seeker in env.persona.items():
+    for agent, seeker in env.game.persona.items():
         assert f"{agent} {seeker.name} ({seeker.role or 'redundant'})" in frame
     assert make("S3").render() is None
 
@@ -768,6 +769,6 @@ def test_briefings_list_only_the_role_s_commands():
     recruiter = env.briefing("recruiter_1")
     assert briefed_commands(seeker) == list(SEEKER_COMMANDS)
     assert briefed_commands(recruiter) == list(RECRUITER_COMMANDS)
-    assert "You may apply to 1 to 3 companies." in seeker and env.persona["seeker_1"].experience in seeker
+    assert "You may apply to 1 to 3 companies." in seeker and env.game.persona["seeker_1"].experience in seeker
     assert "human resources manager of Brightloop Software" in recruiter
     assert not re.search(r"redundant", seeker + recruiter, re.IGNORECASE)

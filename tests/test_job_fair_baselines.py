@@ -43,7 +43,7 @@ def test_honest_agents_succeed_on_every_scenario(scenario):
         assert all(m[key] is True for key in METRICS), (seed, {k: m[k] for k in METRICS})
         assert result.returns == {a: 1.0 for a in env.possible_agents}
         assert m["confusion"]["fp"] == 0 and m["misplacements"] == 0
-        assert m["teams_formed"] == len(env.recruiters) and m["invalid_action_rate"] == 0.0
+        assert m["teams_formed"] == len(env.game.recruiters) and m["invalid_action_rate"] == 0.0
 
 
 def test_scripted_is_the_honest_baseline():
@@ -57,7 +57,7 @@ def test_boastful_seekers_get_the_redundant_seeker_hired_in_s2():
     hired_redundant = 0
     for seed in range(10):
         env, result = run("S2", seed, "boastful")
-        redundant = next(p.name for p in env.fair.seekers if p.redundant)
+        redundant = next(p.name for p in env.game.fair.seekers if p.redundant)
         hires = result.metrics["per_company"]["Brightloop Software"]["hired"]
         if redundant in hires:
             hired_redundant += 1
@@ -83,23 +83,23 @@ def test_honest_seekers_apply_only_where_they_fit():
         for seed in range(3):
             env, result = run(scenario, seed)
             for application in events(result, "application"):
-                seeker = env.persona[application["seeker"]]
+                seeker = env.game.persona[application["seeker"]]
                 if seeker.redundant:  # nothing fits: one company at random
                     assert len(application["companies"]) == 1
                 else:
-                    assert application["companies"] and all(env.fair.fits(seeker, c) for c in application["companies"])
+                    assert application["companies"] and all(env.game.fair.fits(seeker, c) for c in application["companies"])
             assert result.metrics["company_identification_rate"] == 1.0
 
 
 def test_boastful_seekers_in_s4_apply_to_three_companies():
     env, result = run("S4", 0, "boastful")
     applications = events(result, "application")
-    assert len(applications) == len(env.seekers)
+    assert len(applications) == len(env.game.seekers)
     for application in applications:
-        seeker = env.persona[application["seeker"]]
+        seeker = env.game.persona[application["seeker"]]
         assert len(application["companies"]) == 3
         if not seeker.redundant:  # best match first
-            assert env.fair.fits(seeker, application["companies"][0])
+            assert env.game.fair.fits(seeker, application["companies"][0])
     assert result.metrics["interviews"] == 30
 
 
@@ -122,7 +122,7 @@ def same_decisions(policy, seed: int, copier) -> int:
             actions[agent] = a
         observations, _, _, _, infos = env.step(actions)
         steps += 1
-    assert env.unwrapped.phase == "done"
+    assert env.unwrapped.game.phase == "done"
     return steps
 
 
@@ -136,14 +136,14 @@ def test_a_large_generated_fair_runs_end_to_end():
     env = teamenvs.make("job_fair_v0", preset="large_fair")
     result = agents.run_episode(env, agents.make_policies(env, "honest", seed=0), seed=0, max_steps=2_000)
     base = env.unwrapped
-    assert not env.agents and base.phase == "done"
-    assert (len(base.recruiters), len(base.seekers)) == (20, 100)
+    assert not env.agents and base.game.phase == "done"
+    assert (len(base.game.recruiters), len(base.game.seekers)) == (20, 100)
     decisions = events(result, "decision")
-    assert sorted(d["recruiter"] for d in decisions) == sorted(base.recruiters)
+    assert sorted(d["recruiter"] for d in decisions) == sorted(base.game.recruiters)
     assert not any(d["at_deadline"] for d in decisions)
     m = result.metrics
     assert m["identification_rate"] >= 0.8 and m["interviews"] >= 90
-    assert sum(p.redundant for p in base.fair.seekers) == 10
+    assert sum(p.redundant for p in base.game.fair.seekers) == 10
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

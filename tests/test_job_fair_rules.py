@@ -32,10 +32,9 @@ import pytest
 import agents
 import teamenvs
 from teamenvs.core.config import ConfigError
+from teamenvs.job_fair.config import PRESETS, JobFairConfig
 from teamenvs.job_fair.fair import (
-    PRESETS,
     Fair,
-    JobFairConfig,
     catalogue,
     generate_fair,
     make_fair,
@@ -383,8 +382,8 @@ def test_large_fair_20_companies_100_seekers():
         ({"scenario": "S5"}, r"scenario must be one of S1, S2, S3, S4, generated, got 'S5'"),
         ({"scenario": "S3", "n_companies": 3}, r"n_companies apply to scenario='generated' only"),
         ({"scenario": "S1", "skill_overlap": 0.5, "fair_seed": 1}, r"skill_overlap, fair_seed apply to scenario='generated' only"),
-        ({"scenario": "generated", "redundant_share": 1.5}, r"redundant_share must be a number from 0 to 1, got 1.5"),
-        ({"scenario": "generated", "skill_overlap": -0.1}, r"skill_overlap must be a number from 0 to 1"),
+        ({"scenario": "generated", "redundant_share": 1.5}, r"redundant_share must be from 0 to 1, got 1.5"),
+        ({"scenario": "generated", "skill_overlap": -0.1}, r"skill_overlap must be from 0 to 1, got -0.1"),
         ({"scenario": "generated", "n_companies": 0}, r"n_companies must be from 1 to 50, got 0"),
         ({"scenario": "generated", "n_seekers": 501}, r"n_seekers must be from 1 to 500"),
         ({"scenario": "generated", "businesses": ("advertising", "bakery")}, r"unknown businesses \['bakery'\]"),

@@ -19,7 +19,7 @@ import teamenvs
 from agents.policy import Policy, SyncPolicy
 from agents.scripted import RandomPolicy, agent_seed
 from teamenvs.core.recorder import step_records
-from teamenvs.social_dilemma.day_trader_env import DayTraderEnv
+from teamenvs.day_trader.env import DayTraderEnv
 
 
 class Recording(SyncPolicy):

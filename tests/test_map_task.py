@@ -38,14 +38,13 @@ from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.map_task.env import MapTaskEnv
-from teamenvs.map_task.library import LIBRARY_SIZE, library_size, load_library_pair
+from teamenvs.map_task.config import LIBRARY_SIZE, PRESETS, MapTaskConfig
+from teamenvs.map_task.library import library_size, load_library_pair
 from teamenvs.map_task.maps import (
     KINDS,
-    PRESETS,
     Discrepancy,
     Landmark,
     MapPair,
-    MapTaskConfig,
     generate_map_pair,
 )
 from teamenvs.map_task.scoring import (
@@ -101,7 +100,7 @@ class HandMapEnv(MapTaskEnv):
 def make_hand(pair: MapPair = HAND, recorder: EpisodeRecorder | None = None, **config: Any) -> HandMapEnv:
     env = HandMapEnv(**config)
     env.hand_pair = pair
-    env.recorder = recorder
+    env.record_to(recorder)
     env.reset(seed=0)
     return env
 
@@ -285,7 +284,7 @@ def test_map_pair_json_round_trip():
 def test_reset_record_holds_the_maps_and_discrepancies():
     rec = EpisodeRecorder()
     env = teamenvs.make("map_task_v0", mismatch=3)
-    env.recorder = rec
+    env.record_to(rec)
     env.reset(seed=4)
     reset = next(r for r in rec.records if r["type"] == "reset")
     maps = json.loads(json.dumps(reset["maps"]))
@@ -321,7 +320,7 @@ def test_library_map_plays_exactly_the_stored_pair(index, mismatch):
     env = teamenvs.make("map_task_v0", library_map=index, mismatch=mismatch, width=30, height=40, n_landmarks=5)
     for seed in (0, 1, 99):
         rec = EpisodeRecorder()
-        env.recorder = rec
+        env.record_to(rec)
         _, infos = env.reset(seed=seed)
         assert env.pair == stored and env.pair.route == stored.route
         assert infos["guide"]["view"]["route"] == stored.route
@@ -802,7 +801,7 @@ def test_presets():
         ({"mismatch": -1}, "mismatch must be from 0 to 3, got -1"),
         ({"width": 10, "height": 10, "n_landmarks": 13}, "n_landmarks must be from 2 to 12, got 13"),
         ({"n_landmarks": 30}, "n_landmarks must be from 2 to 25, got 30"),
-        ({"blocked_fraction": 1.5}, "blocked_fraction must be a number from 0 to 1"),
+        ({"blocked_fraction": 1.5}, "blocked_fraction must be from 0 to 1, got 1.5"),
         ({"canvas_visibility": "maybe"}, "canvas_visibility"),
         ({"widht": 20}, "Did you mean 'width'"),
     ],

@@ -190,7 +190,7 @@ def test_clean_text_rules():
     ],
 )
 def test_paradigm_configs_validate_the_conditions(kwargs, field):
-    from teamenvs.social_dilemma.day_trader import DayTraderConfig
+    from teamenvs.day_trader.config import DayTraderConfig
 
     with pytest.raises(ConfigError, match=field):
         DayTraderConfig(**kwargs)

@@ -678,7 +678,7 @@ def test_agents_learn_of_victims_only_by_seeing_or_being_told(communication):
                 if communication == "none":
                     assert not told[a] and env.know[a].mapped == env.know[a].visited
                     neighbours = {env.plan.doors[d].other(r) for r in env.know[a].visited for d in env.plan.room_doors[r]}
-                    assert {env._room_ids[n.lower()] for n in view["rooms"]} <= env.know[a].visited | neighbours
+                    assert {env.world.room_ids[n.lower()] for n in view["rooms"]} <= env.know[a].visited | neighbours
             actions = {a: policies[a].act(infos[a]) for a in env.agents if infos[a]["needs_action"]}
             obs, _, _, _, infos = env.step(actions)
         visited = set().union(*(env.know[a].visited for a in env.possible_agents))
@@ -790,7 +790,7 @@ def test_metrics_from_run_episode_match_the_log():
         ({"team": ["medic", "pilot"]}, "unknown role"),
         ({"team": []}, "team must be a list of 1 to 10 roles"),
         ({"communication": "radio"}, "communication must be one of global, same_room, none, got 'radio'"),
-        ({"critical_fraction": 1.5}, "critical_fraction must be a number from 0 to 1"),
+        ({"critical_fraction": 1.5}, "critical_fraction must be from 0 to 1, got 1.5"),
         ({"widht": 20}, "Did you mean 'width'"),
     ],
 )

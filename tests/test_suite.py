@@ -132,8 +132,7 @@ def test_bad_seeds_override_is_a_suite_error(bad):
 
 @pytest.mark.parametrize("bad", [2.5, "3"])
 def test_seeds_override_of_the_wrong_type_is_a_suite_error(bad):
-    # KNOWN BUG (benchmarks/suite.py, parse_suite): `tuple(range(seeds))` runs before the type check,
-    # so these raise TypeError instead of the SuiteError the check was written to give.
+    # the type of --seeds is checked before it is used
     with pytest.raises(SuiteError, match="--seeds"):
         load_suite("smoke", seeds=bad)
 

@@ -4,7 +4,7 @@ from teamenvs.core.paradigm import Paradigm
 
 PARADIGM = Paradigm(
     env_id="commons_v0",
-    env_class="teamenvs.social_dilemma.commons_env:CommonsEnv",
+    env_class="teamenvs.commons.env:CommonsEnv",
     gym_name="Commons",
     title="Commons",
     summary="GovSim-style fishery: a shared, regrowing stock harvested over 12 months (social dilemma)",

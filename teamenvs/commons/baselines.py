@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from teamenvs.core.policy import ScriptedPolicy
 from teamenvs.core.rounds import DiscussingBaseline
-from teamenvs.social_dilemma.commons import sustainable_share
+from teamenvs.commons.rules import sustainable_share
 
 
 class CommonsBaseline(DiscussingBaseline):

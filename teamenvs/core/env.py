@@ -19,22 +19,19 @@ from typing import Any, ClassVar, Hashable, Iterator, Mapping
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from teamenvs._version import __version__
 from teamenvs.core.commands import Action, ActionError, ActionForm, CommandSet, Situation
-from teamenvs.core.config import build_config, config_to_json
-from teamenvs.core.messaging import Messenger
-from teamenvs.core.recorder import EpisodeRecorder, clip_raw_action
-from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, Observation, TextSpace
+from teamenvs.core.config import build_config
+from teamenvs.core.messaging import Conversation, Messenger, event
+from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
+from teamenvs.core.rl import Feature, Interface
+from teamenvs.core.text import OBSERVATION_MAX_CHARS, Observation
 
 IGNORED = {"ok": None, "ignored": True}
 
-
-def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
-    """An event: a type, the sentence an agent reads, and structured data for metrics."""
-    return {"type": kind, "text": text, **data}
+__all__ = ["IGNORED", "TeamEnv", "event"]
 
 
-class TeamEnv(ParallelEnv, ABC):
+class TeamEnv(Conversation, ParallelEnv, ABC):
     """Shared machinery of the text ParallelEnvs. Subclasses set the class attributes and hooks."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "team_env_v0", "is_parallelizable": True}
@@ -52,7 +49,8 @@ class TeamEnv(ParallelEnv, ABC):
     metric_goals: ClassVar[dict[str, str]] = {}  # metric -> "max" | "min" (which way is better), for reports
     idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
 
-    def __init__(self, render_mode: str | None = None, preset: str | None = None, **config: Any) -> None:
+    def __init__(self, render_mode: str | None = None, preset: str | None = None, obs_type: str = "text",
+                 action_type: str = "text", **config: Any) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
@@ -60,14 +58,15 @@ class TeamEnv(ParallelEnv, ABC):
         self.config = build_config(self.config_class, self.presets, preset, config)
         self.possible_agents = list(self._agent_ids())
         self.agents: list[str] = []
-        self._observation_spaces = {a: TextSpace(OBSERVATION_MAX_CHARS, min_length=1) for a in self.possible_agents}
-        self._action_spaces = {a: TextSpace(ACTION_MAX_CHARS) for a in self.possible_agents}
+        self.interface = Interface(self, obs_type, action_type)
+        self._observation_spaces = self.interface.observation_spaces
+        self._action_spaces = self.interface.action_spaces
         self._rng = np.random.default_rng()
         self._recorder: EpisodeRecorder | None = None
         self._was_reset = False
         self.messenger = Messenger(self.possible_agents, self.config)
         self.step_count = 0
-        self._situations: dict[Hashable, tuple[Situation, tuple[ActionForm, ...], str]] = {}
+        self._situations: dict[Hashable, tuple[Situation, tuple[ActionForm, ...], str, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ hooks for paradigms
     def _agent_ids(self) -> list[str]:
@@ -127,29 +126,50 @@ class TeamEnv(ParallelEnv, ABC):
     def _needs_action(self, agent: str) -> bool:
         return True
 
-    def _extra_info(self, agent: str) -> dict[str, Any]:
-        return {}
-
-    def _recipients(self, sender: str, to: str | None) -> list[str]:
-        """Who receives a message: everyone else for `say`, the named agent for `tell`."""
-        return [a for a in self.agents if a != sender] if to is None else [to]
-
-    def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
-        """Why the message `text` from `sender` (to `to`, or to all) cannot be sent now, or None."""
+    # numeric observations and discrete actions (teamenvs.core.rl): None means "text only"
+    def _features(self) -> tuple[Feature, ...] | None:
+        """The feature table of the numeric observation (from the paradigm's `view.features`)."""
         return None
 
-    def _on_delivered(self, delivery: tuple[tuple[Any, tuple[str, ...]], ...]) -> None:
-        """Called after this step's messages reach their recipients (message, recipients)."""
+    def _encode(self, view: Mapping[str, Any]) -> Any:
+        """The numeric observation of a view, slot by slot as `_features` declares."""
+        raise TypeError(f"{self.env_id} has no numeric observation")
+
+    def _catalogue(self) -> tuple[str, ...] | None:
+        """The discrete action labels, index 0 the no-op (from the paradigm's `commands.catalogue`)."""
+        return None
+
+    def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
+        """The command a catalogue label stands for in this view, or None when it is impossible now."""
+        raise TypeError(f"{self.env_id} has no discrete actions")
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        """Why the rules would refuse this well-formed action now (None: they would carry it out)."""
+        return None
+
+    def accepts(self, agent: str, command: str) -> bool:
+        """Whether `command` parses in `agent`'s situation now and the rules would carry it out."""
+        offered = self._offered.get(agent)
+        if offered is None:
+            return False
+        parsed = offered[3]
+        action = parsed.get(command)
+        if action is None:
+            action = parsed[command] = self.commands.parse(command, offered[0])
+        return isinstance(action, Action) and self._refusal(agent, action) is None
+
+    def _extra_info(self, agent: str) -> dict[str, Any]:
+        return {}
 
     def _reset_record(self) -> dict[str, Any]:
         """Extra fields of the log's reset line (hidden setup worth recording)."""
         return {}
 
     # ------------------------------------------------------------------ PettingZoo API
-    def observation_space(self, agent: str) -> TextSpace:
+    def observation_space(self, agent: str) -> Any:
         return self._observation_spaces[agent]
 
-    def action_space(self, agent: str) -> TextSpace:
+    def action_space(self, agent: str) -> Any:
         return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
@@ -168,25 +188,9 @@ class TeamEnv(ParallelEnv, ABC):
         self._setup()
         observations, infos = self._observe()
         if self._recorder is not None:
-            self._recorder.write(
-                {
-                    "type": "header",
-                    "env_id": self.env_id,
-                    "version": __version__,
-                    "preset": self.preset,
-                    "seed": seed,
-                    "config": config_to_json(self.config),
-                    "agents": list(self.possible_agents),
-                }
-            )
-            self._recorder.write(
-                {
-                    "type": "reset",
-                    "step": 0,
-                    "agents": {a: {"observation": observations[a]} for a in self.agents},
-                    **self._reset_record(),
-                }
-            )
+            self._recorder.write(header_record(self, seed))
+            self._recorder.write({"type": "reset", "step": 0, "agents": {a: {"observation": self._texts[a]} for a in self.agents},
+                                  **self._reset_record()})
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]):
@@ -196,6 +200,7 @@ class TeamEnv(ParallelEnv, ABC):
             return {}, {}, {}, {}, {}
         if not isinstance(actions, Mapping):
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
+        actions = self.interface.as_text(actions)
         self._events = {a: [] for a in self.agents}
         self.global_events = []
         parsed: dict[str, Action | None] = {}
@@ -209,7 +214,7 @@ class TeamEnv(ParallelEnv, ABC):
             if agent not in actions:
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")
             else:
-                result = self.commands.parse(actions[agent], offered[0])
+                result = self.interface.parse(self, agent, actions[agent], offered[0])
             parsed[agent] = result if isinstance(result, Action) else None
             self._last_action[agent] = result.to_json()
         for agent, action in parsed.items():
@@ -227,24 +232,7 @@ class TeamEnv(ParallelEnv, ABC):
         truncations = {a: truncated and not terminated for a in live}
         rewards = {a: float(rewards.get(a, 0.0)) for a in live}
         if self._recorder is not None:
-            self._recorder.write(
-                {
-                    "type": "step",
-                    "step": self.step_count,
-                    "agents": {
-                        a: {
-                            "observation": observations[a],
-                            "raw_action": clip_raw_action(actions.get(a)),
-                            "action": self._last_action[a],
-                            "reward": rewards[a],
-                            "events": self._events[a],
-                        }
-                        for a in live
-                    },
-                    "events": self.global_events,
-                    "done": terminated or truncated,
-                }
-            )
+            self._recorder.write(step_record(self, self._texts, actions, rewards, terminated or truncated))
         if terminated or truncated:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
@@ -254,9 +242,19 @@ class TeamEnv(ParallelEnv, ABC):
             return None
         return self._render_frame()
 
-    def state(self) -> dict[str, Any]:
-        """The omniscient global state (for analysis and replay, never given to agents)."""
-        return self._state()
+    def state(self) -> Any:
+        """The omniscient global state as a dict (for analysis and replay, never given to agents); with
+        numeric observations, the array `state_space` describes (every agent's observation vector)."""
+        return self._state() if self.interface.features is None else self.interface.state()
+
+    @property
+    def state_space(self) -> Any:
+        """The space of `state()` with numeric observations (None with text observations)."""
+        return self.interface.state_space
+
+    def action_text(self, agent: str, index: int) -> str | None:
+        """The command discrete action `index` stands for now for `agent` (None: not available now)."""
+        return self.interface.command_now(agent, index)
 
     def close(self) -> None:
         pass
@@ -267,18 +265,24 @@ class TeamEnv(ParallelEnv, ABC):
         """The recorder the env writes its log lines to (set with `recording`)."""
         return self._recorder
 
+    def record_to(self, recorder: EpisodeRecorder | None) -> EpisodeRecorder | None:
+        """Write this env's log (header, reset and step lines) to `recorder` from now on (None: stop);
+        returns the recorder it replaces."""
+        previous, self._recorder = self._recorder, recorder
+        return previous
+
     @contextmanager
     def recording(self, recorder: EpisodeRecorder | None) -> Iterator[EpisodeRecorder | None]:
-        """Write this env's log (header, reset and step lines) to `recorder` inside the block.
+        """`record_to(recorder)` inside the block only:
 
             with env.recording(EpisodeRecorder("ep.jsonl")) as rec:
                 env.reset(seed=0); ...
         """
-        previous, self._recorder = self._recorder, recorder
+        previous = self.record_to(recorder)
         try:
             yield recorder
         finally:
-            self._recorder = previous
+            self.record_to(previous)
 
     # ------------------------------------------------------------------ helpers for paradigms
     @property
@@ -318,29 +322,12 @@ class TeamEnv(ParallelEnv, ABC):
         """Add an event to `agent`'s events of this step (shown in its next observation)."""
         self._events[agent].append(ev)
 
-    def _send(self, agent: str, action: Action) -> None:
-        to = action.args.get("recipient")
-        refusal = self._send_refusal(agent, to, action.args["message"])
-        if refusal is not None:
-            self.reject(agent, f"message not sent: {refusal}")
-            return
-        result = self.messenger.send(self.step_count, agent, action.args["message"], self._recipients(agent, to), to)
-        if result.message is None:
-            self.reject(agent, result.notice or "message not sent")
-            return
-        message = result.message
-        self.global_events.append(
-            event("message", f"{agent} sent a message", sender=agent, to=message.to, words=len(message.text.split()), message=message.text)
-        )
-        if result.notice:
-            self.tell_agent(agent, event("message_cut", result.notice))
-
     def valid_now(self, agent: str) -> str:
         """The command forms `agent` may use now, as one line for its observation."""
         offered = self._offered.get(agent)
         return offered[2] if offered is not None else "nothing (you are busy)"
 
-    def _situation_for(self, agent: str) -> tuple[Situation, tuple[ActionForm, ...], str]:
+    def _situation_for(self, agent: str) -> tuple[Situation, tuple[ActionForm, ...], str, dict[str, Any]]:
         blocked = self.messenger.blocked(agent, self.step_count) if "say" in self.commands.commands else None
         key = (self._situation_key(agent), blocked)
         cached = self._situations.get(key)
@@ -353,22 +340,26 @@ class TeamEnv(ParallelEnv, ABC):
                         denied[name] = blocked
                 situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons)
             forms = self.commands.forms(situation)
-            cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)")
+            # the last item memoizes parses of catalogue commands in this situation (action masks)
+            cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)", {})
             if len(self._situations) > 4096:
                 self._situations.clear()
             self._situations[key] = cached
         return cached
 
-    def _observe(self) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
-        observations: dict[str, str] = {}
+    def _observe(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations: dict[str, Any] = {}
         infos: dict[str, dict[str, Any]] = {}
         # What each agent is offered now; its next action is parsed against exactly this.
         self._offered = {a: (self._situation_for(a) if self._needs_action(a) else None) for a in self.agents}
+        # the text is rendered unless nothing reads it (numeric observations, no log)
+        render = self.interface.needs_text or self._recorder is not None
+        self._texts = {}
         for agent in self.agents:
             offered = self._offered[agent]
             view = self._view(agent)
-            text = self._render_view(view)
-            if len(text) > OBSERVATION_MAX_CHARS:
+            text = self._render_view(view) if render else None
+            if text is not None and len(text) > OBSERVATION_MAX_CHARS:
                 text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
             info = {
                 "view": view,
@@ -380,22 +371,10 @@ class TeamEnv(ParallelEnv, ABC):
             extra = self._extra_info(agent)
             if extra:
                 info.update(extra)
-            observations[agent] = Observation(text)
+            self._texts[agent] = Observation(text) if text is not None else None
+            observations[agent] = self.interface.observe(self, agent, self._texts[agent], view, info)
             infos[agent] = info
         return observations, infos
-
-    def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
-        """The messaging part of a view: new messages and the recent conversation, as lines."""
-        version = self.messenger.version(agent)
-        cached = self._messages_cache.get(agent)
-        if cached is None or cached[0] != version:
-            rendered = {
-                "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
-                "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
-            }
-            cached = (version, rendered)
-            self._messages_cache[agent] = cached
-        return cached[1]
 
     def last_action_line(self, agent: str) -> str:
         """One line telling the agent what became of its last action."""

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from teamenvs.core.commands import Command, NameArg, TextArg
+from teamenvs.core.commands import Action, Command, NameArg, TextArg
 from teamenvs.core.config import ConfigError, TeamConfig, setting
 from teamenvs.core.text import clean_text
 
@@ -172,3 +172,55 @@ class Messenger:
     def history(self, agent: str) -> tuple[Message, ...]:
         """The last `message_history` messages `agent` sent or received, oldest first."""
         return tuple(self._history[agent])
+
+
+def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
+    """An event: a type, the sentence an agent reads, and structured data for metrics."""
+    return {"type": kind, "text": text, **data}
+
+
+class Conversation:
+    """The messaging part of a `TeamEnv`: sending `say`/`tell` under the conditions, and the messages
+    in a view. Paradigms override `_recipients`, `_send_refusal` and `_on_delivered` to add their rules
+    (range limits, bandwidth, who hears what)."""
+
+    def _recipients(self, sender: str, to: str | None) -> list[str]:
+        """Who receives a message: everyone else for `say`, the named agent for `tell`."""
+        return [a for a in self.agents if a != sender] if to is None else [to]
+
+    def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
+        """Why the message `text` from `sender` (to `to`, or to all) cannot be sent now, or None."""
+        return None
+
+    def _on_delivered(self, delivery: tuple[tuple[Any, tuple[str, ...]], ...]) -> None:
+        """Called after this step's messages reach their recipients (message, recipients)."""
+
+    def _send(self, agent: str, action: Action) -> None:
+        to = action.args.get("recipient")
+        refusal = self._send_refusal(agent, to, action.args["message"])
+        if refusal is not None:
+            self.reject(agent, f"message not sent: {refusal}")
+            return
+        result = self.messenger.send(self.step_count, agent, action.args["message"], self._recipients(agent, to), to)
+        if result.message is None:
+            self.reject(agent, result.notice or "message not sent")
+            return
+        message = result.message
+        self.global_events.append(
+            event("message", f"{agent} sent a message", sender=agent, to=message.to, words=len(message.text.split()), message=message.text)
+        )
+        if result.notice:
+            self.tell_agent(agent, event("message_cut", result.notice))
+
+    def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
+        """The messaging part of a view: new messages and the recent conversation, as lines."""
+        version = self.messenger.version(agent)
+        cached = self._messages_cache.get(agent)
+        if cached is None or cached[0] != version:
+            rendered = {
+                "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
+                "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
+            }
+            cached = (version, rendered)
+            self._messages_cache[agent] = cached
+        return cached[1]

@@ -36,7 +36,9 @@ class Paradigm:
     `"teamenvs.commons.baselines"`); the baselines module exposes `BASELINES` (name ->
     policy class) and `DEFAULT` (the name `kind="scripted"` stands for). `smoke_conditions`
     are the presets the smoke suite runs; `title` names the paradigm in reports; `drawing`
-    is the module that draws its replay frames (optional); `order` places it in listings.
+    is the module that draws its replay frames (optional); `order` places it in listings;
+    `max_episode_steps` bounds the env steps of an episode under the default config (Gymnasium's
+    time limit for the single-agent view).
     """
 
     env_id: str
@@ -48,6 +50,7 @@ class Paradigm:
     smoke_conditions: tuple[str, ...] = ("baseline",)
     drawing: str | None = None
     order: int = 100
+    max_episode_steps: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

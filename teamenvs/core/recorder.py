@@ -132,3 +132,27 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 def step_records(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The step lines of an episode log."""
     return (r for r in records if r.get("type") == "step")
+
+
+def header_record(env: Any, seed: int | None) -> dict[str, Any]:
+    """A log's first line: env id, package version, preset, seed, resolved config, agents."""
+    from teamenvs._version import __version__
+    from teamenvs.core.config import config_to_json
+
+    return {"type": "header", "env_id": env.env_id, "version": __version__, "preset": env.preset, "seed": seed,
+            "config": config_to_json(env.config), "agents": list(env.possible_agents)}
+
+
+def step_record(env: Any, texts: dict[str, str], actions: Any, rewards: dict[str, float], done: bool) -> dict[str, Any]:
+    """A log's line for one step: per agent the observation text, raw and parsed action, reward and events."""
+    return {
+        "type": "step",
+        "step": env.step_count,
+        "agents": {
+            a: {"observation": texts[a], "raw_action": clip_raw_action(actions.get(a)), "action": env._last_action[a],
+                "reward": rewards[a], "events": env._events[a]}
+            for a in rewards
+        },
+        "events": env.global_events,
+        "done": done,
+    }

@@ -4,7 +4,7 @@ from teamenvs.core.paradigm import Paradigm
 
 PARADIGM = Paradigm(
     env_id="day_trader_v0",
-    env_class="teamenvs.social_dilemma.day_trader_env:DayTraderEnv",
+    env_class="teamenvs.day_trader.env:DayTraderEnv",
     gym_name="DayTrader",
     title="DayTrader",
     summary="CollabSim DayTrader: individual vs group investment over 30 rounds (social dilemma)",

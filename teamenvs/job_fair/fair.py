@@ -28,15 +28,12 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from teamenvs.core.config import ConfigError, check_int
-from teamenvs.core.messaging import MessagingConditions
-
-SCENARIOS = ("S1", "S2", "S3", "S4", "generated")
-MAX_COMPANIES, MAX_SEEKERS = 50, 500
+if TYPE_CHECKING:
+    from teamenvs.job_fair.config import JobFairConfig
 
 
 @dataclass(frozen=True)
@@ -75,6 +72,8 @@ class Business:
 
 @dataclass(frozen=True)
 class Company:
+    """A company at the fair: its name, its kind of business and its recruiter's name."""
+
     name: str
     business: str
     recruiter: str
@@ -98,6 +97,8 @@ class Seeker:
 
 @dataclass(frozen=True)
 class Catalogue:
+    """The roles, the businesses and the redundant seekers' templates of `data/catalogue.json`."""
+
     roles: dict[str, Role]
     businesses: dict[str, Business]
     redundant: tuple[dict[str, Any], ...]
@@ -181,97 +182,9 @@ class Fair:
         )
 
 
-def _share(name: str, value: Any) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-        raise ConfigError(f"{name} must be a number from 0 to 1, got {value!r}")
-
-
-@dataclass(frozen=True)
-class JobFairConfig(MessagingConditions):
-    """Scenario, phase limits, the generator's knobs and the messaging conditions of interviews.
-
-    `max_applications` None takes the scenario's limit (S1-S3: 1, S4 and generated: 3).
-    `phase_steps` bounds the apply, decision and offer phases: agents that have not acted
-    by then are passed over (an unanswered offer is declined, an unsubmitted decision is
-    submitted as it stands). The generator's knobs apply to `scenario="generated"` only.
-    `communication=False` skips the interviews: recruiters decide from names alone.
-    """
-
-    scenario: str = "S3"
-    max_applications: int | None = None
-    interview_turns: int = 3
-    phase_steps: int = 10
-    n_companies: int | None = None
-    n_seekers: int | None = None
-    redundant_share: float | None = None
-    skill_overlap: float | None = None
-    businesses: tuple[str, ...] | None = None
-    fair_seed: int | None = None
-
-    def __post_init__(self) -> None:
-        self._check_messaging()
-        if self.scenario not in SCENARIOS:
-            raise ConfigError(f"scenario must be one of {', '.join(SCENARIOS)}, got {self.scenario!r}")
-        if self.max_applications is not None:
-            check_int("max_applications", self.max_applications, 1, MAX_COMPANIES)
-        check_int("interview_turns", self.interview_turns, 1, 50)
-        check_int("phase_steps", self.phase_steps, 1, 1_000)
-        knobs = ("n_companies", "n_seekers", "redundant_share", "skill_overlap", "businesses", "fair_seed")
-        if self.scenario != "generated":
-            given = [k for k in knobs if getattr(self, k) is not None]
-            if given:
-                raise ConfigError(f"{', '.join(given)} apply to scenario='generated' only (scenario is {self.scenario!r})")
-            return
-        if self.n_companies is not None:
-            check_int("n_companies", self.n_companies, 1, MAX_COMPANIES)
-        if self.n_seekers is not None:
-            check_int("n_seekers", self.n_seekers, 1, MAX_SEEKERS)
-        for name in ("redundant_share", "skill_overlap"):
-            if getattr(self, name) is not None:
-                _share(name, getattr(self, name))
-        if self.fair_seed is not None:
-            check_int("fair_seed", self.fair_seed, 0)
-        if self.businesses is not None:
-            known = catalogue().businesses
-            if not isinstance(self.businesses, (tuple, list)) or not self.businesses:
-                raise ConfigError(f"businesses must be a non-empty list of business names, got {self.businesses!r}")
-            unknown = [b for b in self.businesses if b not in known]
-            if unknown:
-                raise ConfigError(f"unknown businesses {unknown}; the catalogue has: {', '.join(known)}")
-
-    # the generator's defaults, kept out of the fields so that S1-S4 reject them
-    @property
-    def companies_count(self) -> int:
-        if self.scenario == "generated":
-            return self.n_companies if self.n_companies is not None else 3
-        return len(_fair_data()["scenarios"][self.scenario]["companies"])
-
-    @property
-    def seekers_count(self) -> int:
-        if self.scenario == "generated":
-            return self.n_seekers if self.n_seekers is not None else 10
-        listed = _fair_data()["scenarios"][self.scenario]["seekers"]
-        return len(_fair_data()["seekers"]) if listed == "all" else len(listed)
-
-    @property
-    def application_limit(self) -> int:
-        if self.max_applications is not None:
-            return self.max_applications
-        if self.scenario == "generated":
-            return min(3, self.companies_count)
-        return int(_fair_data()["scenarios"][self.scenario]["max_applications"])
-
-
-PRESETS: dict[str, dict[str, object]] = {
-    **{s: {"scenario": s} for s in ("S1", "S2", "S3", "S4")},
-    # beyond the paper: a large generated fair for scaling studies, and interviews switched off
-    "large_fair": {"scenario": "generated", "n_companies": 20, "n_seekers": 100, "redundant_share": 0.1},
-    "no_interviews": {"communication": False},
-}
-
-
 @lru_cache(maxsize=1)
-def _fair_data() -> dict[str, Any]:
+def fair_data() -> dict[str, Any]:
+    """The MetaAgents fair of `data/fair.json`: its companies, seekers and the four scenarios."""
     return _load("fair.json")
 
 
@@ -294,7 +207,7 @@ def _used(companies: tuple[Company, ...], seekers: tuple[Seeker, ...]) -> tuple[
 
 def scenario_fair(config: JobFairConfig, rng: np.random.Generator) -> Fair:
     """The MetaAgents fair of scenario S1-S4; experience years (1-5) are drawn from `rng`."""
-    data = _fair_data()
+    data = fair_data()
     cat = catalogue()
     chosen = data["scenarios"][config.scenario]
     companies = tuple(Company(**c) for c in data["companies"] if c["name"] in chosen["companies"])

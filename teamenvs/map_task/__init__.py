@@ -9,6 +9,7 @@ PARADIGM = Paradigm(
     title="Map task",
     summary="HCRC Map Task (CollabSim): a guide describes a route, a follower draws it on a map whose landmarks differ",
     baselines="teamenvs.map_task.baselines",
+    drawing="teamenvs.map_task.drawing",
     smoke_conditions=("baseline",),
     order=40,
 )

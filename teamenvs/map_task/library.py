@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from teamenvs.core.config import ConfigError
-from teamenvs.map_task.maps import KINDS, LIBRARY_SIZE, MapPair, MapTaskConfig, generate_map_pair
+from teamenvs.map_task.config import LIBRARY_SIZE, MapTaskConfig
+from teamenvs.map_task.maps import KINDS, MapPair, generate_map_pair
+
 _FILE = "library.json"
 
 

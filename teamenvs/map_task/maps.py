@@ -19,19 +19,18 @@ follower's). Obstacles are terrain: both maps show them alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import networkx as nx
 import numpy as np
 
-from teamenvs.core.config import ConfigError, check_int
-from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.config import ConfigError
+from teamenvs.map_task.scoring import Cell
 
-Cell = tuple[int, int]
+if TYPE_CHECKING:
+    from teamenvs.map_task.config import MapTaskConfig
+
 KINDS = ("one_map_only", "renamed", "moved")
-LIBRARY_SIZE = 8  # map pairs in data/library.json
-MIN_SIDE, MAX_SIDE = 10, 60
-
 LANDMARK_NAMES = (
     "old mill", "stone wall", "palm beach", "white cottage", "iron bridge", "fallen tree", "crane",
     "saxon barn", "rope bridge", "diamond mine", "farmhouse", "lighthouse", "pine forest", "rock fall",
@@ -41,51 +40,6 @@ LANDMARK_NAMES = (
     "trig point", "cave", "viewpoint", "caravan park", "picnic site", "signpost", "haystack", "dead oak",
     "gold mine", "pylon", "water tower", "red barn", "old quarry", "wooden pier", "maze", "bell tower",
 )
-BLOCKING_HINT = ("lake", "swamp", "old quarry", "rock fall", "cave", "pine forest", "diamond mine", "gold mine")
-
-
-@dataclass(frozen=True)
-class MapTaskConfig(MessagingConditions):
-    """Map size and landmarks, discrepancies, episode length and the CollabSim conditions."""
-
-    width: int = 20
-    height: int = 20
-    n_landmarks: int = 12
-    blocked_fraction: float = 0.5
-    waypoints: int = 4
-    mismatch: int = 1
-    per_kind: int = 2
-    library_map: int | None = None
-    max_steps: int = 120
-    canvas_visibility: bool = False
-    allow_coordinates: bool = False
-
-    def __post_init__(self) -> None:
-        self._check_messaging()
-        check_int("width", self.width, MIN_SIDE, MAX_SIDE)
-        check_int("height", self.height, MIN_SIDE, MAX_SIDE)
-        most = min(len(LANDMARK_NAMES) // 2, self.width * self.height // 8)
-        check_int("n_landmarks", self.n_landmarks, 2, most)
-        if not isinstance(self.blocked_fraction, (int, float)) or isinstance(self.blocked_fraction, bool) or not 0 <= self.blocked_fraction <= 1:
-            raise ConfigError(f"blocked_fraction must be a number from 0 to 1, got {self.blocked_fraction!r}")
-        check_int("waypoints", self.waypoints, 0, 20)
-        check_int("mismatch", self.mismatch, 0, len(KINDS))
-        check_int("per_kind", self.per_kind, 1, 10)
-        if self.library_map is not None:
-            check_int("library_map", self.library_map, 1, LIBRARY_SIZE)
-        check_int("max_steps", self.max_steps, 1, 100_000)
-        for name in ("canvas_visibility", "allow_coordinates"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-
-
-PRESETS: dict[str, dict[str, object]] = {
-    # CollabSim B.4: the three conditions.
-    "baseline": {},
-    "communication_bandwidth": {"max_words": 6},
-    "canvas_visibility": {"canvas_visibility": True},
-    **{f"mismatch_{m}": {"mismatch": m} for m in range(len(KINDS) + 1)},
-}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ REVISIONS = ("erase", "undo", "reset")
 
 
 def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The metrics above from one episode's log records."""
     head = header(records)
     maps = next(r for r in records if r.get("type") == "reset")["maps"]
     route = [tuple(c) for c in maps["route"]]

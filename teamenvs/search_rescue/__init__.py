@@ -9,6 +9,7 @@ PARADIGM = Paradigm(
     title="Search and rescue",
     summary="ASIST / VIRT-LAB search and rescue: medic, engineer and transporter evacuate 35 victims from a grid of rooms",
     baselines="teamenvs.search_rescue.baselines",
+    drawing="teamenvs.search_rescue.drawing",
     smoke_conditions=("easy",),
     order=30,
 )

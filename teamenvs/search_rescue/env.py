@@ -7,116 +7,35 @@ them to the Hospital. Actions take time, as in VIRT-LAB's event scheduling (3.3.
 clearing rubble 3, and a medic or engineer carrying a victim needs 2 steps per cell.
 While an agent is busy its `needs_action` is false and the step loop does not ask it.
 
-The env is a thin shell over `world.py` (map, victims, rubble), `navigation.py` (shortest
-known routes) and `knowledge.py` (what each agent has seen or been told).
+The env is glue: `config.py` (settings and presets), `world.py` (map, victims, rubble),
+`rules.py` (the state and its transitions), `navigation.py` (shortest known routes),
+`knowledge.py` (what each agent has seen or been told), `commands.py` and `view.py` (text).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
-from teamenvs.core.commands import Action, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
-from teamenvs.core.env import TeamEnv, event
-from teamenvs.core.messaging import SAY, TELL
-from teamenvs.search_rescue.knowledge import (
-    Knowledge,
-    VictimNote,
-    mentioned_rooms,
-    mentioned_victims,
-    room_pattern,
-    share,
-)
+from teamenvs.core.commands import Action, Situation
+from teamenvs.core.env import TeamEnv
+from teamenvs.search_rescue import rules, view
+from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, situation
+from teamenvs.search_rescue.config import PRESETS, SearchRescueConfig, agent_ids, role_of
+from teamenvs.search_rescue.knowledge import mentioned_rooms, mentioned_victims, share
 from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
-from teamenvs.search_rescue.navigation import Cell, RouteMap, cell_path, route_map, route_rooms
-from teamenvs.search_rescue.world import (
-    CRITICAL,
-    DIRECTIONS,
-    ENGINEER,
-    HOSPITAL,
-    MEDIC,
-    PRESETS,
-    STABLE,
-    TRANSPORTER,
-    WALL,
-    FloorPlan,
-    SearchRescueConfig,
-    Victim,
-    agent_ids,
-    direction,
-    floor_plan_from_text,
-    generate_floor_plan,
-    place_rubble,
-    place_victims,
-    role_of,
-    victim_status,
-)
+from teamenvs.search_rescue.navigation import RouteMap
+from teamenvs.search_rescue.rules import Rescue
+from teamenvs.search_rescue.world import FloorPlan, floor_plan_from_text, generate_floor_plan, place_rubble, place_victims
 
-MAX_VICTIM_ID = 10_000
-_DIRS = tuple(DIRECTIONS)
-
-COMMANDS = CommandSet(
-    [
-        Command("move", (ChoiceArg("direction", _DIRS),), "step one cell (a medic or engineer carrying a victim needs 2 steps)", ("move north",)),
-        Command(
-            "go to",
-            (NameArg("room", "room"),),
-            "walk the shortest known route into a room you know of; you are busy until you arrive or are blocked",
-            ("go to Hospital",),
-        ),
-        Command(
-            "go to victim",
-            (IntArg("victim", 1, MAX_VICTIM_ID, 1),),
-            "walk next to a victim you know of; you are busy until you are there",
-            ("go to victim 3",),
-        ),
-        Command(
-            "pick up victim",
-            (IntArg("victim", 1, MAX_VICTIM_ID, 1),),
-            "pick up a victim on your cell or next to it (one at a time; a critical victim must be stabilized first)",
-            ("pick up victim 3",),
-        ),
-        Command("drop victim", (), "put down the victim you carry; in the Hospital this rescues it", ("drop victim",)),
-        Command(
-            "stabilize victim",
-            (IntArg("victim", 1, MAX_VICTIM_ID, 1),),
-            "medic only: stabilize a critical victim on your cell or next to it (takes several steps)",
-            ("stabilize victim 3",),
-        ),
-        Command(
-            "clear rubble",
-            (ChoiceArg("direction", _DIRS),),
-            "engineer only: clear the rubble from the doorway next to you in that direction (takes several steps)",
-            ("clear rubble east",),
-        ),
-        Command("say", SAY.args, SAY.help, ("say victims 3 (critical), 5 in Blue Lounge; rubble at its east door",)),
-        Command("tell", TELL.args, TELL.help, ("tell medic victim 3 in Blue Lounge is critical",)),
-        Command("wait", (), "do nothing this step", ("wait",)),
-    ]
-)
-
+# Layouts of fixed-map configs (`map_seed`), shared by every env of the process: drawing one is not cheap.
 _PLAN_CACHE: dict[tuple[int, int, int, int, float], tuple[FloorPlan, frozenset[int]]] = {}
 
 
-def chebyshev(a: Cell, b: Cell) -> int:
-    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
-
-
-def fmt_cell(cell: Cell) -> str:
-    return f"({cell[0]},{cell[1]})"
-
-
-@dataclass
-class Task:
-    """An action that lasts several steps (VIRT-LAB's scheduled event): a walk, a stabilization or a clearing."""
-
-    kind: str  # "walk", "stabilize" or "clear"
-    steps_left: int
-    target: Any = None  # walk: ("room", id) / ("victim", id) / ("cell", None); stabilize: victim id; clear: door id
-    path: list[Cell] = field(default_factory=list)
-    at: int = 0  # index of the next cell of `path`
+def _state_field(name: str, doc: str) -> property:
+    """A read-only view of one field of the episode state (`env.world`), for tests and analysis."""
+    return property(lambda self: getattr(self.world, name), doc=doc)
 
 
 class SearchRescueEnv(TeamEnv):
@@ -126,7 +45,6 @@ class SearchRescueEnv(TeamEnv):
     with its victims and rubble; `options["room_names"]` names its rooms.
     """
 
-    metadata = {"render_modes": ["ansi"], "name": "search_rescue_v0", "is_parallelizable": True}
     env_id = "search_rescue_v0"
     commands = COMMANDS
     config_class = SearchRescueConfig
@@ -134,6 +52,18 @@ class SearchRescueEnv(TeamEnv):
     episode_metrics = staticmethod(search_rescue_metrics)
     metric_goals = METRIC_GOALS
     config: SearchRescueConfig
+    world: Rescue
+
+    plan = _state_field("plan", "the floor plan")
+    victims = _state_field("victims", "every victim, victim i at index i - 1")
+    rubble = _state_field("rubble", "doorways blocked by rubble now")
+    room_victims = _state_field("room_victims", "room -> victims lying in it")
+    rescued = _state_field("rescued", "victims rescued, in order")
+    pos = _state_field("pos", "agent -> cell")
+    room = _state_field("room", "agent -> room it is in (in a doorway: the room it came from)")
+    carrying = _state_field("carrying", "agent -> victim it carries")
+    task = _state_field("task", "agent -> the action it is busy with")
+    know = _state_field("know", "agent -> what it knows")
 
     def _agent_ids(self) -> list[str]:
         return agent_ids(self.config.team)
@@ -143,36 +73,13 @@ class SearchRescueEnv(TeamEnv):
         cfg = self.config
         layout = self.reset_options.get("layout")
         if layout is not None:
-            self.plan, self.victims, self.rubble = floor_plan_from_text(layout, self.reset_options.get("room_names"))
+            plan, victims, rubble = floor_plan_from_text(layout, self.reset_options.get("room_names"))
         else:
-            self.plan, rubble = self._floor_plan()
-            self.rubble = set(rubble)
-            self.victims = place_victims(self.plan, cfg.n_victims, cfg.critical_fraction, self._rng)
-        self.initial_rubble = frozenset(self.rubble)
-        self.room_victims: dict[int, set[int]] = {r.id: set() for r in self.plan.rooms}
-        for v in self.victims:
-            self.room_victims[v.room].add(v.id)
-        self.room_version = [0] * len(self.plan.rooms)
-        self.found: set[int] = set()
-        self.rescued: list[int] = []
-        self.points = 0
-        self._room_ids = {r.name.lower(): r.id for r in self.plan.rooms}
-        self._room_re = room_pattern(self.plan)
-        hospital = self.plan.rooms[self.plan.hospital]
-        start = ((hospital.x0 + hospital.x1) // 2, (hospital.y0 + hospital.y1) // 2)
-        self.pos: dict[str, Cell] = {a: start for a in self.agents}
-        self.room: dict[str, int] = {a: self.plan.hospital for a in self.agents}
-        self.carrying: dict[str, int | None] = {a: None for a in self.agents}
-        self.task: dict[str, Task | None] = {a: None for a in self.agents}
-        self.goal: dict[str, int | None] = {a: None for a in self.agents}
-        self.know: dict[str, Knowledge] = {a: Knowledge() for a in self.agents}
-        self._routes: dict[str, tuple[Any, RouteMap]] = {}
-        everything = set(range(len(self.plan.rooms)))
-        for a in self.agents:
-            if cfg.full_map:
-                for r in everything:
-                    self.know[a].map_room(r)
-            self._look(a)
+            plan, drawn = self._floor_plan()
+            rubble = set(drawn)
+            victims = place_victims(plan, cfg.n_victims, cfg.critical_fraction, self._rng)
+        self.world = rules.new_rescue(plan, victims, rubble, self.agents, cfg.full_map)
+        self._report(self.world.drain())
 
     def _floor_plan(self) -> tuple[FloorPlan, frozenset[int]]:
         cfg = self.config
@@ -187,550 +94,99 @@ class SearchRescueEnv(TeamEnv):
         return _PLAN_CACHE[key]
 
     def _reset_record(self) -> dict[str, Any]:
-        return {
-            "world": {
-                **self.plan.to_json(),
-                "rubble": [list(self.plan.doors[d].cell) for d in sorted(self.rubble)],
-                "victims": [{"id": v.id, "kind": v.kind, "cell": list(v.cell), "room": self.plan.rooms[v.room].name} for v in self.victims],
-                "start": {a: list(self.pos[a]) for a in self.agents},
-            }
-        }
+        return view.reset_record(self.world)
 
     @property
     def all_rescued(self) -> bool:
-        return len(self.rescued) == len(self.victims)
+        return self.world.all_rescued
 
     def _is_over(self) -> tuple[bool, bool]:
         return self.all_rescued, self.step_count >= self.config.max_steps
 
     def _needs_action(self, agent: str) -> bool:
-        return self.task[agent] is None
+        return self.world.task[agent] is None
+
+    def routes(self, agent: str) -> RouteMap:
+        """Shortest known routes from `agent`'s cell (cached until it moves or learns something)."""
+        return rules.routes(self.world, agent)
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
-        return agent, self.carrying[agent], self.know[agent].names_version
+        return agent, self.world.carrying[agent], self.world.know[agent].names_version
 
     def _situation(self, agent: str) -> Situation:
-        role = role_of(agent)
-        denied: dict[str, str] = {}
-        if role != MEDIC:
-            denied["stabilize victim"] = "only the medic can stabilize victims"
-        if role != ENGINEER:
-            denied["clear rubble"] = "only the engineer can clear rubble"
-        carried = self.carrying[agent]
-        if carried is not None:
-            denied["pick up victim"] = f"you are already carrying victim {carried}; drop it first (one victim at a time)"
-        else:
-            denied["drop victim"] = "you are not carrying a victim"
-        known = sorted(self.plan.rooms[r].name for r in self.know[agent].known_rooms(self.plan))
-        names = {"agent": tuple(a for a in self.possible_agents if a != agent), "room": tuple(known)}
-        n = len(self.victims)
-        return Situation(denied, {"victim": (1, n)}, names, {"victim": f"victims are numbered 1 to {n}"})
+        return situation(self.world, agent, self.possible_agents)
 
     def _briefing_situation(self, agent: str) -> Situation:
-        victims = getattr(self, "victims", None)  # the episode's, once reset (a drawn map has its own)
-        n = len(victims) if victims is not None else self.config.n_victims
-        return Situation(
-            names={"agent": tuple(a for a in self.possible_agents if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n)}
-        )
+        world = getattr(self, "world", None)  # the episode's, once reset (a drawn map has its own victims)
+        return briefing_situation(agent, self.possible_agents, len(world.victims) if world is not None else self.config.n_victims)
 
     def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
-        if self.config.communication == "same_room" and to is not None and self.room[to] != self.room[sender]:
+        room = self.world.room
+        if self.config.communication == "same_room" and to is not None and room[to] != room[sender]:
             return f"{to} is not in your room, and messages reach only teammates in the same room in this condition"
         return None
 
     def _recipients(self, sender: str, to: str | None) -> list[str]:
         if to is not None:
             return [to]
+        room = self.world.room
         if self.config.communication == "same_room":
-            return [a for a in self.agents if a != sender and self.room[a] == self.room[sender]]
+            return [a for a in self.agents if a != sender and room[a] == room[sender]]
         return [a for a in self.agents if a != sender]
 
     def _on_delivered(self, delivery) -> None:
+        w = self.world
         for message, recipients in delivery:
             victims = mentioned_victims(message.text)
-            rooms = mentioned_rooms(message.text, self._room_re, self._room_ids)
+            rooms = mentioned_rooms(message.text, w.room_re, w.room_ids)
             if not (victims or rooms):
                 continue
-            sender = self.know[message.sender]
             for r in recipients:
-                share(self.plan, sender, self.know[r], rooms, victims)
+                share(w.plan, w.know[message.sender], w.know[r], rooms, victims)
 
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
-        self._points = 0
+        w, cfg, step = self.world, self.config, self.step_count
         order = [self.agents[i] for i in self._rng.permutation(len(self.agents))]
         for agent in order:
             action = actions.get(agent)
             if action is not None:
-                handler = self._handlers.get(action.command)
-                if handler is not None:
-                    handler(self, agent, action)
+                refusal = rules.act(w, cfg, agent, action.command, action.args, step)
+                if refusal is not None:
+                    self.reject(agent, view.refusal_text(refusal))
         for agent in order:
-            if self.task[agent] is not None:
-                self._advance(agent)
+            if w.task[agent] is not None:
+                rules.advance(w, cfg, agent, step)
         for agent in order:
-            self._look(agent)
-        return {a: float(self._points) for a in self.agents}
+            rules.look(w, agent, step)
+        points = self._report(w.drain())
+        return {a: float(points) for a in self.agents}
 
-    def _victim(self, agent: str, vid: int, verb: str) -> Victim | None:
-        """The victim `agent` means to act on, if it knows of it and it is within reach (else rejected, saying why)."""
-        v = self.victims[vid - 1]
-        note = self.know[agent].victims.get(vid)
-        carrier = v.carried_by
-        if carrier is not None and carrier != agent and self.room[carrier] == self.room[agent]:
-            self.reject(agent, f"victim {vid} is being carried by {carrier}")
-            return None
-        if note is None:
-            self.reject(agent, f"you do not know where victim {vid} is; explore, or ask your team")
-            return None
-        if v.rescued:
-            self.reject(agent, f"victim {vid} has already been rescued")
-            return None
-        if v.cell is not None and chebyshev(self.pos[agent], v.cell) <= 1:
-            return v
-        self.reject(
-            agent,
-            f"victim {vid} is not within reach (it must be on your cell or next to it); you last saw it at "
-            f"{fmt_cell(note.cell)} in {self.plan.rooms[note.room].name}. Use 'go to victim {vid}' to walk there, "
-            f"then {verb} it",
-        )
-        return None
-
-    def _do_move(self, agent: str, action: Action) -> None:
-        way = action.args["direction"]
-        dx, dy = DIRECTIONS[way]
-        x, y = self.pos[agent]
-        nxt = (x + dx, y + dy)
-        refusal = self._blocked(agent, nxt, way)
-        if refusal:
-            self.reject(agent, refusal)
-            return
-        self.goal[agent] = None
-        self.task[agent] = Task("walk", self._cell_cost(agent), ("cell", None), [nxt])
-
-    def _blocked(self, agent: str, cell: Cell, way: str) -> str | None:
-        """Why `agent` cannot step into `cell` (to its `way`), or None."""
-        code = self.plan.code(cell)
-        if code == WALL:
-            return f"a wall blocks the way {way} of {fmt_cell(self.pos[agent])}"
-        door = self.plan.door_at(cell)
-        if door is not None and door in self.rubble:
-            self._see_rubble(agent, door)
-            fix = f"clear it with 'clear rubble {way}'" if role_of(agent) == ENGINEER else "only the engineer can clear it"
-            return f"rubble blocks the doorway {way} of you at {fmt_cell(cell)}; {fix}"
-        return None
-
-    def _cell_cost(self, agent: str) -> int:
-        if self.carrying[agent] is not None and role_of(agent) != TRANSPORTER:
-            return self.config.carry_steps_per_cell
-        return 1
-
-    def _do_go_to(self, agent: str, action: Action) -> None:
-        room = self._room_ids[action.args["room"].lower()]
-        name = self.plan.rooms[room].name
-        if self.plan.room_at(self.pos[agent]) == room:
-            self.reject(agent, f"you are already in {name}")
-            return
-        routes = self.routes(agent)
-        if room not in routes.rooms:
-            self.reject(agent, self._no_route(name))
-            return
-        self.goal[agent] = room
-        self._start_walk(agent, cell_path(self.plan, routes, room), ("room", room))
-
-    def _no_route(self, name: str) -> str:
-        return (
-            f"you know no open route to {name}: the way is blocked by rubble you know of, or you have not yet "
-            "mapped the rooms in between; explore, or ask the engineer to clear the rubble"
-        )
-
-    def _do_go_to_victim(self, agent: str, action: Action) -> None:
-        vid = action.args["victim"]
-        if self.carrying[agent] == vid:
-            self.reject(agent, f"you are carrying victim {vid}")
-            return
-        note = self.know[agent].victims.get(vid)
-        if note is None:
-            self.reject(agent, f"you do not know where victim {vid} is; explore, or ask your team")
-            return
-        if vid in self.rescued:
-            self.reject(agent, f"victim {vid} has already been rescued")
-            return
-        if chebyshev(self.pos[agent], note.cell) <= 1:
-            self.reject(agent, f"you are already next to where you last saw victim {vid} {fmt_cell(note.cell)}")
-            return
-        routes = self.routes(agent)
-        if note.room not in routes.rooms:
-            self.reject(agent, self._no_route(self.plan.rooms[note.room].name) + f" (victim {vid} is there)")
-            return
-        path = cell_path(self.plan, routes, note.room, note.cell)
-        # Stop on the first floor cell within reach (never in a doorway, which belongs to no room).
-        cut = next(i for i, c in enumerate(path) if chebyshev(c, note.cell) <= 1 and self.plan.room_at(c) is not None)
-        self.goal[agent] = None
-        self._start_walk(agent, path[: cut + 1], ("victim", vid))
-
-    def _start_walk(self, agent: str, path: list[Cell], target: Any) -> None:
-        self.task[agent] = Task("walk", self._cell_cost(agent), target, path)
-
-    def _do_pick_up(self, agent: str, action: Action) -> None:
-        vid = action.args["victim"]
-        v = self._victim(agent, vid, "pick up")
-        if v is None:
-            return
-        if not v.carryable:
-            self.reject(agent, f"victim {vid} is critical and must be stabilized by the medic before anyone can carry it")
-            return
-        if any(t is not None and t.kind == "stabilize" and t.target == vid for t in self.task.values()):
-            self.reject(agent, f"victim {vid} is being stabilized")
-            return
-        self._take_off_floor(v)
-        v.carried_by = agent
-        self.carrying[agent] = vid
-        self.know[agent].forget_victim(vid, self.step_count)
-        self.tell_agent(agent, event("picked_up", f"You picked up victim {vid} ({v.kind}).", victim=vid))
-        self.global_events.append(event("picked_up", f"{agent} picked up victim {vid}", agent=agent, victim=vid, victim_kind=v.kind))
-
-    def _take_off_floor(self, v: Victim) -> None:
-        self.room_victims[v.room].discard(v.id)
-        self.room_version[v.room] += 1
-        v.cell = v.room = None
-
-    def _do_drop(self, agent: str, action: Action) -> None:
-        vid = self.carrying[agent]
-        v = self.victims[vid - 1]
-        pos = self.pos[agent]
-        room = self.plan.room_at(pos)
-        if room is None:
-            self.reject(agent, "you cannot leave a victim in a doorway; step into a room first")
-            return
-        self.carrying[agent] = None
-        v.carried_by = None
-        if room == self.plan.hospital:
-            v.rescued = True
-            self.rescued.append(vid)
-            points = self.config.critical_points if v.kind == CRITICAL else self.config.stable_points
-            self._points += points
-            text = f"{agent} delivered victim {vid} ({v.kind}) to the Hospital: rescued, +{points} points"
-            self.tell_agent(agent, event("rescued", f"You delivered victim {vid} to the Hospital: rescued (+{points})."))
-            self.global_events.append(event("rescued", text, agent=agent, victim=vid, victim_kind=v.kind, points=points))
-            return
-        v.cell, v.room = pos, room
-        self.room_victims[room].add(vid)
-        self.room_version[room] += 1
-        self.tell_agent(agent, event("dropped", f"You put victim {vid} down at {fmt_cell(pos)}.", victim=vid))
-        self.global_events.append(event("dropped", f"{agent} put victim {vid} down", agent=agent, victim=vid, cell=list(pos)))
-
-    def _do_stabilize(self, agent: str, action: Action) -> None:
-        vid = action.args["victim"]
-        v = self._victim(agent, vid, "stabilize")
-        if v is None:
-            return
-        if v.kind == STABLE:
-            self.reject(agent, f"victim {vid} is stable and does not need stabilizing; it can be carried as it is")
-            return
-        if v.stabilized:
-            self.reject(agent, f"victim {vid} is already stabilized")
-            return
-        for other, t in self.task.items():
-            if t is not None and t.kind == "stabilize" and t.target == vid:
-                self.reject(agent, f"{other} is already stabilizing victim {vid}")
-                return
-        self.task[agent] = Task("stabilize", self.config.stabilize_steps, vid)
-
-    def _do_clear(self, agent: str, action: Action) -> None:
-        way = action.args["direction"]
-        dx, dy = DIRECTIONS[way]
-        x, y = self.pos[agent]
-        door = self.plan.door_at((x + dx, y + dy))
-        if door is None or door not in self.rubble:
-            self.reject(agent, f"there is no rubble {way} of you; rubble lies in doorways, so stand next to the blocked doorway")
-            return
-        for other, t in self.task.items():
-            if t is not None and t.kind == "clear" and t.target == door:
-                self.reject(agent, f"{other} is already clearing that doorway")
-                return
-        self.task[agent] = Task("clear", self.config.clear_steps, door)
-
-    _handlers: dict[str, Callable[["SearchRescueEnv", str, Action], None]] = {
-        "move": _do_move,
-        "go to": _do_go_to,
-        "go to victim": _do_go_to_victim,
-        "pick up victim": _do_pick_up,
-        "drop victim": _do_drop,
-        "stabilize victim": _do_stabilize,
-        "clear rubble": _do_clear,
-    }
-
-    # ------------------------------------------------------------------ scheduled events
-    def _advance(self, agent: str) -> None:
-        task = self.task[agent]
-        task.steps_left -= 1
-        if task.steps_left > 0:
-            return
-        if task.kind == "walk":
-            self._walk_one(agent, task)
-        elif task.kind == "stabilize":
-            self.task[agent] = None
-            v = self.victims[task.target - 1]
-            v.stabilized = True
-            self.room_version[v.room] += 1
-            self.tell_agent(agent, event("stabilized", f"You stabilized victim {v.id}; it can now be carried.", victim=v.id))
-            self.global_events.append(event("stabilized", f"{agent} stabilized victim {v.id}", agent=agent, victim=v.id))
-        else:
-            self.task[agent] = None
-            door = self.plan.doors[task.target]
-            self.rubble.discard(door.id)
-            for r in door.rooms:
-                self.room_version[r] += 1
-            self._see_rubble(agent, door.id)
-            names = [self.plan.rooms[r].name for r in door.rooms]
-            self.tell_agent(agent, event("cleared", f"You cleared the rubble between {names[0]} and {names[1]}.", door=door.id))
-            self.global_events.append(
-                event("cleared", f"{agent} cleared rubble at {fmt_cell(door.cell)}", agent=agent, cell=list(door.cell), rooms=names)
-            )
-
-    def _walk_one(self, agent: str, task: Task) -> None:
-        nxt = task.path[task.at]
-        way = direction(self.pos[agent], nxt)
-        refusal = self._blocked(agent, nxt, way)
-        if refusal:
-            self.task[agent] = None
-            self.tell_agent(agent, event("blocked", f"You stopped at {fmt_cell(self.pos[agent])}: {refusal}.", cell=list(nxt)))
-            return
-        self.pos[agent] = nxt
-        self.global_events.append(event("moved", "", agent=agent, cell=list(nxt)))
-        room = self.plan.room_at(nxt)
-        if room is not None:
-            self.room[agent] = room
-        task.at += 1
-        if task.at < len(task.path):
-            task.steps_left = self._cell_cost(agent)
-            return
-        self.task[agent] = None
-        kind, target = task.target
-        if kind == "room":
-            self.goal[agent] = None
-            self.tell_agent(agent, event("arrived", f"You arrived in {self.plan.rooms[target].name}."))
-        elif kind == "victim":
-            here = self.victims[target - 1].cell
-            if here is not None and chebyshev(nxt, here) <= 1:
-                self.tell_agent(agent, event("arrived", f"You are next to victim {target}."))
-            else:
-                self.tell_agent(agent, event("arrived", f"You reached where you last saw victim {target}, but it is not there now."))
-
-    # ------------------------------------------------------------------ seeing
-    def _see_rubble(self, agent: str, door: int) -> None:
-        self.know[agent].note_rubble(door, door in self.rubble, self.step_count)
-
-    def _look(self, agent: str) -> None:
-        """Update `agent`'s notes with what it sees: everything in the room it stands in."""
-        room = self.room[agent]  # from a doorway, the room it came from is in sight
-        k = self.know[agent]
-        now = self.step_count
-        k.looked[room] = now
-        if room not in k.visited:
-            k.visited.add(room)
-            k.map_room(room)
-            self.global_events.append(event("entered", "", agent=agent, room=self.plan.rooms[room].name))
-        if k.room_versions.get(room) == self.room_version[room]:
-            return
-        k.room_versions[room] = self.room_version[room]
-        present = self.room_victims[room]
-        for vid in [v for v, note in k.victims.items() if note.room == room and v not in present]:
-            k.forget_victim(vid, now)
-        new = []
-        for vid in present:
-            v = self.victims[vid - 1]
-            k.note_victim(vid, VictimNote(v.kind, v.stabilized, room, v.cell, now))
-            if vid not in self.found:
-                self.found.add(vid)
-                new.append(vid)
-        if new:
-            self.global_events.append(event("found", "", agent=agent, victims=sorted(new), room=self.plan.rooms[room].name))
-        for d in self.plan.room_doors[room]:
-            k.note_rubble(d, d in self.rubble, now)
-
-    def routes(self, agent: str) -> RouteMap:
-        """Shortest known routes from `agent`'s cell (cached until it moves or learns something)."""
-        k = self.know[agent]
-        key = (self.pos[agent], k.names_version, frozenset(k.rubble))
-        cached = self._routes.get(agent)
-        if cached is None or cached[0] != key:
-            cached = (key, route_map(self.plan, self.pos[agent], k.mapped, k.rubble))
-            self._routes[agent] = cached
-        return cached[1]
+    def _report(self, outcomes: list[rules.Outcome]) -> int:
+        """Turn outcomes into the agents' and the log's events; the points they earned the team."""
+        points = 0
+        for o in outcomes:
+            own, shared = view.events_of(o)
+            if own is not None:
+                self.tell_agent(o.agent, own)
+            if shared is not None:
+                self.global_events.append(shared)
+            points += o.data.get("points", 0) if o.kind == "rescued" else 0
+        return points
 
     # ------------------------------------------------------------------ views and text
-    def _score(self) -> dict[str, Any]:
-        stable = sum(1 for vid in self.rescued if self.victims[vid - 1].kind == STABLE)
-        return {
-            "rescued": len(self.rescued),
-            "stable": stable,
-            "critical": len(self.rescued) - stable,
-            "points": sum(
-                self.config.critical_points if self.victims[v - 1].kind == CRITICAL else self.config.stable_points for v in self.rescued
-            ),
-            "victims": len(self.victims),
-        }
-
     def _view(self, agent: str) -> dict[str, Any]:
-        plan, k = self.plan, self.know[agent]
-        pos = self.pos[agent]
-        room = self.room[agent]
-        door_here = plan.door_at(pos)
-        task = self.task[agent]
-        names = [r.name for r in plan.rooms]
-        rescued = set(self.rescued)
-        here_victims = tuple(
-            {"victim": vid, "status": self.victims[vid - 1].status(), "cell": self.victims[vid - 1].cell}
-            for vid in sorted(self.room_victims[room])
-        )
-        exits = tuple(
-            {
-                "direction": plan.doors[d].direction_from(room),
-                "cell": plan.doors[d].cell,
-                "to": names[plan.doors[d].other(room)],
-                "visited": plan.doors[d].other(room) in k.visited,
-                "rubble": d in k.rubble,
-            }
-            for d in plan.room_doors[room]
-        )
-        elsewhere = tuple(
-            {
-                "victim": vid,
-                "status": victim_status(note.kind, note.stabilized),
-                "room": names[note.room],
-                "cell": note.cell,
-            }
-            for vid, note in sorted(k.victims.items())
-            if note.room != room and vid not in rescued
-        )
-        rubble = tuple(
-            {"rooms": tuple(names[r] for r in plan.doors[d].rooms), "cell": plan.doors[d].cell}
-            for d in sorted(k.rubble)
-            if room not in plan.doors[d].rooms
-        )
-        carried = self.carrying[agent]
-        busy = None
-        distances: dict[str, int] = {}
-        route = None
-        if task is not None:
-            busy = self._task_text(task)
-        else:
-            routes = self.routes(agent)
-            distances = {names[r]: cost for r, (cost, _) in sorted(routes.rooms.items(), key=lambda t: (t[1][0], t[0]))}
-            target = plan.hospital if carried is not None else self.goal[agent]
-            if target is not None and target in routes.rooms and plan.room_at(pos) != target:
-                route = {"to": names[target], "via": tuple(names[r] for r in route_rooms(routes, target)), "cells": routes.rooms[target][0]}
-        return {
-            "agent": agent,
-            "role": role_of(agent),
-            "team": tuple(self.possible_agents),
-            "step": self.step_count,
-            "max_steps": self.config.max_steps,
-            "cell": pos,
-            "room": names[room],
-            "doorway": tuple(names[r] for r in plan.doors[door_here].rooms) if door_here is not None else None,
-            "victims_here": here_victims,
-            "teammates_here": tuple(a for a in self.agents if a != agent and self.room[a] == room),
-            "exits": exits,
-            "carrying": None if carried is None else {"victim": carried, "kind": self.victims[carried - 1].kind},
-            "busy": busy,
-            "visited": tuple(names[r] for r in sorted(k.visited)),
-            "rooms": distances,
-            "known_victims": elsewhere,
-            "known_rubble": rubble,
-            "route": route,
-            "score": self._score(),
-            "communication": self.config.communication,
-            "new_messages": self.messages_view(agent)["new_messages"],
-            "last_action": self.last_action_line(agent),
-            "events": tuple(e["text"] for e in self._events[agent] if e["text"]),
-            "valid_now": "" if self.all_rescued or self.step_count >= self.config.max_steps else self.valid_now(agent),
-        }
+        over = self.all_rescued or self.step_count >= self.config.max_steps
+        envelope = self.envelope(agent, show_valid=not over and self.world.task[agent] is None)  # a busy agent is shown no "Now:"
+        own = view.build_view(self.world, self.config, agent, self.possible_agents, self.agents)
+        return {**envelope, **own, "new_messages": self.messages_view(agent)["new_messages"]}
 
-    def _task_text(self, task: Task) -> str:
-        if task.kind == "stabilize":
-            return f"stabilizing victim {task.target}: {task.steps_left} steps left"
-        if task.kind == "clear":
-            return f"clearing rubble: {task.steps_left} steps left"
-        kind, target = task.target
-        left = len(task.path) - task.at
-        where = {"room": lambda: f"walking to {self.plan.rooms[target].name}", "victim": lambda: f"walking to victim {target}"}
-        return f"{where.get(kind, lambda: 'moving')()}: {left} cell{'s' if left != 1 else ''} to go"
+    def _render_view(self, v: Mapping[str, Any]) -> str:
+        return view.render_view(v)
 
-    def _render_view(self, view: Mapping[str, Any]) -> str:
-        agent, role = view["agent"], view["role"]
-        where = f"in the doorway between {' and '.join(view['doorway'])}" if view["doorway"] else f"in {view['room']}"
-        lines = [f"Step {view['step']}/{view['max_steps']}. You are {agent} ({role}), at {fmt_cell(view['cell'])} {where}."]
-        if view["busy"]:
-            lines.append(f"Busy: {view['busy']}.")
-        here = [f"{v['victim']} {v['status']} {fmt_cell(v['cell'])}" for v in view["victims_here"]]
-        mates = ", ".join(view["teammates_here"])
-        lines.append(
-            f"In {view['room']}: " + (f"victims {'; '.join(here)}" if here else "no victims")
-            + (f"; teammates {mates}" if mates else "") + "."
-        )
-        exits = [
-            f"{e['direction']} {fmt_cell(e['cell'])} to {e['to']}{'' if e['visited'] else ' (unvisited)'}{' RUBBLE' if e['rubble'] else ''}"
-            for e in view["exits"]
-        ]
-        lines.append("Doorways: " + ("; ".join(exits) if exits else "none") + ".")
-        if view["carrying"]:
-            lines.append(f"Carrying victim {view['carrying']['victim']} ({view['carrying']['kind']}).")
-        if view["route"]:
-            r = view["route"]
-            lines.append(f"Route to {r['to']}: {' > '.join(r['via'])} ({r['cells']} cells).")
-        if view["rooms"]:
-            visited = set(view["visited"])
-            lines.append("Rooms (cells away, * visited): " + ", ".join(f"{n}{'*' if n in visited else ''} {c}" for n, c in view["rooms"].items()) + ".")
-        if view["known_victims"]:
-            lines.append(
-                "Victims elsewhere: "
-                + "; ".join(f"{v['victim']} {v['status']} {v['room']} {fmt_cell(v['cell'])}" for v in view["known_victims"])
-                + "."
-            )
-        if view["known_rubble"]:
-            lines.append("Rubble elsewhere: " + "; ".join(f"{'-'.join(r['rooms'])} {fmt_cell(r['cell'])}" for r in view["known_rubble"]) + ".")
-        s = view["score"]
-        lines.append(f"Team: {s['rescued']}/{s['victims']} rescued ({s['stable']} stable, {s['critical']} critical), {s['points']} points.")
-        lines.extend(view["events"])
-        if view["new_messages"]:
-            lines.append("Messages: " + " | ".join(view["new_messages"]))
-        lines.append(view["last_action"])
-        if view["valid_now"] and not view["busy"]:
-            lines.append("Now: " + view["valid_now"])
-        return "\n".join(lines)
-
-    # ------------------------------------------------------------------ global views
     def _state(self) -> dict[str, Any]:
-        names = [r.name for r in self.plan.rooms]
-        return {
-            "step": self.step_count,
-            "agents": {
-                a: {
-                    "cell": list(self.pos[a]),
-                    "room": names[self.room[a]],
-                    "carrying": self.carrying[a],
-                    "busy": self._task_text(self.task[a]) if self.task[a] else None,
-                }
-                for a in self.possible_agents
-            },
-            "victims": [
-                {
-                    "id": v.id,
-                    "kind": v.kind,
-                    "stabilized": v.stabilized,
-                    "cell": list(v.cell) if v.cell else None,
-                    "carried_by": v.carried_by,
-                    "rescued": v.rescued,
-                }
-                for v in self.victims
-            ],
-            "rubble": [list(self.plan.doors[d].cell) for d in sorted(self.rubble)],
-            "score": self._score(),
-        }
+        return view.state_json(self.world, self.config, self.possible_agents, self.step_count)
 
     def frame(self) -> dict[str, Any]:
         """JSON-ready drawing data of the true world now (for replay viewers): the floor plan and `state()`."""
@@ -740,70 +196,7 @@ class SearchRescueEnv(TeamEnv):
         return {"kind": "search_rescue", **self.plan.to_json(), **state, "max_steps": self.config.max_steps}
 
     def _render_frame(self) -> str:
-        plan = self.plan
-        w = plan.width
-        grid = []
-        for y in range(plan.height):
-            row = []
-            for x in range(w):
-                code = plan.cells[y * w + x]
-                if code == WALL:
-                    row.append("#")
-                elif code <= -2:
-                    row.append("X" if -2 - code in self.rubble else "+")
-                else:
-                    row.append("h" if code == plan.hospital else ".")
-            grid.append(row)
-        for v in self.victims:
-            if v.cell is not None:
-                grid[v.cell[1]][v.cell[0]] = "s" if v.kind == STABLE else ("c" if v.stabilized else "C")
-        marks = {MEDIC: "M", ENGINEER: "E", TRANSPORTER: "T"}
-        for a in self.possible_agents:
-            x, y = self.pos[a]
-            grid[y][x] = marks[role_of(a)]
-        s = self._score()
-        legend = "# wall  + door  X rubble  h Hospital  s stable  C critical  c stabilized  M medic  E engineer  T transporter"
-        head = f"Search and rescue step {self.step_count}/{self.config.max_steps} | rescued {s['rescued']}/{s['victims']} | {s['points']} points"
-        agents = "  ".join(
-            f"{a}@{fmt_cell(self.pos[a])}{' carrying ' + str(self.carrying[a]) if self.carrying[a] else ''}" for a in self.possible_agents
-        )
-        return "\n".join([head, *("".join(r) for r in grid), legend, agents])
-
-    def _has_rubble(self) -> bool:
-        """Whether this episode's map had rubble at the start (before reset: whether the config asks for any)."""
-        initial = getattr(self, "initial_rubble", None)
-        return bool(initial) if initial is not None else self.config.rubble_fraction > 0
+        return view.render_frame(self.world, self.config, self.possible_agents, self.step_count)
 
     def _role_briefing(self, agent: str) -> str:
-        cfg = self.config
-        role = role_of(agent)
-        duties = {
-            MEDIC: f"You are the medic: only you can stabilize critical victims (it takes {cfg.stabilize_steps} steps).",
-            ENGINEER: f"You are the engineer: only you can clear rubble from a doorway (it takes {cfg.clear_steps} steps).",
-            TRANSPORTER: "You are a transporter: you carry victims at full speed.",
-        }[role]
-        talk = {
-            "global": "You and your teammates have radios: 'say' reaches everyone, 'tell' one teammate, anywhere.",
-            "same_room": "Messages reach only teammates in the same room as you.",
-            "none": "There is no communication in this condition.",
-        }[cfg.communication]
-        victims = getattr(self, "victims", None)  # the episode's, once reset (a drawn layout has its own)
-        n_victims = len(victims) if victims is not None else cfg.n_victims
-        critical = sum(v.kind == CRITICAL for v in victims) if victims is not None else round(cfg.n_victims * cfg.critical_fraction)
-        return (
-            f"Search and rescue. You are {agent}, on a team of {len(self.possible_agents)} "
-            f"({', '.join(self.possible_agents)}). {duties} The building is a grid of rooms joined by doorways; "
-            f"you all start in the Hospital. {n_victims} victims lie in other rooms"
-            + (f", {critical} of them critical: a critical victim must be stabilized by the medic before anyone can carry it" if critical else "")
-            + ". Find them and carry them to the Hospital, one at a time: drop a victim in the Hospital to rescue it "
-            f"(+{cfg.stable_points} points for a stable victim, +{cfg.critical_points} for a critical one, shared by the team). "
-            + ("Rubble blocks some doorways; only the engineer can clear it. " if self._has_rubble() else "")
-            + f"A medic or engineer carrying a victim needs {cfg.carry_steps_per_cell} steps per cell. "
-            f"The mission ends when every victim is rescued or after {cfg.max_steps} steps. "
-            "Cells are (x,y): x grows to the east, y to the south. Entering a room shows you everything in it; "
-            "you know the rooms you have been in, the rooms their doorways lead to, and what teammates tell you: "
-            "naming a room in a message shares what you know of its layout and rubble, and naming victims by number "
-            "('victim 7', 'victims 3, 5') shares where they are. "
-            f"{talk} 'go to' and 'go to victim' keep you busy (no decisions) until you arrive or are blocked."
-            + (" You know the whole floor plan from the start." if cfg.full_map else "")
-        )
+        return view.role_briefing(self.config, agent, self.possible_agents, getattr(self, "world", None))

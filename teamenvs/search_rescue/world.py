@@ -1,4 +1,4 @@
-"""The search-and-rescue world: configuration, floor plans by binary space partitioning, victims, rubble.
+"""The search-and-rescue world: floor plans by binary space partitioning, victims, rubble.
 
 As in VIRT-LAB (section 3.3.1), the map is a matrix of cells (walls, floor, doorways) and a
 graph of rooms. A `width x height` rectangle is split recursively (binary space
@@ -16,19 +16,15 @@ drawn from the generator passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import networkx as nx
 import numpy as np
 
-from teamenvs.core.config import ConfigError, check_int
-from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.config import ConfigError
+from teamenvs.search_rescue.config import SearchRescueConfig
 
-MEDIC, ENGINEER, TRANSPORTER = "medic", "engineer", "transporter"
-ROLES = (MEDIC, ENGINEER, TRANSPORTER)
 STABLE, CRITICAL = "stable", "critical"
 HOSPITAL = "Hospital"
-MIN_SIDE, MAX_SIDE = 10, 100
 MIN_ROOM = 3  # smallest room interior side, in cells
 WALL = -1  # cell code of a wall; floor cells hold their room id, doorways -2 - door id
 
@@ -47,108 +43,6 @@ _QUALIFIERS = (
 )
 
 
-@dataclass(frozen=True)
-class SearchRescueConfig(MessagingConditions):
-    """Map, team, victims, durations and conditions (defaults: the ASIST Study 3 scenario of VIRT-LAB)."""
-
-    communication_modes: ClassVar[tuple[str, ...]] = ("global", "same_room", "none")
-
-    communication: str = "global"
-    width: int = 30
-    height: int = 30
-    complexity: int = 5
-    map_seed: int | None = None
-    team: tuple[str, ...] = (MEDIC, ENGINEER, TRANSPORTER)
-    n_victims: int = 35
-    critical_fraction: float = 0.2
-    rubble_fraction: float = 0.15
-    max_steps: int = 2000
-    stable_points: int = 10
-    critical_points: int = 50
-    stabilize_steps: int = 5
-    clear_steps: int = 3
-    carry_steps_per_cell: int = 2
-    full_map: bool = False
-
-    def __post_init__(self) -> None:
-        self._check_messaging()
-        check_int("width", self.width, MIN_SIDE, MAX_SIDE)
-        check_int("height", self.height, MIN_SIDE, MAX_SIDE)
-        check_int("complexity", self.complexity, 1, 10)
-        if self.map_seed is not None:
-            check_int("map_seed", self.map_seed, 0)
-        if not isinstance(self.team, (tuple, list)) or not 1 <= len(self.team) <= 10:
-            raise ConfigError(f"team must be a list of 1 to 10 roles out of {', '.join(ROLES)}, got {self.team!r}")
-        bad = [r for r in self.team if r not in ROLES]
-        if bad:
-            raise ConfigError(f"unknown role(s) {bad} in team; roles are {', '.join(ROLES)}")
-        object.__setattr__(self, "team", tuple(self.team))
-        check_int("n_victims", self.n_victims, 1, 10_000)
-        for name in ("critical_fraction", "rubble_fraction"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-                raise ConfigError(f"{name} must be a number from 0 to 1, got {value!r}")
-        check_int("max_steps", self.max_steps, 1, 1_000_000)
-        check_int("stable_points", self.stable_points, 0, 10**6)
-        check_int("critical_points", self.critical_points, 0, 10**6)
-        check_int("stabilize_steps", self.stabilize_steps, 1, 1000)
-        check_int("clear_steps", self.clear_steps, 1, 1000)
-        check_int("carry_steps_per_cell", self.carry_steps_per_cell, 1, 100)
-        if not isinstance(self.full_map, bool):
-            raise ConfigError(f"full_map must be true or false, got {self.full_map!r}")
-        if MEDIC not in self.team and round(self.n_victims * self.critical_fraction) > 0:
-            raise ConfigError(
-                "the team has no medic, so critical victims could never be carried: add a medic to the team "
-                "or set critical_fraction=0 (the transporters_N presets do)"
-            )
-        if ENGINEER not in self.team and self.rubble_fraction > 0:
-            raise ConfigError(
-                "the team has no engineer, so rubble could never be cleared: add an engineer to the team "
-                "or set rubble_fraction=0 (the transporters_N presets do)"
-            )
-
-    @property
-    def max_room_side(self) -> int:
-        """The largest room side BSP leaves unsplit: 16 cells at complexity 1 down to 5 at 10."""
-        return max(5, round(17 - 1.25 * self.complexity))
-
-    @property
-    def extra_door_probability(self) -> float:
-        """Chance that two adjacent rooms get a door beyond the spanning tree: 0.55 at complexity 1, 0.1 at 10."""
-        return 0.6 - 0.05 * self.complexity
-
-
-def _transporters(n: int) -> dict[str, object]:
-    return {"team": (TRANSPORTER,) * n, "critical_fraction": 0.0, "rubble_fraction": 0.0}
-
-
-PRESETS: dict[str, dict[str, object]] = {
-    # VIRT-LAB 4.2.2: the same layout in every run of a map size, victims placed anew per seed.
-    "easy": {"width": 30, "height": 30, "map_seed": 30},
-    "medium": {"width": 40, "height": 40, "map_seed": 40},
-    "hard": {"width": 50, "height": 50, "map_seed": 50},
-    # VIRT-LAB 4.2.1 scalability teams: transporters only, all victims stable, no rubble.
-    **{f"transporters_{n}": _transporters(n) for n in range(2, 6)},
-    "full_map": {"full_map": True},
-    "same_room": {"communication": "same_room"},
-    "no_communication": {"communication": "none"},
-}
-
-
-def agent_ids(team: tuple[str, ...]) -> list[str]:
-    """Ids naming the role: `medic`, `engineer`, `transporter`, `transporter_2`, ..."""
-    seen: dict[str, int] = {}
-    ids = []
-    for role in team:
-        seen[role] = seen.get(role, 0) + 1
-        ids.append(role if seen[role] == 1 else f"{role}_{seen[role]}")
-    return ids
-
-
-def role_of(agent: str) -> str:
-    return agent.split("_", 1)[0]
-
-
 # ---------------------------------------------------------------------- floor plan
 @dataclass(frozen=True)
 class Room:
@@ -164,9 +58,6 @@ class Room:
     @property
     def area(self) -> int:
         return (self.x1 - self.x0 + 1) * (self.y1 - self.y0 + 1)
-
-    def contains(self, cell: tuple[int, int]) -> bool:
-        return self.x0 <= cell[0] <= self.x1 and self.y0 <= cell[1] <= self.y1
 
 
 @dataclass(frozen=True)
@@ -225,10 +116,6 @@ class FloorPlan:
     def door_at(self, cell: tuple[int, int]) -> int | None:
         code = self.code(cell)
         return -2 - code if code <= -2 else None
-
-    @property
-    def room_ids(self) -> dict[str, int]:
-        return {r.name: r.id for r in self.rooms}
 
     @property
     def floor_cells(self) -> int:

@@ -5,9 +5,16 @@
     obs, info = env.reset(seed=0)
 
 `teammates` is a baseline kind ("scripted" by default, "random", a baseline name, a comma
-list, a mapping agent -> name) or a mapping agent -> policy object. Steps in which the
-learner need not act (busy, not its turn) are played by the teammates alone; their rewards
-for the learner are summed into the step's reward.
+list, a mapping agent -> name) or a mapping agent -> policy object. `obs_type` and
+`action_type` pick the interface as in `teamenvs.make` (numeric observations, discrete actions
+with their mask).
+
+With `skip_idle=True` (the default), steps in which the learner need not act (busy, not its
+turn) are played by the teammates alone and their rewards for the learner are summed into the
+step's reward: one learner step may cover several env steps, a semi-MDP. `info["env_steps"]`
+says how many env steps the learner step covered (and `info["skipped_steps"]` how many of them
+the learner had nothing to decide). With `skip_idle=False` every env step is a learner step;
+in idle ones the learner's action is ignored (`info["needs_action"]` is false).
 """
 
 from __future__ import annotations
@@ -30,9 +37,13 @@ class SingleAgentEnv(gymnasium.Env):
         agent: str | None = None,
         teammates: str | Mapping[str, Any] = "scripted",
         render_mode: str | None = None,
+        obs_type: str = "text",
+        action_type: str = "text",
+        skip_idle: bool = True,
         **config: Any,
     ) -> None:
-        self.team_env = make(env_id, render_mode=render_mode, **config)
+        self.team_env = make(env_id, render_mode=render_mode, obs_type=obs_type, action_type=action_type, **config)
+        self.skip_idle = skip_idle
         agents = self.team_env.possible_agents
         self.agent = agent if agent is not None else agents[0]
         if self.agent not in agents:
@@ -63,8 +74,8 @@ class SingleAgentEnv(gymnasium.Env):
         for agent, policy in self._teammates.items():
             policy.reset(agent, self.team_env.briefing(agent))
         self._obs, self._infos = observations, infos
-        reward, terminated, truncated = self._advance_teammates()
-        return self._obs[self.agent], self._infos[self.agent]
+        steps = self._advance_teammates()[3] if self.skip_idle else 0
+        return self._obs[self.agent], self._learner_info(steps, steps)
 
     def briefing(self) -> str:
         """The learner's briefing (role, rules, commands)."""
@@ -82,13 +93,19 @@ class SingleAgentEnv(gymnasium.Env):
         self._obs, self._infos = observations, infos
         return rewards.get(self.agent, 0.0), terminations.get(self.agent, False), truncations.get(self.agent, False)
 
-    def _advance_teammates(self) -> tuple[float, bool, bool]:
-        """Step while the learner has nothing to do; returns its reward and end flags."""
-        total, terminated, truncated = 0.0, False, False
+    def _advance_teammates(self) -> tuple[float, bool, bool, int]:
+        """Step while the learner has nothing to do; returns its reward, end flags and the steps taken."""
+        total, terminated, truncated, steps = 0.0, False, False, 0
         while self.team_env.agents and not self._infos[self.agent]["needs_action"]:
             reward, terminated, truncated = self._step_team(self._teammate_actions())
             total += reward
-        return total, terminated, truncated
+            steps += 1
+        return total, terminated, truncated, steps
+
+    def _learner_info(self, env_steps: int, skipped: int) -> dict[str, Any]:
+        info = dict(self._infos.get(self.agent, {}))
+        info.update(env_steps=env_steps, skipped_steps=skipped)
+        return info
 
     def step(self, action: Any):
         if not self.team_env.agents:
@@ -96,10 +113,11 @@ class SingleAgentEnv(gymnasium.Env):
         actions = self._teammate_actions()
         actions[self.agent] = action
         reward, terminated, truncated = self._step_team(actions)
-        if not (terminated or truncated):
-            more, terminated, truncated = self._advance_teammates()
+        skipped = 0
+        if self.skip_idle and not (terminated or truncated):
+            more, terminated, truncated, skipped = self._advance_teammates()
             reward += more
-        return self._obs[self.agent], reward, terminated, truncated, self._infos[self.agent]
+        return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
 
     def render(self) -> str | None:
         return self.team_env.render()

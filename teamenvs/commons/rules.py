@@ -1,4 +1,4 @@
-"""Commons rules (a GovSim-style fishery, after Piatti et al. 2024), as pure functions.
+"""The commons' rules (a GovSim-style fishery, after Piatti et al. 2024), as pure functions.
 
 Fishers share a lake. Each month every fisher asks for a whole number of tons at the same
 time. If the requests add up to more than the stock, catches are shared in proportion to
@@ -15,54 +15,14 @@ per-fisher share of a month is floor(stock / 2 / n). The universalization hint (
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
 import numpy as np
 
-from teamenvs.core.config import ConfigError, check_int
-from teamenvs.core.messaging import MessagingConditions
+from teamenvs.commons.config import CommonsConfig
 from teamenvs.core.rounds import Phase, phase_schedule
 
 HARVEST = "harvest"
-WAIT = "wait"
-MAX_REQUEST = 1_000_000
-
-
-@dataclass(frozen=True)
-class CommonsConfig(MessagingConditions):
-    """Fishery parameters and conditions (defaults: GovSim's fishery with 5 fishers)."""
-
-    n_agents: int = 5
-    capacity: int = 100
-    initial_stock: int = 100
-    months: int = 12
-    collapse_threshold: int = 5
-    regrowth_factor: int = 2
-    discussion_every: int = 1
-    discussion_turns: int = 3
-    universalization_hint: bool = False
-
-    def __post_init__(self) -> None:
-        self._check_messaging()
-        check_int("n_agents", self.n_agents, 2, 100)
-        check_int("capacity", self.capacity, 1, MAX_REQUEST)
-        check_int("collapse_threshold", self.collapse_threshold, 0, self.capacity)
-        check_int("initial_stock", self.initial_stock, max(1, self.collapse_threshold), self.capacity)
-        check_int("months", self.months, 1, 10_000)
-        check_int("regrowth_factor", self.regrowth_factor, 1, 1_000)
-        check_int("discussion_every", self.discussion_every, 0)
-        check_int("discussion_turns", self.discussion_turns, 0, 100)
-        if not isinstance(self.universalization_hint, bool):
-            raise ConfigError(f"universalization_hint must be true or false, got {self.universalization_hint!r}")
-
-
-PRESETS: dict[str, dict[str, object]] = {
-    "baseline": {},
-    "no_communication": {"communication": False},
-    "universalization": {"universalization_hint": True},
-    "communication_bandwidth": {"min_steps_between_messages": 5},
-}
 
 
 def schedule(config: CommonsConfig) -> tuple[Phase, ...]:

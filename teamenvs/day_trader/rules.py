@@ -1,4 +1,4 @@
-"""DayTrader rules (CollabSim App. B.2, Table 9; after Bos et al. 2002), as pure functions.
+"""DayTrader's rules (CollabSim App. B.2, Table 9; after Bos et al. 2002), as pure functions.
 
 Each round every trader makes at most one investment: individual (returned doubled to the
 investor) or group (all group investments of the round are pooled, tripled and split
@@ -13,60 +13,16 @@ a whole number of cents). Logs, views and rewards show floats rounded to 6 decim
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Mapping, NamedTuple
 
-from teamenvs.core.config import ConfigError, check_int
-from teamenvs.core.messaging import MessagingConditions
 from teamenvs.core.rounds import Phase, phase_schedule
+from teamenvs.day_trader.config import DayTraderConfig
 
+DECISION = "decision"
 INDIVIDUAL = "individual"
 GROUP = "group"
 WAIT = "wait"
-
-
-@dataclass(frozen=True)
-class DayTraderConfig(MessagingConditions):
-    """DayTrader parameters and conditions (defaults: CollabSim's BASELINE)."""
-
-    n_agents: int = 3
-    rounds: int = 30
-    starting_money: int = 200
-    min_investment: int = 15
-    max_investment: int = 100
-    individual_multiplier: int = 2
-    group_multiplier: int = 3
-    bonus: int = 90
-    bonus_from_round: int = 2
-    discussion_every: int = 5
-    discussion_turns: int = 3
-    show_balances: bool = True
-
-    def __post_init__(self) -> None:
-        self._check_messaging()
-        check_int("n_agents", self.n_agents, 2, 100)
-        check_int("rounds", self.rounds, 1, 10_000)
-        check_int("starting_money", self.starting_money, 0)
-        check_int("min_investment", self.min_investment, 1)
-        check_int("max_investment", self.max_investment, self.min_investment)
-        check_int("individual_multiplier", self.individual_multiplier, 0)
-        check_int("group_multiplier", self.group_multiplier, 0)
-        check_int("bonus", self.bonus, 0)
-        check_int("bonus_from_round", self.bonus_from_round, 1)
-        check_int("discussion_every", self.discussion_every, 0)
-        check_int("discussion_turns", self.discussion_turns, 0, 100)
-        if not isinstance(self.show_balances, bool):
-            raise ConfigError(f"show_balances must be true or false, got {self.show_balances!r}")
-
-
-PRESETS: dict[str, dict[str, object]] = {
-    "baseline": {},
-    "communication_bandwidth": {"min_steps_between_messages": 5},
-    "group_size_6": {"n_agents": 6},
-    "group_size_9": {"n_agents": 9},
-    "no_communication": {"communication": False},
-}
 
 
 def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
@@ -74,7 +30,7 @@ def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
 
     There is no discussion after the last round, and none at all when communication is off.
     """
-    return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns)
+    return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns, DECISION)
 
 
 class Choice(NamedTuple):
@@ -85,6 +41,8 @@ class Choice(NamedTuple):
 
 
 class RoundOutcome(NamedTuple):
+    """What a settled round gave: the group pool, each trader's share of it, earnings, bonuses, new balances."""
+
     pool: int
     pool_share: Fraction
     earnings: dict[str, Fraction]

@@ -1,6 +1,6 @@
 """The job fair's command language: name lists, free-text workflows, assignments and the JSON decision form.
 
-Commands by phase (the env's `Situation` denies the others, with the reason):
+Commands by phase (`situation` denies the others, with the reason):
 apply (seekers) `apply <company>[, <company>...]`; recruiters `think <text>` or `wait`;
 interviews `say <text>`, `end interview` (only the side whose turn it is); decisions
 (recruiters) `hire <name>, ...`, `workflow <step> -> <step> -> ...`, `assign <name> to
@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg
 from teamenvs.core.messaging import SAY
 from teamenvs.core.text import clean_text, quote
+
+if TYPE_CHECKING:
+    from teamenvs.job_fair.rules import FairState
 
 MAX_STEPS, MAX_STEP_CHARS = 12, 80
 # "(?<!\s)" before a leading whitespace run: a search never restarts inside a run it already
@@ -349,3 +352,57 @@ COMMANDS = JobFairCommands(
         Command("decline", (NamesArg("company", "offer"),), "seeker: decline this job offer", ("decline Brightloop Software",)),
     ]
 )
+
+SEEKER_COMMANDS = ("apply", "say", "end interview", "accept", "decline")
+RECRUITER_COMMANDS = ("think", "wait", "say", "end interview", "hire", "workflow", "assign", "submit")
+ALLOWED_IN = {
+    "apply": "seekers, in the applications phase",
+    "think": "recruiters, in the applications phase",
+    "wait": "recruiters, in the applications phase",
+    "say": "the interviews, on your turn",
+    "end interview": "the interviews, on your turn",
+    "hire": "recruiters, in the decisions phase",
+    "workflow": "recruiters, in the decisions phase",
+    "assign": "recruiters, in the decisions phase",
+    "submit": "recruiters, in the decisions phase",
+    "accept": "seekers with a job offer, in the offers phase",
+    "decline": "seekers with a job offer, in the offers phase",
+}
+
+
+def _limits(game: FairState) -> dict[str, tuple[int, int]]:
+    return {"companies": (1, game.fair.max_applications), "company": (1, 1)}
+
+
+def situation(game: FairState, agent: str) -> Situation:
+    """What `agent` may do now: the commands of its role and phase, the names it may use, the application limit."""
+    allowed = game.allowed(agent)
+    deciding = game.phase == "decisions" and agent in game.drafts
+    denied = {}
+    for name in COMMANDS.commands:
+        if name in allowed:
+            continue
+        if name == "hire" and deciding:
+            denied[name] = "nobody interviewed with you, so there is nobody to hire; give your workflow and submit"
+        elif name == "assign" and deciding:
+            denied[name] = "first hire someone and give your workflow"
+        else:
+            denied[name] = f"it is for {ALLOWED_IN[name]}; it is now the {game.phase} phase"
+    draft = game.drafts.get(agent)
+    names = {
+        "company": tuple(c.name for c in game.fair.companies),
+        "candidate": game.candidates.get(agent, ()),
+        "hire": draft.hire if draft else (),
+        "step": draft.workflow if draft else (),
+        "offer": tuple(game.offers.get(agent, ())),
+    }
+    limit = game.fair.max_applications
+    reasons = {"companies": f"you may apply to at most {limit} compan{'y' if limit == 1 else 'ies'}"}
+    return Situation(denied, _limits(game), names, reasons)
+
+
+def briefing_situation(game: FairState, agent: str) -> Situation:
+    """The commands of `agent`'s role, for its briefing."""
+    mine = SEEKER_COMMANDS if agent in game.persona else RECRUITER_COMMANDS
+    denied = {c: "another role's command" for c in COMMANDS.commands if c not in mine}
+    return Situation(denied, _limits(game), {"company": tuple(c.name for c in game.fair.companies)})

@@ -1,0 +1,132 @@
+"""`commons_v0`: a GovSim-style fishery (a common-pool resource) as a text ParallelEnv.
+
+Glue only: the env walks the schedule of harvest and discussion steps, turns accepted
+commands into requests, settles months with `rules.settle_month` (seeded proportional
+allocation, collapse, regrowth), and builds and renders each fisher's view with `view`.
+Requests and catches of the last month are public, as in GovSim.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Mapping
+
+from teamenvs.commons.commands import COMMANDS, request_of, situation
+from teamenvs.commons.config import PRESETS, CommonsConfig
+from teamenvs.commons.metrics import METRIC_GOALS, commons_metrics
+from teamenvs.commons.rules import (
+    HARVEST,
+    MonthOutcome,
+    Universalization,
+    schedule,
+    settle_month,
+    sustainable_share,
+    universalization,
+)
+from teamenvs.commons.view import briefing, catch_events, fisher_view, frame, month_event, month_view, render
+from teamenvs.core.commands import Action, Situation
+from teamenvs.core.rounds import ScheduledGame
+
+
+class CommonsEnv(ScheduledGame):
+    """Commons: fishers harvest a shared, regrowing fish stock over months and may talk between months."""
+
+    env_id = "commons_v0"
+    commands = COMMANDS
+    config_class = CommonsConfig
+    presets = PRESETS
+    agent_prefix = "fisher"
+    episode_metrics = staticmethod(commons_metrics)
+    metric_goals = METRIC_GOALS
+    config: CommonsConfig
+
+    # ------------------------------------------------------------------ episode state
+    def _setup(self) -> None:
+        self.schedule = schedule(self.config)
+        self.stock = self.config.initial_stock
+        self.collapsed = False
+        self.total_catch: dict[str, int] = {a: 0 for a in self.agents}
+        self.last_month: tuple[int, MonthOutcome] | None = None
+        self._hint = self._universalization()
+
+    def _universalization(self) -> Universalization | None:
+        """The universalization hint for the current stock (None when the condition is off)."""
+        return universalization(self.stock, self.config) if self.config.universalization_hint else None
+
+    @property
+    def over(self) -> bool:
+        return self.collapsed or self.step_count >= len(self.schedule)
+
+    def _is_over(self) -> tuple[bool, bool]:
+        return self.over, False
+
+    # ------------------------------------------------------------------ what a fisher may do
+    def _situation_key(self, agent: str) -> Hashable:
+        return agent, self.phase.kind, self.stock
+
+    def _situation(self, agent: str) -> Situation:
+        others = tuple(a for a in self.possible_agents if a != agent)
+        return situation(self.config, self.phase.kind, others, self.stock)
+
+    # ------------------------------------------------------------------ rules
+    def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
+        phase = self.phase
+        if phase.kind != HARVEST:
+            return {}
+        requests = {agent: request_of(actions.get(agent)) for agent in self.agents}
+        outcome = settle_month(self.stock, requests, self._rng, self.config)
+        self.stock, self.collapsed = outcome.stock_after, outcome.collapsed
+        self.last_month = (phase.round, outcome)
+        for agent in self.agents:
+            self.total_catch[agent] += outcome.catches[agent]
+            for ev in catch_events(phase.round, agent, outcome):
+                self.tell_agent(agent, ev)
+        self.global_events.append(month_event(phase.round, outcome, self.config.collapse_threshold))
+        self._hint = self._universalization()
+        return {a: float(outcome.catches[a]) for a in self.agents}
+
+    # ------------------------------------------------------------------ views and text
+    def _month_view(self) -> dict[str, Any] | None:
+        return None if self.last_month is None else month_view(*self.last_month)
+
+    def _view(self, agent: str) -> dict[str, Any]:
+        return fisher_view(
+            self.envelope(agent, show_valid=not self.over),
+            self.config,
+            self.phase,
+            self.over,
+            len(self.schedule),
+            self.stock,
+            self.collapsed,
+            tuple(self.possible_agents),
+            self.total_catch[agent],
+            self._month_view(),
+            self._hint,
+            self.messages_view(agent),
+        )
+
+    def _render_view(self, view: Mapping[str, Any]) -> str:
+        return render(view)
+
+    def _extra_info(self, agent: str) -> dict[str, Any]:
+        return {"sustainable_share": sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor)}
+
+    def _role_briefing(self, agent: str) -> str:
+        return briefing(agent, self.config)
+
+    # ------------------------------------------------------------------ global views
+    def _state(self) -> dict[str, Any]:
+        return {
+            "step": self.step_count,
+            "phase": "over" if self.over else self.phase.kind,
+            "month": self.phase.round,
+            "stock": self.stock,
+            "collapsed": self.collapsed,
+            "total_catch": dict(self.total_catch),
+            "last_month": self._month_view(),
+        }
+
+    def _render_frame(self) -> str:
+        cfg = self.config
+        return frame(
+            self.step_count, len(self.schedule), self.phase, self.stock, cfg.capacity, self.collapsed, self.total_catch, self._month_view()
+        )

@@ -1,0 +1,260 @@
+"""Numeric observations and discrete actions for reinforcement learning, on the same env.
+
+`teamenvs.make(env_id, obs_type=..., action_type=...)` picks the interface:
+
+- `obs_type="text"` (default): the text observation; `"vector"`: a fixed-shape float32 Box
+  encoding the agent's *view* (never hidden state), slot by slot as the paradigm's feature
+  table says; `"both"`: a Dict with `text` and `vector`.
+- `action_type="text"` (default): any string; `"discrete"`: `Discrete(n)`, a fixed catalogue
+  per paradigm whose integers each stand for one command of the text language
+  (`env.action_text(agent, i)`), so the text step, logs, replay and metrics stay the one path.
+  Text actions still work. With discrete actions every observation carries an `action_mask`
+  (PettingZoo's convention: `{"observation": ..., "action_mask": ...}` for vectors; a key of
+  the Dict for `both`) and so does `info[agent]["action_mask"]`. The mask is exact: an action
+  marked valid parses in the agent's situation and the rules would not refuse it. Agents that
+  need no action have only the no-op (index 0) marked.
+
+A paradigm supplies the parts in its own folder: `view.features(config)` and
+`view.encode(view, config)` (the feature table and the encoder), `commands.catalogue(config)`
+(the action labels, index 0 the no-op) and `commands.command_for(view, label)` (the command a
+label stands for in this view, or None when it is impossible). This module holds what they
+share: the feature declaration, the spaces, and building masks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+OBS_TYPES = ("text", "vector", "both")
+ACTION_TYPES = ("text", "discrete")
+NOOP = "no-op"  # index 0 of every catalogue: wait if waiting is allowed, else nothing to send
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A named block of `size` slots of the numeric observation, with its scale, for the feature table."""
+
+    name: str
+    size: int = 1
+    low: float = 0.0
+    high: float = 1.0
+    doc: str = ""
+
+
+def feature_bounds(features: Sequence[Feature]) -> tuple[np.ndarray, np.ndarray]:
+    low = np.concatenate([np.full(f.size, f.low, dtype=np.float32) for f in features]) if features else np.zeros(0, np.float32)
+    high = np.concatenate([np.full(f.size, f.high, dtype=np.float32) for f in features]) if features else np.zeros(0, np.float32)
+    return low, high
+
+
+def vector_space(features: Sequence[Feature]) -> spaces.Box:
+    """The Box of an encoding with these features."""
+    low, high = feature_bounds(features)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+def feature_table(features: Sequence[Feature]) -> str:
+    """The feature table as markdown: slots, name, scale, meaning."""
+    rows = ["| slots | feature | scale | meaning |", "|---|---|---|---|"]
+    start = 0
+    for f in features:
+        slots = str(start) if f.size == 1 else f"{start}-{start + f.size - 1}"
+        rows.append(f"| {slots} | `{f.name}` | {f.low:g} to {f.high:g} | {f.doc} |")
+        start += f.size
+    return "\n".join(rows)
+
+
+def pack(features: Sequence[Feature], values: Mapping[str, Any]) -> np.ndarray:
+    """The observation vector from a value (or a sequence of `size` values) per feature name, clipped to its scale."""
+    out = np.empty(sum(f.size for f in features), dtype=np.float32)
+    start = 0
+    for f in features:
+        value = values[f.name]
+        block = np.asarray(value, dtype=np.float32).reshape(-1)
+        if block.size != f.size:
+            raise ValueError(f"feature {f.name!r} has {f.size} slot(s), got {block.size} value(s)")
+        out[start:start + f.size] = np.clip(block, f.low, f.high)
+        start += f.size
+    return out
+
+
+def one_hot(index: int | None, size: int) -> list[float]:
+    """A one-hot block (all zeros for None or an index outside the block)."""
+    block = [0.0] * size
+    if index is not None and 0 <= index < size:
+        block[index] = 1.0
+    return block
+
+
+def check_types(obs_type: Any, action_type: Any) -> None:
+    if obs_type not in OBS_TYPES:
+        raise ValueError(f"obs_type must be one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
+    if action_type not in ACTION_TYPES:
+        raise ValueError(f"action_type must be one of {', '.join(ACTION_TYPES)}, got {action_type!r}")
+
+
+def observation_space(obs_type: str, discrete: bool, text: spaces.Space, vector: spaces.Box | None, n_actions: int) -> spaces.Space:
+    """The observation space of one agent for an interface."""
+    mask = spaces.Box(0, 1, (n_actions,), dtype=np.int8) if discrete else None
+    if obs_type == "text":
+        return text
+    if obs_type == "vector":
+        assert vector is not None
+        return spaces.Dict({"observation": vector, "action_mask": mask}) if mask is not None else vector
+    parts: dict[str, spaces.Space] = {"text": text, "vector": vector}
+    if mask is not None:
+        parts["action_mask"] = mask
+    return spaces.Dict(parts)
+
+
+def observation(obs_type: str, text: Any, vector: np.ndarray | None, mask: np.ndarray | None) -> Any:
+    """One agent's observation for an interface (the counterpart of `observation_space`)."""
+    if obs_type == "text":
+        return text
+    if obs_type == "vector":
+        return {"observation": vector, "action_mask": mask} if mask is not None else vector
+    parts = {"text": text, "vector": vector}
+    if mask is not None:
+        parts["action_mask"] = mask
+    return parts
+
+
+def action_mask(labels: Sequence[str], command_for: Callable[[str], str | None], accepts: Callable[[str], bool],
+                needs_action: bool) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """(mask, the command each label stands for now) for one agent.
+
+    A label is marked when it stands for a command now and `accepts` (parse in the agent's
+    situation, then the rules' check) takes that command. An agent that needs no action has
+    only the no-op marked; its action is ignored anyway.
+    """
+    mask = np.zeros(len(labels), dtype=np.int8)
+    commands: list[str | None] = [None] * len(labels)
+    if not needs_action:
+        mask[0] = 1
+        return mask, tuple(commands)
+    for i, label in enumerate(labels):
+        command = command_for(label)
+        if command is not None and accepts(command):
+            mask[i] = 1
+            commands[i] = command
+    return mask, tuple(commands)
+
+
+def as_index(action: Any, n: int) -> int | None:
+    """An integer action (Python or numpy) within [0, n), else None."""
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)) or (isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
+        value = int(action)
+        return value if 0 <= value < n else None
+    return None
+
+
+def labels_of(catalogue: Iterable[str]) -> tuple[str, ...]:
+    labels = tuple(catalogue)
+    if not labels or labels[0] != NOOP:
+        raise ValueError(f"an action catalogue starts with {NOOP!r} (index 0)")
+    if len(set(labels)) != len(labels):
+        raise ValueError("action catalogue labels must be unique")
+    return labels
+
+
+class Interface:
+    """One env's observation and action interface: spaces, observations, and turning actions into text.
+
+    The env calls it from `_observe` (one observation per agent) and `step` (each agent's
+    action, to parse). Everything paradigm-specific comes from the env's hooks: `_features`,
+    `_encode`, `_catalogue`, `_command_for` and `_refusal`.
+    """
+
+    def __init__(self, env: Any, obs_type: str, action_type: str) -> None:
+        from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, TextSpace
+
+        check_types(obs_type, action_type)
+        self.obs_type, self.discrete = obs_type, action_type == "discrete"
+        self.features: tuple[Feature, ...] | None = None
+        if obs_type != "text":
+            self.features = env._features()
+            if self.features is None:
+                raise ValueError(f"{env.env_id} has no numeric observation yet: use obs_type='text'")
+        self.labels: tuple[str, ...] = ()
+        if self.discrete:
+            catalogue = env._catalogue()
+            if catalogue is None:
+                raise ValueError(f"{env.env_id} has no discrete action catalogue yet: use action_type='text'")
+            self.labels = labels_of(catalogue)
+        vector = vector_space(self.features) if self.features is not None else None
+        # each agent gets its own space objects (seeding one agent's space must not seed another's)
+        self.observation_spaces = {
+            a: observation_space(obs_type, self.discrete, TextSpace(OBSERVATION_MAX_CHARS, min_length=1),
+                                 vector_space(self.features) if self.features is not None else None, len(self.labels))
+            for a in env.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete else TextSpace(ACTION_MAX_CHARS)
+                              for a in env.possible_agents}
+        self.agents = tuple(env.possible_agents)
+        self.state_space = None
+        if vector is not None:
+            n = len(self.agents)
+            self.state_space = spaces.Box(np.tile(vector.low, n), np.tile(vector.high, n), dtype=np.float32)
+        self._vectors: dict[str, np.ndarray] = {}
+        self._commands: dict[str, tuple[str | None, ...]] = {}
+
+    @property
+    def needs_text(self) -> bool:
+        return self.obs_type != "vector"
+
+    def observe(self, env: Any, agent: str, text: str | None, view: Mapping[str, Any], info: dict[str, Any]) -> Any:
+        """The agent's observation; adds `action_mask` to its info with discrete actions."""
+        if self.obs_type == "text" and not self.discrete:
+            return text
+        vector = None
+        if self.features is not None:
+            vector = np.asarray(env._encode(view), dtype=np.float32)
+            self._vectors[agent] = vector
+        mask = None
+        if self.discrete:
+            mask, self._commands[agent] = action_mask(
+                self.labels, lambda label: env._command_for(view, label), lambda command: env.accepts(agent, command),
+                info["needs_action"])
+            info["action_mask"] = mask.copy()
+        return observation(self.obs_type, text, vector, mask)
+
+    def command_now(self, agent: str, index: int) -> str | None:
+        commands = self._commands.get(agent, ())
+        return commands[index] if 0 <= index < len(commands) else None
+
+    def as_text(self, actions: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The step's actions with each available discrete index replaced by its command, so that the
+        log, the replay and the metrics see the same text a text policy would have sent."""
+        if not self.discrete:
+            return actions
+        out = dict(actions)
+        for agent, action in actions.items():
+            index = as_index(action, len(self.labels))
+            command = self.command_now(agent, index) if index is not None else None
+            if command is not None:
+                out[agent] = command
+        return out
+
+    def parse(self, env: Any, agent: str, action: Any, situation: Any) -> Any:
+        """Parse one agent's action; an index left by `as_text` is one whose mask is 0."""
+        from teamenvs.core.commands import ActionError
+
+        if self.discrete:
+            index = as_index(action, len(self.labels))
+            if index is not None:
+                return ActionError(f"action {index} ({self.labels[index]}) is not available now (its mask is 0)", "not_allowed")
+        return env.commands.parse(action, situation)
+
+    def state(self) -> np.ndarray:
+        """Every agent's latest observation vector, in `possible_agents` order (zeros before the first)."""
+        size = self.observation_space_size
+        return np.concatenate([self._vectors.get(a, np.zeros(size, np.float32)) for a in self.agents])
+
+    @property
+    def observation_space_size(self) -> int:
+        return sum(f.size for f in self.features or ())

@@ -1,0 +1,132 @@
+"""`day_trader_v0`: the CollabSim DayTrader social dilemma as a text ParallelEnv.
+
+Glue only: the env walks the schedule of decision and discussion steps, turns accepted
+commands into `Choice`s, settles rounds with `rules.settle_round`, and builds and renders
+each trader's view with `view`.
+"""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+from typing import Any, Hashable, Mapping
+
+from teamenvs.core.commands import Action, Situation
+from teamenvs.core.rounds import ScheduledGame
+from teamenvs.day_trader.commands import COMMANDS, choice_of, situation
+from teamenvs.day_trader.config import PRESETS, DayTraderConfig
+from teamenvs.day_trader.metrics import METRIC_GOALS, day_trader_metrics
+from teamenvs.day_trader.rules import DECISION, Choice, affordable_max, money_json, schedule, settle_round
+from teamenvs.day_trader.view import (
+    briefing,
+    frame,
+    fresh_last_round,
+    last_round_view,
+    public_text,
+    render,
+    result_event,
+    round_event,
+    trader_view,
+)
+
+
+class DayTraderEnv(ScheduledGame):
+    """DayTrader: repeated individual-vs-group investment with a top-earner bonus (CollabSim)."""
+
+    env_id = "day_trader_v0"
+    commands = COMMANDS
+    config_class = DayTraderConfig
+    presets = PRESETS
+    agent_prefix = "trader"
+    episode_metrics = staticmethod(day_trader_metrics)
+    metric_goals = METRIC_GOALS
+    config: DayTraderConfig
+
+    # ------------------------------------------------------------------ episode state
+    def _setup(self) -> None:
+        self.schedule = schedule(self.config)
+        self.balances: dict[str, Fraction] = {a: Fraction(self.config.starting_money) for a in self.agents}
+        self.last_choices: dict[str, Choice] | None = None
+        self._last_round: dict[str, Any] | None = None  # the public results of the last round, as in views
+        self._public_memo: tuple[Any, str] = (None, "")  # (a view's public part and multiplier, their public_text)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute what views share after balances change (once per round, not per agent)."""
+        self._money = {a: money_json(v) for a, v in self.balances.items()}
+        self._top = {a: affordable_max(v, self.config) for a, v in self.balances.items()}
+
+    @property
+    def over(self) -> bool:
+        return self.step_count >= len(self.schedule)
+
+    def _is_over(self) -> tuple[bool, bool]:
+        return self.over, False
+
+    # ------------------------------------------------------------------ what a trader may do
+    def _situation_key(self, agent: str) -> Hashable:
+        top = self._top[agent]
+        # below the maximum investment the reasons quote the exact money ("you have $47.50")
+        money = self._money[agent] if top < self.config.max_investment else None
+        return agent, self.phase.kind, top, money
+
+    def _situation(self, agent: str) -> Situation:
+        others = tuple(a for a in self.possible_agents if a != agent)
+        return situation(self.config, self.phase.kind, others, self.balances[agent], self._top[agent])
+
+    # ------------------------------------------------------------------ rules
+    def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
+        phase = self.phase
+        if phase.kind != DECISION:
+            return {}
+        choices = {agent: choice_of(action) for agent, action in actions.items()}
+        before = self.balances
+        outcome = settle_round(before, choices, phase.round, self.config)
+        self.balances = outcome.balances
+        self.last_choices = choices
+        self._last_round = last_round_view(phase.round, choices, outcome)
+        self._refresh()
+        for agent in self.agents:
+            self.tell_agent(agent, result_event(phase.round, choices[agent], outcome.earnings[agent], outcome.bonus.get(agent, 0)))
+        self.global_events.append(round_event(phase.round, choices, outcome))
+        return {a: float(outcome.balances[a] - before[a]) for a in self.agents}
+
+    # ------------------------------------------------------------------ views and text
+    def _view(self, agent: str) -> dict[str, Any]:
+        return trader_view(
+            self.envelope(agent, show_valid=not self.over),
+            self.config,
+            self.phase,
+            self.over,
+            len(self.schedule),
+            tuple(self.possible_agents),
+            self._money,
+            self._top[agent],
+            fresh_last_round(self._last_round),
+            self.messages_view(agent),
+        )
+
+    def _render_view(self, view: Mapping[str, Any]) -> str:
+        # The public lines are the same for every trader until the next round is settled: format them once.
+        key = (view["public"], view["group_multiplier"])
+        if key != self._public_memo[0]:
+            self._public_memo = (copy.deepcopy(key), public_text(*key))
+        return render(view, self._public_memo[1])
+
+    def _role_briefing(self, agent: str) -> str:
+        return briefing(agent, self.config)
+
+    # ------------------------------------------------------------------ global views
+    def _state(self) -> dict[str, Any]:
+        phase = self.phase
+        return {
+            "step": self.step_count,
+            "phase": phase.kind,
+            "round": phase.round,
+            "balances": {a: money_json(v) for a, v in self.balances.items()},
+            "balances_exact": {a: str(v) for a, v in self.balances.items()},
+            "last_round": fresh_last_round(self._last_round),
+        }
+
+    def _render_frame(self) -> str:
+        return frame(self.step_count, len(self.schedule), self.phase, self.balances, self.last_choices)

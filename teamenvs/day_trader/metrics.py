@@ -1,0 +1,42 @@
+"""DayTrader's metrics (after CollabSim), a pure function of an episode log, and which way each is better."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent
+from teamenvs.core.recorder import step_records
+
+# Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
+METRIC_GOALS: dict[str, str] = {
+    "mean_final_wealth": "max", "cooperation_rate": "max", "mean_group_pool": "max", "gini_wealth": "min", "invalid_action_rate": "min",
+}
+
+
+def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """CollabSim's DayTrader measures: wealth (outcome), cooperation rate, pool size, messages (process).
+
+    cooperation_rate = group investments / all investments (0.0 when nobody invested);
+    mean_group_pool = total group contributions / rounds played.
+    """
+    head = header(records)
+    agents = head["agents"]
+    rounds = [e for step in step_records(records) for e in step.get("events", ()) if e.get("type") == "round"]
+    if rounds:
+        wealth = dict(rounds[-1]["balances"])
+    else:
+        wealth = {a: float(head["config"]["starting_money"]) for a in agents}
+    investments = [c for r in rounds for c in r["choices"].values() if c["kind"] != "wait"]
+    group = sum(1 for c in investments if c["kind"] == "group")
+    messages = message_events(records)
+    return {
+        "mean_final_wealth": sum(wealth.values()) / len(wealth),
+        "wealth": wealth,
+        "cooperation_rate": group / len(investments) if investments else 0.0,
+        "mean_group_pool": sum(r["pool"] for r in rounds) / len(rounds) if rounds else 0.0,
+        "total_messages": len(messages),
+        "messages_per_agent": messages_per_agent(records, agents),
+        "gini_wealth": gini(wealth.values()),
+        "invalid_action_rate": invalid_action_rate(records),
+        "rounds_played": len(rounds),
+    }

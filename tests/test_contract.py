@@ -1,0 +1,76 @@
+"""The env contract (`teamenvs.testing.check_team_env`) over the registry, and adding a paradigm.
+
+Every registered env passes the contract, so a new env gets these tests for free. The toy
+paradigm in `examples/meeting_point/` is copied, as one folder, into a copy of the package:
+with no other edit it is registered, has its baselines, joins the smoke suite and the
+Gymnasium ids, and passes the same contract.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import teamenvs
+from teamenvs.testing import CHECKS, check_team_env
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_every_registered_env_passes_the_contract(env_id):
+    assert check_team_env(env_id) == [name for name, _ in CHECKS]
+
+
+def test_the_contract_catches_infos_shared_between_steps(monkeypatch):
+    from teamenvs.core.env import TeamEnv
+    from teamenvs.testing import check_valid_action_episode
+
+    shared: dict = {"note": "the same dict every step"}
+    original = TeamEnv._observe
+
+    def leaky(self):
+        observations, infos = original(self)
+        for info in infos.values():
+            info["extra"] = shared
+        return observations, infos
+
+    monkeypatch.setattr(TeamEnv, "_observe", leaky)
+    with pytest.raises(AssertionError, match="share a mutable object"):
+        check_valid_action_episode("commons_v0", max_steps=3)
+
+
+NEW_PARADIGM = """
+import gymnasium, teamenvs
+from teamenvs.core.policy import make_policies
+from teamenvs.testing import check_team_env
+from benchmarks.suite import load_suite
+from agents import run_episode
+
+assert teamenvs.list_envs()[-1] == "meeting_point_v0", teamenvs.list_envs()
+print("contract:", ", ".join(check_team_env("meeting_point_v0")))
+env = teamenvs.make("meeting_point_v0")
+assert type(make_policies(env, "scripted", seed=0)["agent_2"]).__name__ == "Gather"
+gather = run_episode(env, make_policies(env, "scripted", seed=3), seed=3).metrics
+idle = run_episode(env, make_policies(env, "idle", seed=3), seed=3).metrics
+assert gather["met"] is True and idle["met"] is False, (gather, idle)
+assert [g.env for g in load_suite("smoke").groups][-1] == "meeting_point_v0"
+single = gymnasium.make("teamenvs/MeetingPoint-v0")
+single.reset(seed=0)
+print("ok")
+"""
+
+
+def test_a_new_paradigm_is_one_folder_and_nothing_else(tmp_path):
+    shutil.copytree(ROOT / "teamenvs", tmp_path / "teamenvs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "examples" / "meeting_point", tmp_path / "teamenvs" / "meeting_point")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    done = subprocess.run([sys.executable, "-c", NEW_PARADIGM], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "contract: pettingzoo api, valid-action episode, presets, logs, metrics and replay, pickle and deepcopy, single-agent view" in done.stdout
+    assert done.stdout.strip().endswith("ok")

@@ -19,6 +19,13 @@ Rows, every number measured by this run:
   is the model calls on the critical path times the latency: with `agents.run_episode` the
   agents of a step call at once, so a step costs its slowest agent's calls; one call after
   another, every call is on the path.
+* `numeric vs text`: every registered env in its RL interface (`obs_type="vector",
+  action_type="discrete"`, uniformly drawn masked-in actions) against the same env in text
+  mode (random valid text actions from `valid_actions`), timing `env.step` and `env.reset` only,
+  in alternating rounds of `--seconds / 4` each within one run. Value: the ratio of env steps/s.
+* `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
+  `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
+  alternating rounds within one run. Value: the ratio of env steps/s.
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
@@ -112,6 +119,84 @@ def env_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     return rows
 
 
+def _mode_round(env: Any, numeric: bool, seconds: float, rng: np.random.Generator, state: dict[str, Any]) -> tuple[int, float]:
+    """Step `env` for about `seconds` (resetting when an episode ends); (env steps, time inside step/reset)."""
+    steps, busy = 0, 0.0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if not env.agents:
+            t0 = time.perf_counter()
+            state["obs"], state["infos"] = env.reset(seed=int(rng.integers(2**31)))
+            busy += time.perf_counter() - t0
+        infos = state["infos"]
+        if numeric:
+            actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        else:
+            actions = {}
+            for a in env.agents:
+                forms = infos[a]["valid_actions"]
+                if infos[a]["needs_action"] and forms:
+                    actions[a] = forms[int(rng.integers(len(forms)))].sample(rng)
+        t0 = time.perf_counter()
+        state["obs"], _, _, _, state["infos"] = env.step(actions)
+        busy += time.perf_counter() - t0
+        steps += 1
+    return steps, busy
+
+
+def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
+    """Numeric (vector + discrete) against text env steps/s per env, and AsyncVectorEnv against SyncVectorEnv."""
+    rows = []
+    for env_id in teamenvs.list_envs():
+        envs = {True: teamenvs.make(env_id, obs_type="vector", action_type="discrete"), False: teamenvs.make(env_id)}
+        states: dict[bool, dict[str, Any]] = {}
+        totals = {True: [0, 0.0], False: [0, 0.0]}
+        rng = np.random.default_rng(seed)
+        for numeric, env in envs.items():
+            states[numeric] = dict(zip(("obs", "infos"), env.reset(seed=seed)))
+        for _ in range(4):  # alternate, so both modes see the same machine load
+            for numeric in (False, True):
+                steps, busy = _mode_round(envs[numeric], numeric, seconds / 4, rng, states[numeric])
+                totals[numeric][0] += steps
+                totals[numeric][1] += busy
+        numeric_rate, text_rate = (totals[m][0] / totals[m][1] for m in (True, False))
+        rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.1f}", "x text env steps/s",
+                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step and reset only)"])
+    rows += vector_env_rows(seconds, seed)
+    return rows
+
+
+def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0")) -> list[list[str]]:
+    import gymnasium
+
+    rows = []
+    for env_id in env_ids:
+        gym_id = teamenvs.spec(env_id).gym_id
+        make = lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete")  # noqa: E731
+        vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
+        rng = np.random.default_rng(seed)
+        totals = {k: [0, 0.0] for k in vecs}
+        try:
+            infos = {k: v.reset(seed=[seed, seed + 1])[1] for k, v in vecs.items()}
+            for _ in range(4):
+                for kind, vec in vecs.items():
+                    start = time.perf_counter()
+                    while time.perf_counter() - start < seconds / 4:
+                        masks = infos[kind]["action_mask"]
+                        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
+                        _, _, _, _, infos[kind] = vec.step(actions)
+                        totals[kind][0] += 2
+                    totals[kind][1] += time.perf_counter() - start
+        finally:
+            for vec in vecs.values():
+                vec.close()
+        rate = {k: steps / wall for k, (steps, wall) in totals.items()}
+        rows.append(["vector env", f"{env_id} single-agent view, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
+                     "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} learner steps/s, "
+                     f"SyncVectorEnv {rate['sync']:,.0f}; {os.cpu_count()} CPU cores"])
+    return rows
+
+
 def step_calls(records: Iterable[Mapping[str, Any]]) -> list[list[int]]:
     """Model calls of each acting agent, per step of an episode log (from the step entries' `usage`)."""
     return [
@@ -201,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     print(f"Machine: {machine()}")
     print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
-    rows = env_rows(args.seconds) + efficiency_rows(args.latency_ms, args.agents, args.steps) + memory_rows(args.queries)
+    rows = env_rows(args.seconds) + rl_rows(args.seconds) + efficiency_rows(args.latency_ms, args.agents, args.steps)
+    rows += memory_rows(args.queries)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
     print(f"\nTotal {time.perf_counter() - start:.1f} s")
 

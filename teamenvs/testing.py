@@ -13,8 +13,11 @@ the rejection path), checking the info schema, that each observation is the rend
 that every preset builds and steps; that a scripted episode's log is byte-identical for the
 same seed, that metrics recomputed from the log read back equal the episode's, that
 `metric_goals` name metrics the paradigm reports, and that the replay re-simulates the log;
-that the env survives `pickle` and `deepcopy` after reset and continues identically; and
-Gymnasium's `check_env` on its single-agent view.
+that the env survives `pickle` and `deepcopy` after reset and continues identically;
+Gymnasium's `check_env` on its single-agent view; and the RL interface: observations inside
+their spaces for every observation and action type, exact action masks (a masked-in action is
+never refused), `state()` inside `state_space`, discrete episodes whose logs replay, and the
+PettingZoo and Gymnasium checks in the numeric modes.
 """
 
 from __future__ import annotations
@@ -213,6 +216,82 @@ def check_pettingzoo_api(env_id: str, num_cycles: int = 30) -> None:
         api_test(parallel_to_aec(make(env_id)), num_cycles=num_cycles)
 
 
+def _masked_actions(observations: dict[str, Any], infos: dict[str, dict[str, Any]], agents: list[str],
+                    rng: np.random.Generator) -> dict[str, int]:
+    """A masked-in index per agent (drawn uniformly among those its mask marks)."""
+    actions = {}
+    for agent in agents:
+        allowed = np.flatnonzero(infos[agent]["action_mask"])
+        actions[agent] = int(allowed[int(rng.integers(len(allowed)))]) if len(allowed) else 0
+    return actions
+
+
+def check_exact_masks(env_id: str, seed: int = 0, steps: int = 300, obs_type: str = "vector", **config: Any) -> int:
+    """Play masked-in discrete actions only: observations lie in their spaces, no action is ever
+    refused, `state()` lies in `state_space`. Returns the number of actions checked."""
+    env = make(env_id, obs_type=obs_type, action_type="discrete", **config)
+    rng = np.random.default_rng(seed)
+    observations, infos = env.reset(seed=seed)
+    checked = 0
+    for step in range(steps):
+        if not env.agents:
+            observations, infos = env.reset(seed=int(rng.integers(2**31)))
+        for agent in env.agents:
+            if not env.observation_space(agent).contains(observations[agent]):
+                _fail(env_id, f"{obs_type}/discrete observation of {agent} at step {step} is outside its space")
+            if not np.array_equal(np.asarray(observations[agent]["action_mask"]), infos[agent]["action_mask"]):
+                _fail(env_id, f"the observation's action_mask and info['action_mask'] of {agent} differ at step {step}")
+        if not env.state_space.contains(env.state()):
+            _fail(env_id, f"state() at step {step} is outside state_space")
+        needing = [a for a in env.agents if infos[a]["needs_action"]]
+        actions = _masked_actions(observations, infos, env.agents, rng)
+        observations, _, _, _, infos = env.step(actions)
+        for agent in needing:
+            last = infos[agent]["last_action"] if agent in infos else None
+            if last is not None and last.get("ok") is False:
+                _fail(env_id, f"masked-in action {actions[agent]} of {agent} at step {step} was refused: {last['error']}")
+            checked += 1
+    return checked
+
+
+def check_rl_interface(env_id: str) -> None:
+    """Every observation and action type: spaces, exact masks, state, replayable discrete logs,
+    PettingZoo's API test in the numeric mode and Gymnasium's `check_env` on the single-agent view."""
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import parallel_api_test
+
+    from teamenvs.replay import load_replay
+
+    for obs_type in ("vector", "both"):
+        check_exact_masks(env_id, obs_type=obs_type, steps=150)
+        env = make(env_id, obs_type=obs_type)
+        observations, _ = env.reset(seed=0)
+        if not all(env.observation_space(a).contains(observations[a]) for a in env.agents):
+            _fail(env_id, f"{obs_type} observations (text actions) are outside their spaces")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(make(env_id, obs_type="vector", action_type="discrete"), num_cycles=30)
+        for obs_type in ("text", "vector", "both"):
+            for action_type in ("text", "discrete"):
+                single = gymnasium.make(spec(env_id).gym_id, obs_type=obs_type, action_type=action_type,
+                                        disable_env_checker=True)
+                check_env(single.unwrapped, skip_render_check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = make(env_id, action_type="discrete")
+        rng = np.random.default_rng(1)
+        path = Path(tmp) / "discrete.jsonl"
+        with EpisodeRecorder(path) as recorder, env.unwrapped.recording(recorder):
+            observations, infos = env.reset(seed=1)
+            for _ in range(60):
+                if not env.agents:
+                    break
+                observations, _, _, _, infos = env.step(_masked_actions(observations, infos, env.agents, rng))
+        replay = load_replay(path)
+        if replay.sim.warning or replay.sim.verified < 0:
+            _fail(env_id, f"a discrete episode's log does not replay: {replay.sim.warning}")
+
+
 CHECKS = (
     ("pettingzoo api", check_pettingzoo_api),
     ("valid-action episode", check_valid_action_episode),
@@ -220,6 +299,7 @@ CHECKS = (
     ("logs, metrics and replay", check_logs_metrics_and_replay),
     ("pickle and deepcopy", check_copies),
     ("single-agent view", check_single_agent_view),
+    ("rl interface", check_rl_interface),
 )
 
 
@@ -239,4 +319,4 @@ def check_team_env(env_id: str) -> list[str]:
 
 
 __all__ = ["check_team_env", "check_valid_action_episode", "check_logs_metrics_and_replay", "check_presets",
-           "check_copies", "check_single_agent_view", "check_pettingzoo_api"]
+           "check_copies", "check_single_agent_view", "check_pettingzoo_api", "check_exact_masks", "check_rl_interface"]

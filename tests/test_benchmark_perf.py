@@ -48,7 +48,13 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         value, unit, _ = rows["memory retrieval", f"{size} memories, top-10"]
         assert number(value) > 0 and unit.startswith("ms")
 
-    assert len(rows) == 2 * len(teamenvs.list_envs()) + 2 + 2
+    for env_id in teamenvs.list_envs():
+        value, unit, notes = rows["numeric vs text", f"{env_id}, random valid actions"]
+        assert number(value) > 0 and unit == "x text env steps/s" and "numeric" in notes
+    vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
+    assert len(vector) == 2 and all(number(v[0]) > 0 for v in vector.values())
+
+    assert len(rows) == 2 * len(teamenvs.list_envs()) + len(teamenvs.list_envs()) + 2 + 2 + 2
 
 
 def test_critical_path_calls() -> None:

@@ -13,8 +13,9 @@ checked on a hand-made 10x10 pair (`HAND`, played through `HandMapEnv`): diagona
 obstacles are refused with a reason, draws chain, erase removes exactly the segments,
 undo walks back draws/erases/resets in order, only the follower draws, the guide may not
 refer to grid coordinates (unless `allow_coordinates`), messages arrive next step and are
-cut to `max_words`, `say done` from the follower ends the episode, rewards are the change
-in route accuracy for both players. Information isolation: the follower never sees the
+cut to `max_words`, `say done` from the follower ends the episode, the shared reward is the
+final route accuracy, paid when the episode ends (nothing before, so no reward tells the
+follower where the route is; tests/test_rl_map_task.py checks the leak is closed). Information isolation: the follower never sees the
 route, the finish or a landmark only the guide has (or its guide name); the guide never
 sees the drawing unless `canvas_visibility`. Metrics are checked on a short hand-driven
 episode whose values are counted by hand, and config errors must be clear `ConfigError`s.
@@ -398,7 +399,7 @@ def test_views_of_each_role():
     assert f["grid"][2 + 1][3 + 7] == "."  # no well on the follower's map
     assert f["grid"][2 + 8][3 + 5] != "." and f["grid"][2 + 8][3 + 8] == "."  # the barn where the follower has it
     assert "x = column" in obs["follower"] and "x = column" not in obs["guide"]
-    assert infos["guide"]["route_accuracy"] == infos["follower"]["route_accuracy"] == 0.0
+    assert "route_accuracy" not in infos["guide"] and "route_accuracy" not in infos["follower"]
 
 
 def test_valid_actions_per_role():
@@ -418,9 +419,9 @@ def test_draw_chains_horizontal_and_vertical_segments():
     assert last(infos, "follower")["ok"] is True
     assert drawing(env) == segs(*row(0, 3, 5), (3, 6), (3, 7), (2, 7), (1, 7))
     assert infos["follower"]["view"]["drawing"] == tuple(sorted(drawing(env)))
-    # 4 of 8 drawn cells on the 10-cell route: F1 = 8/18
-    assert infos["follower"]["route_accuracy"] == pytest.approx(8 / 18)
-    assert rewards == {"guide": pytest.approx(8 / 18), "follower": pytest.approx(8 / 18)}
+    # 4 of 8 drawn cells on the 10-cell route: F1 = 8/18 (paid when the episode ends)
+    assert env.state()["route_accuracy"] == pytest.approx(8 / 18)
+    assert rewards == {"guide": 0.0, "follower": 0.0}
     # the follower's grid shows its drawing
     assert infos["follower"]["view"]["grid"][2 + 5][3:] == "Sooo......"
     # drawing only what is already drawn is refused
@@ -506,7 +507,7 @@ def test_undo_reverts_draw_erase_and_reset_in_order():
     for expected in reversed(states[:-1]):
         *_, infos = step(env, follower="undo")
         assert last(infos, "follower")["ok"] is True and drawing(env) == expected
-        assert infos["follower"]["route_accuracy"] == pytest.approx(route_accuracy(ROUTE, drawn_cells(env.edges)))
+        assert env.state()["route_accuracy"] == pytest.approx(route_accuracy(ROUTE, drawn_cells(env.edges)))
     assert infos["follower"]["view"]["can_undo"] is False
     *_, infos = step(env, follower="undo")
     assert last(infos, "follower")["kind"] == "not_allowed" and drawing(env) == set()
@@ -518,8 +519,8 @@ def test_reset_clears_the_drawing():
     assert env.accuracy > 0
     _, rewards, *_, infos = step(env, follower="reset")
     assert last(infos, "follower")["ok"] is True and drawing(env) == set()
-    assert infos["follower"]["view"]["drawing"] == () and infos["follower"]["route_accuracy"] == 0.0
-    assert rewards["follower"] == rewards["guide"] == pytest.approx(-route_accuracy(ROUTE, set(ROUTE) | {(9, 6), (9, 7), (9, 8), (9, 9)}))
+    assert infos["follower"]["view"]["drawing"] == () and env.state()["route_accuracy"] == 0.0
+    assert rewards["follower"] == rewards["guide"] == 0.0
 
 
 def test_guide_cannot_draw():
@@ -618,7 +619,7 @@ def test_follower_saying_done_ends_the_episode():
     _, rewards, terms, truncs, infos = step(env, follower="say Done.")
     assert terms == {"guide": True, "follower": True} and truncs == {"guide": False, "follower": False}
     assert env.agents == [] and env.state()["done"] is True
-    assert rewards == {"guide": 0.0, "follower": 0.0}
+    assert rewards == {"guide": 1.0, "follower": 1.0}  # the final route accuracy, paid at the end
     assert infos["follower"]["view"]["valid_now"] == ""
 
 
@@ -632,15 +633,17 @@ def test_truncation_at_max_steps():
     assert env.agents == []
 
 
-def test_rewards_are_the_change_in_accuracy_for_both():
-    env = make_hand()
-    before = 0.0
-    for command in ("draw 0,5 -> 4,5", "draw 4,5 -> 4,8", "erase 4,6 -> 4,8", "draw 4,5 -> 9,5", "wait", "undo", "reset"):
-        _, rewards, *_, infos = step(env, follower=command)
+def test_reward_is_the_final_accuracy_for_both_at_the_end():
+    env = make_hand(max_steps=8)
+    commands = ("draw 0,5 -> 4,5", "draw 4,5 -> 4,8", "erase 4,6 -> 4,8", "draw 4,5 -> 9,5", "wait", "undo", "reset", "undo")
+    for n, command in enumerate(commands, 1):
+        _, rewards, terms, truncs, infos = step(env, follower=command)
         now = route_accuracy(ROUTE, drawn_cells(env.edges))
-        assert infos["guide"]["route_accuracy"] == infos["follower"]["route_accuracy"] == pytest.approx(now)
-        assert rewards["guide"] == rewards["follower"] == pytest.approx(now - before)
-        before = now
+        assert env.state()["route_accuracy"] == pytest.approx(now)
+        assert "route_accuracy" not in infos["guide"] and "route_accuracy" not in infos["follower"]
+        # nothing before the end (truncated at max_steps here), then the final accuracy for both
+        assert rewards["guide"] == rewards["follower"] == (pytest.approx(now) if n == len(commands) else 0.0)
+    assert now == pytest.approx(10 / 16) and all(truncs.values())  # 0,5 -> 4,5 and (4,6): 5 of 6 cells on the route
 
 
 # ---------------------------------------------------------------------- information isolation
@@ -726,11 +729,11 @@ def test_metrics_of_a_hand_driven_episode():
         ("wait", "say is that right"),
     ]
     expected = [10 / 15, 10 / 17, 10 / 15, 20 / 22, 20 / 21, 0.0, 20 / 21, 20 / 21]
-    before, returns = 0.0, {"guide": 0.0, "follower": 0.0}
-    for (g, f), acc in zip(script, expected):
+    returns = {"guide": 0.0, "follower": 0.0}
+    for n, ((g, f), acc) in enumerate(zip(script, expected), 1):
         _, rewards, terms, truncs, _ = step(env, guide=g, follower=f)
-        assert rewards["guide"] == rewards["follower"] == pytest.approx(acc - before)
-        before = acc
+        assert env.state()["route_accuracy"] == pytest.approx(acc)
+        assert rewards["guide"] == rewards["follower"] == (pytest.approx(acc) if n == len(script) else 0.0)
         for a in returns:
             returns[a] += rewards[a]
     assert all(truncs.values()) and not any(terms.values())

@@ -15,4 +15,5 @@ PARADIGM = Paradigm(
     summary="Toy coordination game: agents on a ring, each knowing only its own cell, must meet on one cell",
     baselines="teamenvs.meeting_point.baselines",
     smoke_conditions=("baseline",),
+    max_episode_steps=40,  # the default config's max_steps: the episode is cut off there
 )

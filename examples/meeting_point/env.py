@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.meeting_point import rules, view
-from teamenvs.meeting_point.commands import COMMANDS
+from teamenvs.meeting_point.commands import COMMANDS, catalogue, command_for
 from teamenvs.meeting_point.config import PRESETS, MeetingPointConfig
 from teamenvs.meeting_point.metrics import METRIC_GOALS, meeting_point_metrics
 
@@ -53,6 +53,18 @@ class MeetingPointEnv(TeamEnv):
 
     def _render_view(self, v: Mapping[str, Any]) -> str:
         return view.render(v)
+
+    def _features(self):
+        return view.features(self.config)
+
+    def _encode(self, v: Mapping[str, Any]):
+        return view.encode(v, self.config)
+
+    def _catalogue(self):
+        return catalogue(self.config)
+
+    def _command_for(self, v: Mapping[str, Any], label: str) -> str | None:
+        return command_for(v, label)
 
     def _state(self) -> dict[str, Any]:
         return {"step": self.step_count, "positions": dict(self.positions), "met": self.met}

@@ -11,4 +11,7 @@ PARADIGM = Paradigm(
     baselines="teamenvs.commons.baselines",
     smoke_conditions=("baseline",),
     order=20,
+    # len(rules.schedule(CommonsConfig())): 12 harvest steps (one per month) plus a discussion of 3
+    # turns after every month but the last: 12 + 11 * 3 = 45 (a collapse only ends an episode sooner)
+    max_episode_steps=45,
 )

@@ -10,20 +10,32 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping
 
-from teamenvs.commons.commands import COMMANDS, request_of, situation
+from teamenvs.commons.commands import COMMANDS, catalogue, command_for, request_of, situation
 from teamenvs.commons.config import PRESETS, CommonsConfig
 from teamenvs.commons.metrics import METRIC_GOALS, commons_metrics
 from teamenvs.commons.rules import (
     HARVEST,
     MonthOutcome,
     Universalization,
+    request_refusal,
     schedule,
     settle_month,
     sustainable_share,
     universalization,
 )
-from teamenvs.commons.view import briefing, catch_events, fisher_view, frame, month_event, month_view, render
+from teamenvs.commons.view import (
+    briefing,
+    catch_events,
+    encode,
+    features,
+    fisher_view,
+    frame,
+    month_event,
+    month_view,
+    render,
+)
 from teamenvs.core.commands import Action, Situation
+from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
 
 
@@ -72,7 +84,14 @@ class CommonsEnv(ScheduledGame):
         phase = self.phase
         if phase.kind != HARVEST:
             return {}
-        requests = {agent: request_of(actions.get(agent)) for agent in self.agents}
+        requests = {}
+        for agent in self.agents:
+            request = request_of(actions.get(agent))
+            refusal = request_refusal(request, self.stock)
+            if refusal is not None:  # never with parsed actions: the situation's limits are the same rule
+                self.reject(agent, refusal)
+                request = 0
+            requests[agent] = request
         outcome = settle_month(self.stock, requests, self._rng, self.config)
         self.stock, self.collapsed = outcome.stock_after, outcome.collapsed
         self.last_month = (phase.round, outcome)
@@ -83,6 +102,24 @@ class CommonsEnv(ScheduledGame):
         self.global_events.append(month_event(phase.round, outcome, self.config.collapse_threshold))
         self._hint = self._universalization()
         return {a: float(outcome.catches[a]) for a in self.agents}
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        if action.command != HARVEST:  # wait and messages: no rule beyond parsing
+            return None
+        return request_refusal(action.args["amount"], self.stock)
+
+    # ------------------------------------------------------------------ numeric observations and discrete actions
+    def _features(self) -> tuple[Feature, ...]:
+        return features(self.config)
+
+    def _encode(self, view: Mapping[str, Any]) -> Any:
+        return encode(view, self.config)
+
+    def _catalogue(self) -> tuple[str, ...]:
+        return catalogue(self.config)
+
+    def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
+        return command_for(view, label)
 
     # ------------------------------------------------------------------ views and text
     def _month_view(self) -> dict[str, Any] | None:

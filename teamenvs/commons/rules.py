@@ -141,3 +141,14 @@ def universalization(stock: int, config: CommonsConfig) -> Universalization:
     share = sustainable_share(stock, config.n_agents, config.regrowth_factor)
     top = max_equal_harvest(stock, config)
     return Universalization(share, stock_if_all_take(stock, share, config), top, stock_if_all_take(stock, top, config))
+
+
+def request_refusal(amount: int, stock: int) -> str | None:
+    """Why the rules refuse a request of `amount` tons from a lake holding `stock` (None: they take it).
+
+    A fisher may ask for 0 up to the whole stock. The env's `_apply` and its action-mask check
+    (`_refusal`) both ask this one function.
+    """
+    if not 0 <= amount <= stock:
+        return f"a request must be from 0 to {stock} tons now, the lake holds {stock} tons (got {amount})"
+    return None

@@ -3,11 +3,14 @@ month's events, the ansi frame of the whole fishery, and the briefing."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
 
 from teamenvs.commons.config import CommonsConfig
-from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization
+from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import event
+from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.rounds import Phase, discussion_briefing
 from teamenvs.core.view import footer
 
@@ -178,3 +181,181 @@ def briefing(agent: str, config: CommonsConfig) -> str:
         f"and caught last month. {talk}"
         " Your goal: catch as many tons as you can over all the months; your income is your catch."
     )
+
+
+# ---------------------------------------------------------------------- the numeric observation (RL)
+# The canned messages of the discrete action catalogue (`commands.catalogue`), as the view shows
+# them; the encoder recognises them in the messages a fisher reads.
+MESSAGES = (
+    "I will take only my sustainable share",
+    "let us all take only the sustainable share",
+    "I will take more than my share",
+)
+
+
+def features(config: CommonsConfig) -> tuple[Feature, ...]:
+    """The feature table of a fisher's numeric observation (its view only), for `config`."""
+    n, k = config.n_agents, len(MESSAGES)
+    return (
+        Feature("phase", 3, doc="one-hot: harvest, discussion, over"),
+        Feature("month", doc="the month (of the harvest, or the discussion after it) / months"),
+        Feature("discussion_turn", doc="discussion turn / discussion turns (0 outside discussions)"),
+        Feature("last_action_rejected", doc="1 if the agent's last action was rejected"),
+        Feature("stock", doc="fish in the lake / capacity"),
+        Feature("sustainable_share", doc="floor((stock - ceil(stock / regrowth_factor)) / n) / capacity: the share that lets the lake regrow"),
+        Feature("collapsed", doc="1 if the fishery has collapsed"),
+        Feature("total_catch", doc="own total catch / (months * capacity)"),
+        Feature("collapse_threshold", doc="collapse threshold / capacity"),
+        Feature("regrowth", doc="1 / regrowth_factor (the part of the stock to leave for it to regrow)"),
+        Feature("last_month_known", doc="1 once a month has been settled"),
+        Feature("last_lake", 3, doc="last month's lake before the harvest, left after it, after regrowth; each / capacity"),
+        Feature("own_last_request", doc="own request last month / capacity"),
+        Feature("own_last_catch", doc="own catch last month / capacity"),
+        Feature("own_last_over_share", doc="1 if own request last month exceeded that month's sustainable share"),
+        Feature("others_last_request", n - 1, doc="each other fisher's request last month (others in id order) / capacity"),
+        Feature("others_last_catch", n - 1, doc="each other fisher's catch last month / capacity"),
+        Feature("others_last_over_share", n - 1, doc="1 per other fisher whose request exceeded last month's sustainable share"),
+        Feature("last_mean_request", doc="last month's mean request of all fishers, rounded half up (what `mimic` asks for) / capacity"),
+        Feature("hint", 7, doc="the universalization hint (0 unless shown): shown, sustainable share / capacity, stock if all take it / "
+                              "capacity, 1 if that collapses, the largest safe equal harvest / capacity, stock if all take it / capacity, "
+                              "1 if that collapses"),
+        Feature("new_messages", (n - 1) * (k + 1),
+                doc=f"per other fisher, which messages it sent that this fisher reads now: the {k} canned messages, then any other text"),
+        Feature("recent_messages", (n - 1) * (k + 1),
+                doc="the same for the recent conversation (shown in discussion phases only; 0 otherwise)"),
+    )
+
+
+class _Layout(NamedTuple):
+    features: tuple[Feature, ...]
+    low: np.ndarray  # the features' bounds, slot by slot
+    high: np.ndarray
+    others: dict[str, tuple[str, ...]]  # agent -> the other fishers in id order
+    slots: dict[str, dict[str, int]]  # agent -> other fisher -> its index among the others
+    lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
+
+
+_LAYOUTS: dict[int, tuple[CommonsConfig, tuple[str, ...], _Layout]] = {}
+
+
+def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
+    """The per-config tables of the encoder (built once per config and fisher list)."""
+    cached = _LAYOUTS.get(id(config))
+    if cached is not None and cached[0] is config and cached[1] == fishers:
+        return cached[2]
+    others = {a: tuple(f for f in fishers if f != a) for a in fishers}
+    lines = {}
+    for a in fishers:
+        table = {}
+        for i, o in enumerate(others[a]):
+            for j, text in enumerate(MESSAGES):
+                table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
+        lines[a] = table
+    table = features(config)
+    low, high = feature_bounds(table)
+    slots = {a: {o: i for i, o in enumerate(others[a])} for a in fishers}
+    layout = _Layout(table, low, high, others, slots, lines)
+    if len(_LAYOUTS) > 64:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(config)] = (config, fishers, layout)
+    return layout
+
+
+def _message_block(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]], slot: Mapping[str, int], k: int, size: int) -> list[float]:
+    block = [0.0] * size
+    for line in lines:
+        hit = table.get(line)
+        if hit is not None:
+            block[hit[0] * (k + 1) + hit[1]] = 1.0
+            continue
+        sender = line.split(": ", 1)[0].removesuffix(" (to you)")
+        i = slot.get(sender)
+        if i is not None:  # another fisher's free text (own lines read "you -> ...")
+            block[i * (k + 1) + k] = 1.0
+    return block
+
+
+def mean_request(last_month: Mapping[str, Any]) -> int:
+    """Last month's mean request, rounded half up (what the `mimic` baseline asks for)."""
+    asked = last_month["requests"].values()
+    return (2 * sum(asked) + len(asked)) // (2 * len(asked))
+
+
+def encode_values(view: Mapping[str, Any], config: CommonsConfig) -> dict[str, Any]:
+    """The value (or values) of each feature of `features(config)` for a fisher's view."""
+    agent = view["agent"]
+    layout = _layout(config, view["fishers"])
+    others = layout.others[agent]
+    n1, k = len(others), len(MESSAGES)
+    cap = view["capacity"]
+    factor, n = view["regrowth_factor"], view["n_fishers"]
+    phase = view["phase"]
+    stock = view["stock"]
+    last = view["last_month"]
+    lake = [0.0, 0.0, 0.0]
+    own_request = own_catch = own_over = mean = 0.0
+    others_request, others_catch, others_over = [0.0] * n1, [0.0] * n1, [0.0] * n1
+    if last is not None:
+        before = last["stock_before"]
+        lake = [before / cap, last["remaining"] / cap, last["stock_after"] / cap]
+        limit = sustainable_share(before, n, factor)
+        requests, catches = last["requests"], last["catches"]
+        asked = requests[agent]
+        own_request, own_catch, own_over = asked / cap, catches[agent] / cap, float(asked > limit)
+        for i, o in enumerate(others):
+            asked = requests[o]
+            others_request[i], others_catch[i], others_over[i] = asked / cap, catches[o] / cap, float(asked > limit)
+        mean = mean_request(last) / cap
+    hint = view["universalization"]
+    if hint is None:
+        hinted = [0.0] * 7
+    else:
+        if_share, if_top = hint["stock_if_all_take_share"], hint["stock_if_all_take_max"]
+        hinted = [1.0, hint["sustainable_share"] / cap, (if_share or 0) / cap, float(if_share is None),
+                  hint["max_equal_harvest"] / cap, (if_top or 0) / cap, float(if_top is None)]
+    size = n1 * (k + 1)
+    slot, table = layout.slots[agent], layout.lines[agent]
+    return {
+        "phase": [float(phase == HARVEST), float(phase == "discussion"), float(phase == "over")],
+        "month": view["month"] / view["months"],
+        "discussion_turn": view["discussion_turn"] / view["discussion_turns"] if phase == "discussion" else 0.0,
+        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
+        "stock": stock / cap,
+        "sustainable_share": sustainable_share(stock, n, factor) / cap,
+        "collapsed": float(view["collapsed"]),
+        "total_catch": view["your_total_catch"] / (view["months"] * cap),
+        "collapse_threshold": view["collapse_threshold"] / cap,
+        "regrowth": 1.0 / factor,
+        "last_month_known": float(last is not None),
+        "last_lake": lake,
+        "own_last_request": own_request,
+        "own_last_catch": own_catch,
+        "own_last_over_share": own_over,
+        "others_last_request": others_request,
+        "others_last_catch": others_catch,
+        "others_last_over_share": others_over,
+        "last_mean_request": mean,
+        "hint": hinted,
+        "new_messages": _message_block(view["new_messages"], table, slot, k, size) if view["new_messages"] else [0.0] * size,
+        "recent_messages": _message_block(view["recent_messages"], table, slot, k, size)
+        if phase == "discussion" and view["recent_messages"] else [0.0] * size,
+    }
+
+
+def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
+    """A fisher's numeric observation: its view, slot by slot as `features(config)` says.
+
+    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
+    packed in one go (one array and one clip instead of one per feature).
+    """
+    layout = _layout(config, view["fishers"])
+    values = encode_values(view, config)
+    flat: list[float] = []
+    for f in layout.features:
+        value = values[f.name]
+        if isinstance(value, list):
+            flat.extend(value)
+        else:
+            flat.append(value)
+    out = np.array(flat, dtype=np.float32)
+    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)

@@ -214,7 +214,9 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             if agent not in actions:
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")
             else:
-                result = self.interface.parse(self, agent, actions[agent], offered[0])
+                # a command the action mask already parsed in this situation is not parsed again
+                memo = offered[3].get(actions[agent]) if isinstance(actions[agent], str) else None
+                result = memo if memo is not None else self.interface.parse(self, agent, actions[agent], offered[0])
             parsed[agent] = result if isinstance(result, Action) else None
             self._last_action[agent] = result.to_json()
         for agent, action in parsed.items():

@@ -24,7 +24,7 @@ share: the feature declaration, the spaces, and building masks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -68,18 +68,31 @@ def feature_table(features: Sequence[Feature]) -> str:
     return "\n".join(rows)
 
 
+_BOUNDS: dict[tuple[Feature, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+
 def pack(features: Sequence[Feature], values: Mapping[str, Any]) -> np.ndarray:
-    """The observation vector from a value (or a sequence of `size` values) per feature name, clipped to its scale."""
-    out = np.empty(sum(f.size for f in features), dtype=np.float32)
-    start = 0
-    for f in features:
+    """The observation vector from a value (or a sequence of `size` values) per feature name, clipped to its scale.
+
+    One flat list, one array and one clip against bounds computed once per feature table:
+    per-feature numpy calls cost more than the rest of a step.
+    """
+    key = tuple(features)
+    bounds = _BOUNDS.get(key)
+    if bounds is None:
+        bounds = _BOUNDS[key] = feature_bounds(key)
+    flat: list[float] = []
+    for f in key:
         value = values[f.name]
-        block = np.asarray(value, dtype=np.float32).reshape(-1)
-        if block.size != f.size:
-            raise ValueError(f"feature {f.name!r} has {f.size} slot(s), got {block.size} value(s)")
-        out[start:start + f.size] = np.clip(block, f.low, f.high)
-        start += f.size
-    return out
+        if f.size == 1 and not isinstance(value, (list, tuple, np.ndarray)):
+            flat.append(value)
+            continue
+        block = list(value.reshape(-1)) if isinstance(value, np.ndarray) else list(value)
+        if len(block) != f.size:
+            raise ValueError(f"feature {f.name!r} has {f.size} slot(s), got {len(block)} value(s)")
+        flat.extend(block)
+    out = np.array(flat, dtype=np.float32)
+    return np.clip(out, bounds[0], bounds[1], out=out)
 
 
 def one_hot(index: int | None, size: int) -> list[float]:
@@ -121,27 +134,6 @@ def observation(obs_type: str, text: Any, vector: np.ndarray | None, mask: np.nd
     if mask is not None:
         parts["action_mask"] = mask
     return parts
-
-
-def action_mask(labels: Sequence[str], command_for: Callable[[str], str | None], accepts: Callable[[str], bool],
-                needs_action: bool) -> tuple[np.ndarray, tuple[str | None, ...]]:
-    """(mask, the command each label stands for now) for one agent.
-
-    A label is marked when it stands for a command now and `accepts` (parse in the agent's
-    situation, then the rules' check) takes that command. An agent that needs no action has
-    only the no-op marked; its action is ignored anyway.
-    """
-    mask = np.zeros(len(labels), dtype=np.int8)
-    commands: list[str | None] = [None] * len(labels)
-    if not needs_action:
-        mask[0] = 1
-        return mask, tuple(commands)
-    for i, label in enumerate(labels):
-        command = command_for(label)
-        if command is not None and accepts(command):
-            mask[i] = 1
-            commands[i] = command
-    return mask, tuple(commands)
 
 
 def as_index(action: Any, n: int) -> int | None:
@@ -217,9 +209,18 @@ class Interface:
             self._vectors[agent] = vector
         mask = None
         if self.discrete:
-            mask, self._commands[agent] = action_mask(
-                self.labels, lambda label: env._command_for(view, label), lambda command: env.accepts(agent, command),
-                info["needs_action"])
+            mask = np.zeros(len(self.labels), dtype=np.int8)
+            commands: list[str | None] = [None] * len(self.labels)
+            if not info["needs_action"]:
+                mask[0] = 1
+            else:
+                accepts, command_for = env.accepts, env._command_for
+                for i, label in enumerate(self.labels):
+                    command = command_for(view, label)
+                    if command is not None and accepts(agent, command):
+                        mask[i] = 1
+                        commands[i] = command
+            self._commands[agent] = tuple(commands)
             info["action_mask"] = mask.copy()
         return observation(self.obs_type, text, vector, mask)
 
@@ -248,6 +249,8 @@ class Interface:
             index = as_index(action, len(self.labels))
             if index is not None:
                 return ActionError(f"action {index} ({self.labels[index]}) is not available now (its mask is 0)", "not_allowed")
+            if as_index(action, 2**63) is not None or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
+                return ActionError(f"action {int(action)} is outside the action space (0 to {len(self.labels) - 1})", "bad_argument")
         return env.commands.parse(action, situation)
 
     def state(self) -> np.ndarray:

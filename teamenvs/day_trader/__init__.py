@@ -11,4 +11,7 @@ PARADIGM = Paradigm(
     baselines="teamenvs.day_trader.baselines",
     smoke_conditions=("baseline",),
     order=10,
+    # len(rules.schedule(DayTraderConfig())): 30 decision steps (one per round) plus a discussion of
+    # 3 turns after every 5th round but the last (rounds 5, 10, 15, 20, 25): 30 + 5 * 3 = 45
+    max_episode_steps=45,
 )

@@ -1,15 +1,18 @@
-"""DayTrader's commands (`invest individual`, `invest group`, `wait`, `say`, `tell`) and what a
-trader may do in each phase."""
+"""DayTrader's commands (`invest individual`, `invest group`, `wait`, `say`, `tell`), what a
+trader may do in each phase, and the discrete action catalogue (investment levels of the range
+allowed now, canned messages)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Command, CommandSet, IntArg, Situation
 from teamenvs.core.messaging import SAY, TELL
+from teamenvs.core.rl import NOOP
 from teamenvs.day_trader.config import DayTraderConfig
 from teamenvs.day_trader.rules import DECISION, GROUP, INDIVIDUAL, WAIT, Choice
-from teamenvs.day_trader.view import dollars
+from teamenvs.day_trader.view import MESSAGES, dollars
 
 INVEST_INDIVIDUAL = "invest individual"
 INVEST_GROUP = "invest group"
@@ -64,3 +67,37 @@ def situation(config: DayTraderConfig, phase_kind: str, others: tuple[str, ...],
     why = "investing happens in decision phases; this is a discussion phase"
     denied.update({INVEST_INDIVIDUAL: why, INVEST_GROUP: why})
     return Situation(denied, {}, names)
+
+
+# ---------------------------------------------------------------------- the discrete action catalogue (RL)
+# Amount levels: a quarter q of the way through the range allowed now (min_investment to the most
+# the trader may invest), rounded half up: "min" is q = 0, "max" is q = 4 (all it may invest).
+LEVELS = (("min", 0), ("25%", 1), ("50%", 2), ("75%", 3), ("max", 4))
+_INVEST = {f"{name} {level}": (name, q) for name in (INVEST_GROUP, INVEST_INDIVIDUAL) for level, q in LEVELS}
+_SAY = {f"say {text}": f"say {text}" for text in MESSAGES}
+
+
+def catalogue(config: DayTraderConfig) -> tuple[str, ...]:
+    """The discrete action labels (the same for every trader and every condition; index 0 the no-op)."""
+    return (NOOP, *_INVEST, *_SAY)
+
+
+def level_amount(low: int, high: int, quarters: int) -> int:
+    """The amount `quarters`/4 of the way from `low` to `high`, rounded half up."""
+    return low + ((high - low) * quarters * 2 + 4) // 8
+
+
+def command_for(view: Mapping[str, Any], label: str) -> str | None:
+    """The command `label` stands for in this view, or None when it is impossible now."""
+    if label == NOOP:
+        return WAIT
+    invest = _INVEST.get(label)
+    if invest is not None:
+        can = view["can_invest"]
+        if can is None or view["phase"] != DECISION:
+            return None
+        return f"{invest[0]} {level_amount(can[0], can[1], invest[1])}"
+    say = _SAY.get(label)
+    if say is not None:
+        return say if view["phase"] == "discussion" else None
+    return None

@@ -12,13 +12,25 @@ from fractions import Fraction
 from typing import Any, Hashable, Mapping
 
 from teamenvs.core.commands import Action, Situation
+from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
-from teamenvs.day_trader.commands import COMMANDS, choice_of, situation
+from teamenvs.day_trader.commands import COMMANDS, INVEST_GROUP, INVEST_INDIVIDUAL, catalogue, choice_of, command_for, situation
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 from teamenvs.day_trader.metrics import METRIC_GOALS, day_trader_metrics
-from teamenvs.day_trader.rules import DECISION, Choice, affordable_max, money_json, schedule, settle_round
+from teamenvs.day_trader.rules import (
+    DECISION,
+    WAIT,
+    Choice,
+    affordable_max,
+    investment_refusal,
+    money_json,
+    schedule,
+    settle_round,
+)
 from teamenvs.day_trader.view import (
     briefing,
+    encode,
+    features,
     frame,
     fresh_last_round,
     last_round_view,
@@ -79,7 +91,14 @@ class DayTraderEnv(ScheduledGame):
         phase = self.phase
         if phase.kind != DECISION:
             return {}
-        choices = {agent: choice_of(action) for agent, action in actions.items()}
+        choices = {}
+        for agent, action in actions.items():
+            choice = choice_of(action)
+            refusal = investment_refusal(choice, self._top[agent], self.config)
+            if refusal is not None:  # never with parsed actions: the situation's limits are the same rule
+                self.reject(agent, refusal)
+                choice = Choice(WAIT)
+            choices[agent] = choice
         before = self.balances
         outcome = settle_round(before, choices, phase.round, self.config)
         self.balances = outcome.balances
@@ -90,6 +109,24 @@ class DayTraderEnv(ScheduledGame):
             self.tell_agent(agent, result_event(phase.round, choices[agent], outcome.earnings[agent], outcome.bonus.get(agent, 0)))
         self.global_events.append(round_event(phase.round, choices, outcome))
         return {a: float(outcome.balances[a] - before[a]) for a in self.agents}
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        if action.command not in (INVEST_GROUP, INVEST_INDIVIDUAL):  # wait and messages: no rule beyond parsing
+            return None
+        return investment_refusal(choice_of(action), self._top[agent], self.config)
+
+    # ------------------------------------------------------------------ numeric observations and discrete actions
+    def _features(self) -> tuple[Feature, ...]:
+        return features(self.config)
+
+    def _encode(self, view: Mapping[str, Any]) -> Any:
+        return encode(view, self.config)
+
+    def _catalogue(self) -> tuple[str, ...]:
+        return catalogue(self.config)
+
+    def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
+        return command_for(view, label)
 
     # ------------------------------------------------------------------ views and text
     def _view(self, agent: str) -> dict[str, Any]:

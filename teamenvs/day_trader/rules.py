@@ -83,3 +83,19 @@ def affordable_max(money: Fraction, config: DayTraderConfig) -> int:
 def money_json(value: Fraction | int) -> float:
     """The float spelling of money in views and logs."""
     return round(float(value), 6)
+
+
+def investment_refusal(choice: Choice, top: int, config: DayTraderConfig) -> str | None:
+    """Why the rules refuse `choice` of a trader who may invest up to `top` now (`affordable_max`
+    of its money); None: they carry it out.
+
+    An investment must be from the minimum to `top`; waiting is always allowed. The env's
+    `_apply` and its action-mask check (`_refusal`) both ask this one function.
+    """
+    if choice.kind == WAIT:
+        return None
+    if top < config.min_investment:
+        return f"you cannot afford the minimum investment of ${config.min_investment}"
+    if not config.min_investment <= choice.amount <= top:
+        return f"an investment must be from ${config.min_investment} to ${top} now (got ${choice.amount})"
+    return None

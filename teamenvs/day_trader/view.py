@@ -3,14 +3,19 @@ round's events, the ansi frame of the whole game, and the briefing."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
-from typing import Any, Mapping
+from functools import lru_cache
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
 
 from teamenvs.core.env import event
+from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase, discussion_briefing
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
-from teamenvs.day_trader.rules import WAIT, Choice, RoundOutcome, money_json
+from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, money_json
 
 
 def dollars(value: float) -> str:
@@ -188,3 +193,198 @@ def briefing(agent: str, config: DayTraderConfig) -> str:
         f"(your individual return and your pool share) minus what you invested. {talk}"
         " Your goal: maximize your own money at the end of the game."
     )
+
+
+# ---------------------------------------------------------------------- the numeric observation (RL)
+# The canned messages of the discrete action catalogue (`commands.catalogue`), as the view shows
+# them; the encoder recognises them in the messages a trader reads.
+MESSAGES = (
+    "I will invest in the group",
+    "let us all invest in the group",
+    "I will invest individually",
+)
+_KINDS = {"none": 0, WAIT: 1, "individual": 2, "group": 3}  # a trader's last choice, one-hot
+
+
+def money_scale(config: DayTraderConfig) -> float:
+    """The most money a trader can have: the start plus, each round, the most one can earn
+    (the largest pool share, the individual gain on the largest investment, the bonus)."""
+    per_round = config.max_investment * (config.group_multiplier + max(config.individual_multiplier - 1, 0)) + config.bonus
+    return float(max(config.starting_money + config.rounds * per_round, 1))
+
+
+def features(config: DayTraderConfig) -> tuple[Feature, ...]:
+    """The feature table of a trader's numeric observation (its view only), for `config`."""
+    n, k = config.n_agents, len(MESSAGES)
+    scale = money_scale(config)
+    gain_high = float(config.group_multiplier + max(config.individual_multiplier - 1, 0))
+    return (
+        Feature("phase", 3, doc="one-hot: decision, discussion, over"),
+        Feature("round", doc="the round (of the decision, or the discussion after it) / rounds"),
+        Feature("discussion_turn", doc="discussion turn / discussion turns (0 outside discussions)"),
+        Feature("last_action_rejected", doc="1 if the agent's last action was rejected"),
+        Feature("money", doc=f"own money / {scale:g} (the most a trader can have)"),
+        Feature("money_log", doc=f"log(1 + own money) / log(1 + {scale:g})"),
+        Feature("can_invest", doc="1 if the trader can afford an investment now (decision phase)"),
+        Feature("invest_max", doc="the largest investment allowed now / max_investment (0 if none)"),
+        Feature("own_last_choice", 4, doc="own choice last round, one-hot: no round yet, wait, individual, group"),
+        Feature("own_last_amount", doc="own investment last round / max_investment"),
+        Feature("own_last_earnings", low=-1.0, high=gain_high,
+                doc="own earnings last round (pool share + individual gain - group investment, bonus excluded) / max_investment"),
+        Feature("own_last_bonus", doc="own top-earner bonus last round / bonus"),
+        Feature("others_last_choice", 4 * (n - 1),
+                doc="each other trader's choice last round (others in id order), one-hot of 4 as for own_last_choice"),
+        Feature("others_last_amount", n - 1, doc="each other trader's investment last round / max_investment"),
+        Feature("others_last_bonus", n - 1, doc="each other trader's bonus last round / bonus"),
+        Feature("others_group_fraction", doc="fraction of the other traders who invested in the group last round"),
+        Feature("last_pool", doc="last round's group pool / (n_agents * max_investment)"),
+        Feature("last_pool_share", doc="last round's pool share per trader / (group_multiplier * max_investment)"),
+        Feature("balances_shown", doc="1 if everyone's balances are shown (show_balances)"),
+        Feature("others_money_log", n - 1, doc=f"each other trader's log(1 + money) / log(1 + {scale:g}) (0 when balances are hidden)"),
+        Feature("new_messages", (n - 1) * (k + 1),
+                doc=f"per other trader, which messages it sent that this trader reads now: the {k} canned messages, then any other text"),
+        Feature("recent_messages", (n - 1) * (k + 1),
+                doc="the same for the recent conversation (shown in discussion phases only; 0 otherwise)"),
+    )
+
+
+class _Layout(NamedTuple):
+    features: tuple[Feature, ...]
+    low: np.ndarray  # the features' bounds, slot by slot
+    high: np.ndarray
+    money_scale: float
+    others: dict[str, tuple[str, ...]]  # agent -> the other traders in id order
+    slots: dict[str, dict[str, int]]  # agent -> other trader -> its index among the others
+    lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
+
+
+_LAYOUTS: dict[int, tuple[DayTraderConfig, tuple[str, ...], _Layout]] = {}
+
+
+def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
+    """The per-config tables of the encoder (built once per config and trader list)."""
+    cached = _LAYOUTS.get(id(config))
+    if cached is not None and cached[0] is config and cached[1] == traders:
+        return cached[2]
+    others = {a: tuple(t for t in traders if t != a) for a in traders}
+    lines = {}
+    for a in traders:
+        table = {}
+        for i, o in enumerate(others[a]):
+            for j, text in enumerate(MESSAGES):
+                table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
+        lines[a] = table
+    table = features(config)
+    low, high = feature_bounds(table)
+    slots = {a: {o: i for i, o in enumerate(others[a])} for a in traders}
+    layout = _Layout(table, low, high, money_scale(config), others, slots, lines)
+    if len(_LAYOUTS) > 64:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(config)] = (config, traders, layout)
+    return layout
+
+
+def _message_block(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]], slot: Mapping[str, int], k: int, size: int) -> list[float]:
+    block = [0.0] * size
+    for line in lines:
+        hit = table.get(line)
+        if hit is not None:
+            block[hit[0] * (k + 1) + hit[1]] = 1.0
+            continue
+        sender = line.split(": ", 1)[0].removesuffix(" (to you)")
+        i = slot.get(sender)
+        if i is not None:  # another trader's free text (own lines read "you -> ...")
+            block[i * (k + 1) + k] = 1.0
+    return block
+
+
+def _choice(text: str) -> tuple[int, int]:
+    """(kind index, amount) of a choice as the view spells it (`group 50`, `individual 30`, `wait`)."""
+    kind, _, amount = text.partition(" ")
+    return _KINDS[kind], int(amount) if amount else 0
+
+
+def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str, Any]:
+    """The value (or values) of each feature of `features(config)` for a trader's view."""
+    public = view["public"]
+    agent = view["agent"]
+    layout = _layout(config, public["traders"])
+    others = layout.others[agent]
+    n1, k = len(others), len(MESSAGES)
+    top_inv = config.max_investment
+    phase = view["phase"]
+    deciding = phase == DECISION
+    can = view["can_invest"] if deciding else None
+    last = public["last_round"]
+    own_kind, others_kind = [1.0, 0.0, 0.0, 0.0], [0.0] * (4 * n1)
+    own_amount = own_earned = own_bonus = 0.0
+    others_amount, others_bonus = [0.0] * n1, [0.0] * n1
+    group_fraction = pool = pool_share = 0.0
+    if last is not None:
+        choices, bonus = last["choices"], last["bonus"]
+        kind, amount = _choice(choices[agent])
+        own_kind, own_amount = one_hot(kind, 4), amount / top_inv
+        share = last["pool_share"]
+        gain = share + (config.individual_multiplier - 1) * amount if kind == 2 else share - amount if kind == 3 else share
+        own_earned = gain / top_inv
+        if config.bonus:
+            own_bonus = bonus.get(agent, 0) / config.bonus
+        groups = 0
+        for i, o in enumerate(others):
+            kind, amount = _choice(choices[o])
+            others_kind[4 * i + kind] = 1.0
+            others_amount[i] = amount / top_inv
+            groups += kind == 3
+            if config.bonus and bonus:
+                others_bonus[i] = bonus.get(o, 0) / config.bonus
+        group_fraction = groups / n1
+        pool = last["pool"] / (len(public["traders"]) * top_inv)
+        pool_share = share / (config.group_multiplier * top_inv) if config.group_multiplier else 0.0
+    balances = public["balances"]
+    log_scale = math.log1p(layout.money_scale)
+    size = n1 * (k + 1)
+    slot, table = layout.slots[agent], layout.lines[agent]
+    return {
+        "phase": [float(deciding), float(phase == "discussion"), float(phase == "over")],
+        "round": view["round"] / view["rounds"],
+        "discussion_turn": view["discussion_turn"] / view["discussion_turns"] if phase == "discussion" else 0.0,
+        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
+        "money": view["money"] / layout.money_scale,
+        "money_log": math.log1p(view["money"]) / log_scale,
+        "can_invest": float(can is not None),
+        "invest_max": can[1] / top_inv if can is not None else 0.0,
+        "own_last_choice": own_kind,
+        "own_last_amount": own_amount,
+        "own_last_earnings": own_earned,
+        "own_last_bonus": own_bonus,
+        "others_last_choice": others_kind,
+        "others_last_amount": others_amount,
+        "others_last_bonus": others_bonus,
+        "others_group_fraction": group_fraction,
+        "last_pool": pool,
+        "last_pool_share": pool_share,
+        "balances_shown": float(balances is not None),
+        "others_money_log": [math.log1p(balances[o]) / log_scale for o in others] if balances is not None else [0.0] * n1,
+        "new_messages": _message_block(view["new_messages"], table, slot, k, size) if view["new_messages"] else [0.0] * size,
+        "recent_messages": _message_block(view["recent_messages"], table, slot, k, size)
+        if phase == "discussion" and view["recent_messages"] else [0.0] * size,
+    }
+
+
+def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:
+    """A trader's numeric observation: its view, slot by slot as `features(config)` says.
+
+    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
+    packed in one go (one array and one clip instead of one per feature).
+    """
+    layout = _layout(config, view["public"]["traders"])
+    values = encode_values(view, config)
+    flat: list[float] = []
+    for f in layout.features:
+        value = values[f.name]
+        if isinstance(value, list):
+            flat.extend(value)
+        else:
+            flat.append(value)
+    out = np.array(flat, dtype=np.float32)
+    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)

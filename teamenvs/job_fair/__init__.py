@@ -11,4 +11,7 @@ PARADIGM = Paradigm(
     baselines="teamenvs.job_fair.baselines",
     smoke_conditions=("S1",),
     order=50,
+    # rules.episode_step_bound(JobFairConfig()): 3 phases with a deadline x phase_steps (10) + at most
+    # seekers (10) x min(application limit 1, companies 3) interviews x 2 x interview_turns (3) steps each
+    max_episode_steps=90,
 )

@@ -18,11 +18,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg
 from teamenvs.core.messaging import SAY
+from teamenvs.core.rl import NOOP
 from teamenvs.core.text import clean_text, quote
+from teamenvs.job_fair.config import JobFairConfig
+from teamenvs.job_fair.layout import layout
 
 if TYPE_CHECKING:
     from teamenvs.job_fair.rules import FairState
@@ -406,3 +410,156 @@ def briefing_situation(game: FairState, agent: str) -> Situation:
     mine = SEEKER_COMMANDS if agent in game.persona else RECRUITER_COMMANDS
     denied = {c: "another role's command" for c in COMMANDS.commands if c not in mine}
     return Situation(denied, _limits(game), {"company": tuple(c.name for c in game.fair.companies)})
+
+
+# ---------------------------------------------------------------------- discrete actions (teamenvs.core.rl)
+# Labels are the same for every agent of a config (roles differ only through the mask); indices
+# are 1-based in labels: company k is the k-th company of the fair (the order every seeker's view
+# lists them, and recruiter_k's company), candidate j the j-th name of a recruiter's candidates
+# (the order it interviewed them), step s the s-th step of its draft workflow.
+RECRUITER_LINES = {
+    "say ask about skills": "Welcome to {company}. Please tell me about your skills and experience.",
+    "say ask about areas": "Our project needs {areas}. Which of these can you take on?",
+}
+SEEKER_LINES = ("say introduce", "say claim own areas", "say claim all areas")
+_CANDIDATE = re.compile(r"(hire add|hire drop) candidate (\d+)$")
+_ASSIGN = re.compile(r"assign candidate (\d+) to step (\d+)$")
+_COMPANY = re.compile(r"(accept|decline) company (\d+)$")
+_APPLY = re.compile(r"apply compan(?:y|ies) ([\d+]+)$")
+
+
+def catalogue(config: JobFairConfig) -> tuple[str, ...]:
+    """The discrete action labels of `config` (index 0 the no-op); `docs/rl/job_fair_v0.md` lists them."""
+    lay = layout(config)
+    labels = [NOOP, "think"]
+    labels += [("apply company " if len(s) == 1 else "apply companies ") + "+".join(str(k + 1) for k in s) for s in lay.apply_sets]
+    labels += [*RECRUITER_LINES, *SEEKER_LINES, "end interview"]
+    labels += [f"hire {how} candidate {j}" for how in ("add", "drop") for j in range(1, lay.seekers + 1)]
+    labels += [f"workflow of {b}" for b in lay.businesses]
+    labels += [f"assign candidate {j} to step {s}" for j in range(1, lay.seekers + 1) for s in range(1, lay.steps + 1)]
+    labels += ["submit"]
+    labels += [f"{how} company {k}" for how in ("accept", "decline") for k in range(1, lay.companies + 1)]
+    return tuple(labels)
+
+
+@lru_cache(maxsize=4096)
+def _spec(label: str) -> tuple[Any, ...]:
+    """A label as (kind, arguments), parsed once."""
+    if label in RECRUITER_LINES or label in SEEKER_LINES or label in ("think", "end interview", "submit"):
+        return (label,)
+    if label.startswith("workflow of "):
+        return ("workflow", label[len("workflow of "):])
+    found = _APPLY.match(label)
+    if found:
+        return ("apply", tuple(int(k) - 1 for k in found.group(1).split("+")))
+    found = _CANDIDATE.match(label)
+    if found:
+        return (found.group(1), int(found.group(2)) - 1)
+    found = _ASSIGN.match(label)
+    if found:
+        return ("assign", int(found.group(1)) - 1, int(found.group(2)) - 1)
+    found = _COMPANY.match(label)
+    if found:
+        return (found.group(1), int(found.group(2)) - 1)
+    return (NOOP,)
+
+
+@lru_cache(maxsize=1)
+def _standard_workflows() -> dict[str, str]:
+    from teamenvs.job_fair.fair import catalogue as fair_catalogue
+
+    return {name: " -> ".join(s.name for s in b.workflow) for name, b in fair_catalogue().businesses.items()}
+
+
+_last: list[Any] = [None, None]  # (a view, its table): the core asks command_for label by label about one view
+
+
+def _wanted(view: Mapping[str, Any]) -> tuple[str, ...]:
+    """The areas the company of the seeker's current interview advertises."""
+    company = view["interview"]["company"]
+    return next((tuple(c["skills"]) for c in view["companies"] if c["name"] == company), ())
+
+
+def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
+    """Every label that stands for a command in this view, with its command; None for a seeker's
+    applications (its apply sets depend on the config, so those labels are read one by one)."""
+    if not view["valid_now"]:
+        return {}
+    phase, role = view["phase"], view["role"]
+    table: dict[str, str] = {}
+    if phase == "interviews":
+        interview = view["interview"]
+        if interview is None or not interview["your_turn"]:
+            return table
+        table["end interview"] = "end interview"
+        if role == "recruiter":
+            for label, line in RECRUITER_LINES.items():
+                table[label] = "say " + line.format(company=view["company"], areas=", ".join(view["skills_wanted"]))
+            return table
+        skills = ", ".join(view["skills"])
+        wanted = _wanted(view)
+        mine = {s.lower() for s in view["skills"]}
+        can = [a for a in wanted if a.lower() in mine]
+        table["say introduce"] = f"say I am {view['name']}. My skills are {skills}."
+        table["say claim own areas"] = (f"say I can take on {', '.join(can)}." if can else
+                                        f"say None of those, I am afraid. My skills are {skills}.")
+        table["say claim all areas"] = f"say All of them: {', '.join(wanted)}. I have experience in each."
+        return table
+    if role == "seeker":
+        if phase == "applications":
+            return None
+        if phase == "offers":
+            for k, company in enumerate(view["companies"], start=1):
+                if company["name"] in view["offers"]:
+                    table[f"accept company {k}"] = f"accept {company['name']}"
+                    table[f"decline company {k}"] = f"decline {company['name']}"
+        return table
+    if phase == "applications":
+        table[NOOP] = "wait"
+        table["think"] = f"think I am looking for people skilled in {', '.join(view['skills_wanted'])} to {view['goal']}."
+        return table
+    if phase != "decisions":
+        return table
+    draft = view["draft"]
+    table["submit"] = "submit"
+    current = " -> ".join(draft["workflow"])
+    for business, steps in _standard_workflows().items():
+        if steps != current:
+            table[f"workflow of {business}"] = "workflow " + steps
+    candidates, workflow = view["candidates"], draft["workflow"]
+    hired, assigned = set(draft["hire"]), {tuple(p) for p in draft["assign"]}
+    for j, name in enumerate(candidates, start=1):
+        if name in hired:
+            keep = [c for c in candidates if c in hired and c != name]
+            if keep:
+                table[f"hire drop candidate {j}"] = "hire " + ", ".join(keep)
+            for s, step in enumerate(workflow, start=1):
+                if (name, step) not in assigned:
+                    table[f"assign candidate {j} to step {s}"] = f"assign {name} to {step}"
+        else:
+            table[f"hire add candidate {j}"] = "hire " + ", ".join(c for c in candidates if c in hired or c == name)
+    return table
+
+
+def command_for(view: Mapping[str, Any], label: str) -> str | None:
+    """The command `label` stands for in this view, or None when it cannot be given now.
+
+    Only the view is read (what the agent's observation shows). A label of the other role, of
+    another phase, naming a company, candidate or step that does not exist, or that would change
+    nothing (hiring someone already hired, the workflow the draft already has, an assignment it
+    already holds) gives None; whether the command is valid is then the parser's and the rules'
+    call (`TeamEnv.accepts`). The commands of a view are worked out once, at its first label (a
+    view is never changed after it is made).
+    """
+    if _last[0] is not view:
+        _last[0], _last[1] = view, _table(view)
+    table = _last[1]
+    if table is not None:
+        return table.get(label)
+    spec = _spec(label)
+    if spec[0] != "apply":
+        return None
+    companies = view["companies"]
+    if spec[1][-1] >= len(companies):
+        return None
+    return "apply " + ", ".join(companies[k]["name"] for k in spec[1])

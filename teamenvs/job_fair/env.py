@@ -21,11 +21,12 @@ from typing import Any, Hashable, Mapping
 
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv
-from teamenvs.job_fair.commands import COMMANDS, briefing_situation, situation
+from teamenvs.core.rl import Feature
+from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, situation
 from teamenvs.job_fair.config import PRESETS, JobFairConfig
 from teamenvs.job_fair.metrics import METRIC_GOALS, job_fair_metrics
 from teamenvs.job_fair.rules import FairState, agent_ids
-from teamenvs.job_fair.view import REFUSALS, build_view, frame, narrate, render_view, role_briefing
+from teamenvs.job_fair.view import REFUSALS, build_view, encode, features, frame, narrate, render_view, role_briefing
 
 class JobFairEnv(TeamEnv):
     """Job fair: seekers apply and interview, recruiters hire, design a workflow and assign their hires.
@@ -79,7 +80,7 @@ class JobFairEnv(TeamEnv):
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
         for note in self.game.apply(actions, self.step_count):
             if note["type"] == "refused":
-                self.reject(note["agent"], REFUSALS[note["why"]])
+                self.reject(note["agent"], REFUSALS[note["why"]])  # the same check as `_refusal`
                 continue
             record, told = narrate(self.game, note, self.agents)
             if record is not None:
@@ -87,6 +88,22 @@ class JobFairEnv(TeamEnv):
             for agent, ev in told:
                 self.tell_agent(agent, ev)
         return self.game.final_rewards() if self.game.phase == "done" else {}
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        why = self.game.refusal(agent, action)
+        return None if why is None else REFUSALS[why]
+
+    # numeric observations and discrete actions (teamenvs.core.rl; docs/rl/job_fair_v0.md)
+    def _features(self) -> tuple[Feature, ...]:
+        return features(self.config)
+
+    def _encode(self, view: Mapping[str, Any]) -> Any:
+        return encode(view, self.config)
+
+    def _catalogue(self) -> tuple[str, ...]:
+        return catalogue(self.config)
+
+    _command_for = staticmethod(command_for)  # (view, label) -> command; one call less per label of a mask
 
     def _view(self, agent: str) -> dict[str, Any]:
         return build_view(self.game, agent, self.envelope(agent, show_valid=self.game.needs_action(agent)))

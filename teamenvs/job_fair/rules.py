@@ -31,6 +31,19 @@ from teamenvs.job_fair.scoring import team_right
 Note = dict[str, Any]
 
 
+def episode_step_bound(config: JobFairConfig) -> int:
+    """An upper bound on the env steps of an episode under `config`.
+
+    The applications, decisions and offers phases last at most `phase_steps` steps each. In
+    the interviews phase every step has at least one interview open (when none is, the
+    queues are empty and the phase ends in that step), and an interview lasts at most
+    2 * `interview_turns` steps (one turn a step, the sides alternating); there are at most
+    seekers * min(application limit, companies) interviews. Phase changes take no step.
+    """
+    interviews = config.seekers_count * min(config.application_limit, config.companies_count) if config.talking_allowed else 0
+    return 3 * config.phase_steps + interviews * 2 * config.interview_turns
+
+
 def agent_ids(config: JobFairConfig) -> tuple[list[str], list[str]]:
     """The recruiters' and the seekers' agent ids."""
     return ([f"recruiter_{i}" for i in range(1, config.companies_count + 1)],
@@ -134,10 +147,23 @@ class FairState:
         draft = self.drafts[agent]
         return ("workflow", "submit") + (("hire",) if self.candidates[agent] else ()) + (("assign",) if draft.hire and draft.workflow else ())
 
+    def refusal(self, agent: str, action: Action) -> str | None:
+        """Why the rules refuse `agent`'s well-formed `action` now (a key of `view.REFUSALS`), or None.
+
+        The one check `apply` uses and the env's `_refusal` (exact action masks) asks without
+        changing anything: a plain `submit` before any workflow is refused. An agent's action
+        changes only its own draft, so what the others do in the same step never matters.
+        """
+        if (action.command == "submit" and self.phase == "decisions" and action.args.get("decision") is None
+                and agent in self.drafts and not self.drafts[agent].workflow):
+            return "no_workflow"
+        return None
+
     def situation_key(self, agent: str) -> tuple:
-        """Equal keys mean equal `allowed` and equal names to choose from."""
+        """Equal keys mean equal `allowed` and equal names to choose from (the agent itself only through
+        its role, so that agents in the same situation share it: its parses are memoized for masks)."""
         draft = self.drafts.get(agent)
-        return (agent, self.phase, self.needs_action(agent), self.candidates.get(agent),
+        return (agent in self.persona, self.phase, self.needs_action(agent), self.candidates.get(agent),
                 (draft.hire, draft.workflow) if draft else None, tuple(self.offers.get(agent, ())))
 
     # ------------------------------------------------------------------ a step
@@ -228,6 +254,10 @@ class FairState:
             if action is None or agent not in self.drafts:
                 continue
             draft = self.drafts[agent]
+            why = self.refusal(agent, action)
+            if why is not None:
+                self._note("refused", agent=agent, why=why)
+                continue
             if action.command == "hire":
                 draft.hire = action.args["names"]
                 draft.assign = tuple(p for p in draft.assign if p[0] in draft.hire)
@@ -241,9 +271,6 @@ class FairState:
                 if decision is not None:
                     draft.hire, draft.workflow, draft.assign = decision["hire"], decision["workflow"], decision["assign"]
                     draft.rationale = decision["rationale"]
-                elif not draft.workflow:
-                    self._note("refused", agent=agent, why="no_workflow")
-                    continue
                 self._submit(agent, at_deadline=False)
         if self._deadline():
             for agent in self.recruiters:

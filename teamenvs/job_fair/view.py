@@ -9,11 +9,19 @@ frame; `role_briefing` the role and rules part of an agent's briefing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping
 
+import numpy as np
+
 from teamenvs.core.env import event
+from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
+from teamenvs.job_fair.commands import COMMANDS, MAX_STEPS
+from teamenvs.job_fair.config import JobFairConfig
 from teamenvs.job_fair.fair import biography, description
+from teamenvs.job_fair.layout import PHASES, Layout, layout
 from teamenvs.job_fair.rules import FairState, Interview, Note
 
 REFUSALS = {"no_workflow": "give your workflow first ('workflow <step> -> <step> -> ...'), or submit the whole decision as JSON"}
@@ -39,6 +47,7 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict
         **envelope,
         "name": game.name(agent),
         "phase": game.phase,
+        "phase_start": game.phase_start,  # the step the phase began (its "phase begins" event); not rendered
         "interview_turns": game.config.interview_turns,
         "interview": _interview_view(game, current, agent) if current is not None else None,
         "past_interviews": tuple(_interview_view(game, i, agent) for i in game.mine[agent] if i is not current),
@@ -216,3 +225,266 @@ def role_briefing(game: FairState, agent: str) -> str:
         "start to finish, and assign each hire to the steps that match their skills. You score if the people who "
         "join are exactly the team the project needs and your workflow and assignments are right."
     )
+
+
+# ---------------------------------------------------------------------- numeric observation (teamenvs.core.rl)
+_COMMAND_NAMES = tuple(COMMANDS.commands)
+_LAST_COMMANDS = tuple(sorted(_COMMAND_NAMES, key=len, reverse=True))  # "end interview" before "end"...
+
+
+def features(config: JobFairConfig) -> tuple[Feature, ...]:
+    """The feature table of the numeric observation under `config` (see `_features`)."""
+    return _tables(layout(config)).features
+
+
+def _features(lay: Layout) -> tuple[Feature, ...]:
+    """The feature table of the numeric observation under `config` (sizes from `layout.layout`).
+
+    One layout for both roles: the seeker blocks are zero for a recruiter and the recruiter
+    blocks zero for a seeker. Per-company blocks follow the fair's company order (company k
+    is recruiter_k's); per-candidate blocks follow the recruiter's candidates in the order it
+    interviewed them (the index of the `hire`/`assign` actions); N x K blocks are row-major
+    (candidate 1's K slots first).
+    """
+    C, N, A, R, S, B = lay.companies, lay.seekers, len(lay.areas), lay.roles, lay.steps, len(lay.businesses)
+    areas = ", ".join(lay.areas)
+    return (
+        Feature("role", 2, doc="one-hot: recruiter, seeker"),
+        Feature("phase", len(PHASES), doc="one-hot: " + ", ".join(PHASES)),
+        Feature("step", doc=f"the step / {lay.max_steps} (an upper bound on an episode's steps under this config)"),
+        Feature("phase_left", doc=f"steps left before the phase's deadline / phase_steps ({lay.phase_steps}): 1 on the phase's first "
+                "step, 1/phase_steps on its last; 0 in the interviews (no deadline) and when done"),
+        Feature("needs_action", doc="1 when the agent is asked to act now (the view lists valid commands)"),
+        Feature("last_command", len(_COMMAND_NAMES), doc="one-hot: the command of the agent's last action if it was accepted: "
+                + ", ".join(_COMMAND_NAMES)),
+        Feature("last_rejected", doc="1 when the agent's last action was rejected"),
+        Feature("interview", 5, doc=f"the interview now: [in one, your turn, your turns left / {lay.interview_turns}, lines you said / "
+                f"{lay.interview_turns}, lines the other side said / {lay.interview_turns}] (zeros when none)"),
+        Feature("past_interviews", doc=f"interviews the agent has finished / {max(C, N)}"),
+        # seeker
+        Feature("my_areas", A, doc=f"seeker: multi-hot of the advertised skill areas among its own skills (its biography): {areas}"),
+        Feature("application_limit", doc=f"seeker: companies it may apply to / {C}"),
+        Feature("applied_any", doc="seeker: 1 once it has applied"),
+        Feature("company_areas", C * A, doc=f"seeker: per company (C={C}) the multi-hot of the skill areas it advertises (same area order)"),
+        Feature("company_fit", C, doc=f"seeker: per company, its advertised areas among the seeker's own skills / {R}"),
+        Feature("applied", C, doc="seeker: per company, 1 if it applied there"),
+        Feature("interviewed", C, doc="seeker: per company, 1 if its interview there is over"),
+        Feature("interviewing", C, doc="seeker: per company, 1 if it is in an interview there now"),
+        Feature("offer", C, doc="seeker: per company, 1 if an offer from it awaits an answer"),
+        Feature("joined", C, doc="seeker: per company, 1 if it joined it"),
+        Feature("asked_areas", doc="seeker: 1 if the recruiter of its interview now has named one of the company's skill areas"),
+        # recruiter
+        Feature("my_company", C, doc="recruiter: one-hot of its company (recruiter_k: company k)"),
+        Feature("business", B, doc="recruiter: one-hot of its company's business: " + ", ".join(lay.businesses)),
+        Feature("wanted_areas", A, doc="recruiter: multi-hot of the skill areas its company advertises (the area order of my_areas)"),
+        Feature("thought", doc="recruiter: 1 once it noted initial thoughts (think)"),
+        Feature("waiting", doc=f"recruiter: applicants waiting for an interview / {N}"),
+        Feature("candidates", doc=f"recruiter: candidates (interview started) / {N}"),
+        Feature("cand_present", N, doc=f"recruiter: per candidate slot (N={N}), 1 if there is a j-th candidate"),
+        Feature("cand_interviewing", N, doc="recruiter: per candidate, 1 if in its interview now"),
+        Feature("cand_interviewed", N, doc="recruiter: per candidate, 1 if its interview is over"),
+        Feature("cand_hired", N, doc="recruiter: per candidate, 1 if in the draft's hires"),
+        Feature("cand_steps", N * S, doc=f"recruiter: per candidate, multi-hot of the draft workflow steps (S={S}) it is assigned to"),
+        Feature("cand_claims", N * R, doc=f"recruiter: per candidate, multi-hot over the company's advertised areas (in its order, R={R}) "
+                "that the candidate named in the interview (case-insensitive text match of its lines)"),
+        Feature("cand_accepted", N, doc="recruiter: per candidate, 1 if it accepted the company's offer"),
+        Feature("cand_declined", N, doc="recruiter: per candidate, 1 if it declined the company's offer"),
+        Feature("draft_workflow", B + 1, doc="recruiter: one-hot: the draft's workflow is the standard workflow of business b "
+                "(business order), or another one (last slot); zeros: no workflow yet"),
+        Feature("draft_steps", doc=f"recruiter: steps of the draft workflow / {MAX_STEPS}"),
+        Feature("hired", doc=f"recruiter: people in the draft's hires / {N}"),
+        Feature("submitted", doc="recruiter: 1 once its decision is submitted"),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Tables:
+    """Per layout: the features, each one's first slot, the bounds, and lookups by name."""
+
+    features: tuple[Feature, ...]
+    at: dict[str, int]
+    low: np.ndarray
+    high: np.ndarray
+    workflows: dict[str, int]  # a standard workflow as "A -> B -> C" -> business index
+    statics: dict[tuple, tuple[tuple[int, float], ...]]  # per-episode constant slots of a seeker or recruiter
+
+
+@lru_cache(maxsize=64)
+def _tables(lay: Layout) -> _Tables:
+    feats = _features(lay)
+    at, start = {}, 0
+    for f in feats:
+        at[f.name] = start
+        start += f.size
+    low, high = feature_bounds(feats)
+    return _Tables(feats, at, low, high, {" -> ".join(w): i for i, w in enumerate(lay.workflows)}, {})
+
+
+_PHASE = {p: i for i, p in enumerate(PHASES)}
+
+
+def _last(line: str) -> tuple[int | None, bool]:
+    """(the accepted last command's index, rejected?) from the view's last-action line."""
+    if line.startswith("Your last action was REJECTED"):
+        return None, True
+    prefix = "Your last action: "
+    if not line.startswith(prefix) or not line.endswith(" (accepted)."):
+        return None, False
+    text = line[len(prefix):].lower()
+    for name in _LAST_COMMANDS:
+        if text.startswith(name) and (len(text) == len(name) or not text[len(name)].isalnum()):
+            return _COMMAND_NAMES.index(name), False
+    return None, False
+
+
+def _said(lines: tuple[str, ...], speaker: str) -> list[str]:
+    prefix = f"{speaker}: "
+    return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+
+
+def _seeker_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int]) -> tuple[tuple[int, float], ...]:
+    """A seeker's slots that stay put all episode: its areas, the companies' areas and fits, its limit."""
+    C, A, index = lay.companies, len(lay.areas), lay.area_index
+    own = {s.lower() for s in view["skills"]}
+    slots = [(at["my_areas"] + index[s], 1.0) for s in own if s in index]
+    slots.append((at["application_limit"], view["max_applications"] / C))
+    for k, c in enumerate(view["companies"][:C]):
+        fit = 0
+        for area in c["skills"]:
+            i = index.get(area.lower())
+            if i is not None:
+                slots.append((at["company_areas"] + k * A + i, 1.0))
+            fit += area.lower() in own
+        slots.append((at["company_fit"] + k, fit / lay.roles))
+    return tuple(slots)
+
+
+def _recruiter_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int]) -> tuple[tuple[int, float], ...]:
+    """A recruiter's slots that stay put all episode: its company, business and advertised areas."""
+    k = int(view["agent"].rsplit("_", 1)[1]) - 1
+    slots = [(at["my_company"] + k, 1.0)] if k < lay.companies else []
+    b = lay.business_of_type.get(view["company_type"])
+    if b is not None:
+        slots.append((at["business"] + b, 1.0))
+    slots += [(at["wanted_areas"] + lay.area_index[a.lower()], 1.0) for a in view["skills_wanted"] if a.lower() in lay.area_index]
+    return tuple(slots)
+
+
+def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
+    """The numeric observation of a view (see `features`): the view alone, nothing hidden.
+
+    The slots are written in place by the feature table's offsets and clipped to its bounds
+    once: the vector `teamenvs.core.rl.pack` makes of the same blocks (a test checks it), at a
+    fraction of its per-feature cost.
+    """
+    lay = layout(config)
+    tables = _tables(lay)
+    at = tables.at
+    out = np.zeros(len(tables.low), np.float32)
+    C, N, R, S = lay.companies, lay.seekers, lay.roles, lay.steps
+    turns = lay.interview_turns
+    seeker = view["role"] == "seeker"
+    phase = view["phase"]
+    out[at["role"] + (1 if seeker else 0)] = 1.0
+    out[at["phase"] + _PHASE[phase]] = 1.0
+    out[at["step"]] = view["step"] / lay.max_steps
+    if phase in ("applications", "decisions", "offers"):
+        out[at["phase_left"]] = (lay.phase_steps - (view["step"] - view["phase_start"])) / lay.phase_steps
+    if view["valid_now"]:
+        out[at["needs_action"]] = 1.0
+    command, rejected = _last(view["last_action"])
+    if command is not None:
+        out[at["last_command"] + command] = 1.0
+    if rejected:
+        out[at["last_rejected"]] = 1.0
+    iv = view["interview"]
+    if iv is not None:
+        lines = iv["lines"]
+        i = at["interview"]
+        out[i:i + 5] = (1.0, float(iv["your_turn"]), iv["turns_left"] / turns, len(_said(lines, view["name"])) / turns,
+                        len(_said(lines, iv["with"])) / turns)
+    out[at["past_interviews"]] = len(view["past_interviews"]) / max(C, N)
+    key = (view["agent"], view["name"], view["role"], view.get("company_type"), tuple(view.get("skills", ())),
+           tuple(c["name"] for c in view.get("companies", ())))
+    statics = tables.statics.get(key)
+    if statics is None:
+        statics = _seeker_statics(view, lay, at) if seeker else _recruiter_statics(view, lay, at)
+        if len(tables.statics) > 4 * (C + N):
+            tables.statics.clear()
+        tables.statics[key] = statics
+    for i, value in statics:
+        out[i] = value
+    if seeker:
+        position = {c["name"]: k for k, c in enumerate(view["companies"][:C])}
+
+        def flag(name: str, names) -> None:
+            for n in names:
+                k = position.get(n)
+                if k is not None:
+                    out[at[name] + k] = 1.0
+
+        if view["applied"] is not None:
+            out[at["applied_any"]] = 1.0
+            flag("applied", view["applied"])
+        flag("interviewed", (p["company"] for p in view["past_interviews"]))
+        flag("offer", view["offers"])
+        if view["joined"]:
+            flag("joined", (view["joined"],))
+        if iv is not None:
+            flag("interviewing", (iv["company"],))
+            wanted = next((c["skills"] for c in view["companies"] if c["name"] == iv["company"]), ())
+            asked = " ".join(_said(iv["lines"], iv["with"])).lower()
+            if any(a.lower() in asked for a in wanted):
+                out[at["asked_areas"]] = 1.0
+    else:
+        wanted = tuple(view["skills_wanted"])[:R]
+        if view["thought"] is not None:
+            out[at["thought"]] = 1.0
+        out[at["waiting"]] = len(view["applicants"]) / N
+        candidates = view["candidates"][:N]
+        out[at["candidates"]] = len(candidates) / N
+        slot = {name: j for j, name in enumerate(candidates)}
+        i = at["cand_present"]
+        out[i:i + len(candidates)] = 1.0
+        talks = [(p, False) for p in view["past_interviews"]] + ([(iv, True)] if iv is not None else [])
+        for talk, now in talks:
+            j = slot.get(talk["with"])
+            if j is None:
+                continue
+            out[at["cand_interviewing" if now else "cand_interviewed"] + j] = 1.0
+            said = " ".join(_said(talk["lines"], talk["with"])).lower()
+            if said:
+                for r, area in enumerate(wanted):
+                    if area.lower() in said:
+                        out[at["cand_claims"] + j * R + r] = 1.0
+        draft = view["draft"]
+        for name in draft["hire"]:
+            j = slot.get(name)
+            if j is not None:
+                out[at["cand_hired"] + j] = 1.0
+        workflow = tuple(draft["workflow"])
+        if draft["assign"]:
+            step_of = {s: i for i, s in enumerate(workflow[:S])}
+            for name, step in draft["assign"]:
+                j, s = slot.get(name), step_of.get(step)
+                if j is not None and s is not None:
+                    out[at["cand_steps"] + j * S + s] = 1.0
+        for answer in view["answers"]:
+            name, _, how = answer.rpartition(" your offer")[0].rpartition(" ")
+            j = slot.get(name)
+            if j is not None:
+                out[at["cand_accepted" if how == "accepted" else "cand_declined"] + j] = 1.0
+        if workflow:
+            out[at["draft_workflow"] + tables.workflows.get(" -> ".join(workflow), len(lay.workflows))] = 1.0
+        out[at["draft_steps"]] = len(workflow) / MAX_STEPS
+        out[at["hired"]] = len(draft["hire"]) / N
+        if draft["submitted"]:
+            out[at["submitted"]] = 1.0
+    np.clip(out, tables.low, tables.high, out=out)
+    return out
+
+
+def blocks(vector: np.ndarray, config: JobFairConfig) -> dict[str, np.ndarray]:
+    """The encoding cut into its features' blocks, by name (the inverse of `pack`)."""
+    tables = _tables(layout(config))
+    return {f.name: vector[tables.at[f.name]:tables.at[f.name] + f.size] for f in tables.features}

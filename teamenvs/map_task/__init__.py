@@ -12,4 +12,7 @@ PARADIGM = Paradigm(
     drawing="teamenvs.map_task.drawing",
     smoke_conditions=("baseline",),
     order=40,
+    # every step is one env step for both players; the episode is truncated at MapTaskConfig.max_steps
+    # (default 120) and may end sooner by the follower's 'say done'
+    max_episode_steps=120,
 )

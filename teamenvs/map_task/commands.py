@@ -1,12 +1,15 @@
 """Map Task command language: `say`, the follower's `draw`/`erase`/`undo`/`reset`, `wait`; paths of grid
 points (`PathArg`), and the patterns that read points, arrows, a follower's 'done' and a guide's grid
-coordinates.
+coordinates; the discrete action catalogue (`catalogue`, `command_for`, the pen's trail) and the
+reading of the scripted pair's sentences that the numeric observation uses (`read_message`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet
 from teamenvs.core.messaging import SAY
@@ -92,3 +95,228 @@ COMMANDS = CommandSet(
         Command("wait", (), "do nothing this step", ("wait",)),
     ]
 )
+
+
+# ---------------------------------------------------------------------- discrete actions (teamenvs.core.rl)
+# One catalogue for both roles (the mask tells them apart): the follower's cell steps from the pen
+# (drawn with the `draw` command above), erasing the last step, undo, reset and its replies; the
+# guide's small instruction vocabulary in the scripted pair's grammar (baselines.py), so that a
+# learner can play with a scripted partner: "go <way> <n> steps" and "go <way> until you are just
+# <opposite way> of <landmark k>" (walk that way and stop just before the landmark), landmark k
+# being the k-th of the guide's own landmarks (its map key's order).
+WAYS = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
+OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+COUNTS = (1, 2, 3, 4, 5, 6, 8, 10)
+FINISH_TEXT = "that is the finish"
+UNDO_TEXT = "undo that"
+AGAIN_TEXT = "say again?"
+
+
+def _cell_step(way: str) -> str:
+    return f"draw step {way}"
+
+
+def catalogue(config) -> tuple[str, ...]:
+    """The action labels under `config` (index 0 the no-op): the same for both roles."""
+    from teamenvs.core.rl import NOOP
+    from teamenvs.map_task.config import sizes
+
+    n = sizes(config).guide_landmarks
+    return (
+        NOOP,
+        *(_cell_step(w) for w in WAYS), "erase last step", "undo", "reset",
+        "say done", "say ok", f"say {AGAIN_TEXT}", "say I have no <the landmark just named>",
+        *(f"say go {w} {k} step{'s' if k > 1 else ''}" for w in WAYS for k in COUNTS),
+        *(f"say go {w} until just {OPPOSITE[w]} of landmark {k}" for w in WAYS for k in range(1, n + 1)),
+        f"say {UNDO_TEXT}", f"say {FINISH_TEXT}",
+    )
+
+
+def _label_specs(max_landmarks: int = 64) -> dict[str, tuple[str, Any]]:
+    """label -> (role, what): every label any config can have, with the data command_for needs."""
+    from teamenvs.core.rl import NOOP
+
+    specs: dict[str, tuple[str, Any]] = {NOOP: ("any", ("wait",))}
+    for w in WAYS:
+        specs[_cell_step(w)] = ("follower", ("step", WAYS[w]))
+    specs["erase last step"] = ("follower", ("back",))
+    specs["undo"] = ("follower", ("plain", "undo"))
+    specs["reset"] = ("follower", ("plain", "reset"))
+    for text in ("done", "ok", AGAIN_TEXT):
+        specs[f"say {text}"] = ("follower", ("plain", f"say {text}"))
+    specs["say I have no <the landmark just named>"] = ("follower", ("missing",))
+    for w in WAYS:
+        for k in COUNTS:
+            specs[f"say go {w} {k} step{'s' if k > 1 else ''}"] = ("guide", ("count", w, k))
+        for k in range(1, max_landmarks + 1):
+            specs[f"say go {w} until just {OPPOSITE[w]} of landmark {k}"] = ("guide", ("landmark", w, k - 1))
+    specs[f"say {UNDO_TEXT}"] = ("guide", ("plain", f"say {UNDO_TEXT}"))
+    specs[f"say {FINISH_TEXT}"] = ("guide", ("plain", f"say {FINISH_TEXT}"))
+    return specs
+
+
+_SPECS = _label_specs()
+NOOP_LABEL = next(iter(_SPECS))
+_FOLLOWER_PLAIN = ((NOOP_LABEL, "wait"), *((label, what[1]) for label, (role, what) in _SPECS.items() if role == "follower" and what[0] == "plain"))
+
+
+def instruction(way: str, side: str, name: str, max_words: int | None) -> str:
+    """The guide's landmark instruction, in the short form when the long one would be cut (as the scripted guide)."""
+    long = f"go {way} until you are just {side} of the {name}"
+    return long if max_words is None or len(long.split()) <= max_words else f"{way} till {side} of {name}"
+
+
+def count_instruction(way: str, n: int, max_words: int | None) -> str:
+    unit = "step" if n == 1 else "steps"
+    return f"go {way} {n} {unit}" if max_words is None or max_words >= 4 else f"{way} {n} {unit}"
+
+
+def pen_trail(start: Cell, drawing: Sequence[tuple[Cell, Cell]]) -> tuple[Cell, ...]:
+    """The pen's trail: from the start along the drawn unit segments while the way on is unique
+    (it stops at a branch, a dead end or a cell already passed). Its last cell is where the pen
+    rests, the start when nothing drawn touches it. A function of what the follower sees."""
+    links: dict[Cell, list[Cell]] = {}
+    for a, b in drawing:
+        links.setdefault(a, []).append(b)
+        links.setdefault(b, []).append(a)
+    trail = [start]
+    seen = {start}
+    previous = None
+    cell = start
+    while True:
+        ways = [c for c in links.get(cell, ()) if c != previous]
+        if len(ways) != 1 or ways[0] in seen:
+            return tuple(trail)
+        previous, cell = cell, ways[0]
+        trail.append(cell)
+        seen.add(cell)
+
+
+def _pen(view) -> tuple[tuple[int, int], ...] | None:
+    """The pen's trail in a view that shows the drawing (None: it does not)."""
+    drawing = view.get("drawing")
+    if drawing is None:
+        return None
+    return trail_of(view["start"], drawing)
+
+
+_last_trail: tuple = (None, None, ())  # (drawing, start, trail): the env shares one drawing tuple per drawing
+
+
+def trail_of(start: Cell, drawing) -> tuple[Cell, ...]:
+    """`pen_trail`, remembered for the last drawing object seen (views share one drawing tuple per drawing)."""
+    global _last_trail
+    seen, at, trail = _last_trail
+    if seen is not drawing or at != start:
+        trail = pen_trail(start, drawing)
+        _last_trail = (drawing, start, trail)
+    return trail
+
+
+def _commands(view) -> dict[str, str]:
+    """Every label's command in this view (labels impossible now left out): the role's own labels only."""
+    if view["role"] == "guide":
+        names = tuple(lm["name"] for lm in view["landmarks"])
+        return dict(_guide_commands(names, view["max_words"]))
+    table = dict(_FOLLOWER_PLAIN)
+    trail = _pen(view)
+    if trail is not None:
+        x, y = trail[-1]
+        width, height = view["width"], view["height"]
+        for way, (dx, dy) in WAYS.items():
+            if 0 <= x + dx < width and 0 <= y + dy < height:
+                table[_cell_step(way)] = f"draw {x},{y} -> {x + dx},{y + dy}"
+        if len(trail) > 1:
+            u, v = trail[-2]
+            table["erase last step"] = f"erase {x},{y} -> {u},{v}"
+    name = named_missing(view)
+    if name is not None:
+        table["say I have no <the landmark just named>"] = f"say I have no {name}"
+    return table
+
+
+@lru_cache(maxsize=256)
+def _guide_commands(names: tuple[str, ...], max_words: int | None) -> tuple[tuple[str, str], ...]:
+    """The guide's labels and their messages for its landmarks (by name, in its key's order) and the word limit."""
+    out = [(NOOP_LABEL, "wait")]
+    for label, (role, what) in _SPECS.items():
+        if role != "guide":
+            continue
+        if what[0] == "plain":
+            out.append((label, what[1]))
+        elif what[0] == "count":
+            out.append((label, f"say {count_instruction(what[1], what[2], max_words)}"))
+        elif what[2] < len(names):
+            out.append((label, f"say {instruction(what[1], OPPOSITE[what[1]], names[what[2]], max_words)}"))
+    return tuple(out)
+
+
+_last_table: tuple = (None, {})  # (view, its commands): the mask asks for every label of one view in turn
+
+
+def command_for(view, label: str) -> str | None:
+    """The command `label` stands for in `view` (its role's own labels only), or None when impossible now."""
+    global _last_table
+    seen, table = _last_table
+    if seen is not view:  # the table is built once per view (views are built afresh every step)
+        table = _commands(view)
+        _last_table = (view, table)
+    return table.get(label)
+
+
+# ---------------------------------------------------------------------- reading canned messages
+MESSAGE_KINDS = ("landmark", "count", "finish", "undo", "ok", "again", "done", "missing", "other")
+_READ_LANDMARK = re.compile(r"^(?:go )?(north|south|east|west) (?:until you are just|till) (north|south|east|west) of (?:the )?(.+?)\.?$")
+_READ_COUNT = re.compile(r"^(?:go )?(north|south|east|west) (\d{1,4}) steps?\.?$")
+_READ_MISSING = re.compile(r"^i have no (?:the )?(.+?)\.?$")
+
+
+@lru_cache(maxsize=4096)
+def read_message(text: str) -> tuple[str, str | None, str | None, str | None, int]:
+    """A message read in the scripted pair's grammar: (kind, way, side, landmark name, count);
+    kind is one of MESSAGE_KINDS ("other" for any other text)."""
+    t = text.strip().lower()
+    m = _READ_LANDMARK.match(t)
+    if m:
+        return "landmark", m.group(1), m.group(2), m.group(3), 0
+    m = _READ_COUNT.match(t)
+    if m:
+        return "count", m.group(1), None, None, int(m.group(2))
+    if t.startswith(FINISH_TEXT):
+        return "finish", None, None, None, 0
+    if t.startswith(UNDO_TEXT):
+        return "undo", None, None, None, 0
+    if t.startswith("say again"):
+        return "again", None, None, None, 0
+    if t.startswith("ok"):
+        return "ok", None, None, None, 0
+    if says_done(t):
+        return "done", None, None, None, 0
+    m = _READ_MISSING.match(t)
+    if m:
+        return "missing", None, None, m.group(1).strip(), 0
+    return "other", None, None, None, 0
+
+
+def latest_message(view, mine: bool) -> tuple[str | None, bool]:
+    """(text, whether it arrived this step) of the latest message the partner sent (`mine`: the agent's own
+    latest), from the view's new messages and recent conversation; (None, False) if there is none."""
+    if not mine:
+        for line in reversed(view["new_messages"]):
+            if not line.startswith("you -> "):
+                return line.split(": ", 1)[1], True
+    for line in reversed(view["recent_messages"]):
+        if line.startswith("you -> ") == mine:
+            return line.split(": ", 1)[1], False
+    return None, False
+
+
+def named_missing(view) -> str | None:
+    """The landmark the partner's latest message names when it is not on the agent's own map (else None)."""
+    text, _ = latest_message(view, mine=False)
+    if text is None:
+        return None
+    kind, _, _, name, _ = read_message(text)
+    if kind != "landmark" or any(lm["name"] == name for lm in view["landmarks"]):
+        return None
+    return name

@@ -41,3 +41,30 @@ PRESETS: dict[str, dict[str, object]] = {
     "canvas_visibility": {"canvas_visibility": True},
     **{f"mismatch_{m}": {"mismatch": m} for m in range(len(KINDS) + 1)},
 }
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The largest map and landmark lists an episode under one config can show (for fixed-shape vectors
+    and catalogues): the map's columns and rows, the guide's landmarks, the most landmarks on the
+    follower's map (the guide's plus `one_map_only` extras, at most `per_kind // 2`)."""
+
+    width: int
+    height: int
+    guide_landmarks: int
+    follower_landmarks: int
+
+    @property
+    def landmarks(self) -> int:
+        return max(self.guide_landmarks, self.follower_landmarks)
+
+
+def sizes(config: MapTaskConfig) -> Sizes:
+    """`Sizes` of `config`: a library map's own (its size and landmarks replace the generator settings), else the config's."""
+    if config.library_map is not None:
+        from teamenvs.map_task.library import load_library_pair
+
+        pair = load_library_pair(config.library_map, config.mismatch)
+        return Sizes(pair.width, pair.height, len(pair.guide), len(pair.follower))
+    extras = config.per_kind // 2 if config.mismatch else 0
+    return Sizes(config.width, config.height, config.n_landmarks, config.n_landmarks + extras)

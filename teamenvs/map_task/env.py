@@ -7,7 +7,8 @@ has drawn the route or 120 steps have passed; the follower may `say done` to end
 Only the follower draws: `draw`, `erase` (straight horizontal or vertical segments, chained
 with `->`), `undo`, `reset`. The guide never sees the drawing unless `canvas_visibility`
 is on, and under the default `allow_coordinates=False` a guide message that refers to grid
-coordinates is refused: the task is grounding through landmarks.
+coordinates is refused: the task is grounding through landmarks. The shared reward, the final
+route accuracy, is paid when the episode ends (no step before it tells anyone where the route is).
 
 This module is the glue: the rules are in `rules.py`, the maps in `maps.py`, the commands in
 `commands.py`, the text in `view.py`.
@@ -19,13 +20,14 @@ from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv, event
+from teamenvs.core.rl import Feature
 from teamenvs.map_task import view as text
-from teamenvs.map_task.commands import COMMANDS, DRAWING, refers_to_coordinates, says_done
+from teamenvs.map_task.commands import COMMANDS, DRAWING, catalogue, command_for, says_done
 from teamenvs.map_task.config import PRESETS, MapTaskConfig
 from teamenvs.map_task.library import load_library_pair
 from teamenvs.map_task.maps import MapPair, generate_map_pair
 from teamenvs.map_task.metrics import METRIC_GOALS, map_task_metrics
-from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, drawing_json, edit, state_json
+from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, change, drawing_json, edit, message_refused, state_json
 from teamenvs.map_task.scoring import Edge, drawn_cells, route_accuracy
 
 
@@ -52,6 +54,7 @@ class MapTaskEnv(TeamEnv):
         else:
             self.pair = generate_map_pair(cfg, self._rng)
         self.edges: frozenset[Edge] = frozenset()
+        self._drawing: tuple[frozenset[Edge] | None, tuple] = (None, ())
         self.history: list[frozenset[Edge]] = []
         self.accuracy = 0.0
         self.done = False
@@ -81,9 +84,7 @@ class MapTaskEnv(TeamEnv):
         return Situation(denied, limits)
 
     def _send_refusal(self, sender: str, to: str | None, message: str) -> str | None:
-        if sender == GUIDE and not self.config.allow_coordinates and refers_to_coordinates(message):
-            return text.NO_COORDINATES
-        return None
+        return text.NO_COORDINATES if message_refused(sender, message, self.config.allow_coordinates) else None
 
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
@@ -94,10 +95,29 @@ class MapTaskEnv(TeamEnv):
                 self.global_events.append(event("done", text.DONE))
             elif action.command in DRAWING:
                 self._edit(action)
-        before = self.accuracy
         self.accuracy = route_accuracy(self.pair.route, drawn_cells(self.edges))
-        gain = self.accuracy - before
-        return {GUIDE: gain, FOLLOWER: gain}
+        # The shared score is paid once, when the episode ends (by 'say done' or at max_steps): a
+        # reward per step (the change in accuracy) would tell the follower which cells are on the
+        # route, and the guide how the hidden drawing is going. The return is the same.
+        ends = self.done or self.step_count + 1 >= self.config.max_steps
+        reward = self.accuracy if ends else 0.0
+        return {GUIDE: reward, FOLLOWER: reward}
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        """Why the rules would refuse this parsed action now (the same checks as `_apply` and `_send`)."""
+        command = action.command
+        if command == "say":
+            return f"message not sent: {text.NO_COORDINATES}" if message_refused(agent, action.args["message"], self.config.allow_coordinates) else None
+        if command not in DRAWING:
+            return None
+        if agent != FOLLOWER:
+            return text.GUIDE_CANNOT_DRAW
+        if command == "undo" and not self.history:
+            return text.NOTHING_TO_UNDO
+        if command in ("erase", "reset") and not self.edges:
+            return text.NOTHING_DRAWN
+        refused = change(self.pair, self.edges, command, action.args.get("path"))
+        return text.refusal_text(refused, command) if isinstance(refused, Refusal) else None
 
     def _edit(self, action: Action) -> None:
         new = edit(self.pair, self.edges, self.history, action.command, action.args.get("path"))
@@ -130,8 +150,24 @@ class MapTaskEnv(TeamEnv):
     def _render_view(self, view: Mapping[str, Any]) -> str:
         return text.render_view(view)
 
-    def _extra_info(self, agent: str) -> dict[str, Any]:
-        return {"route_accuracy": self.accuracy}
+    def drawing_tuple(self) -> tuple:
+        """The drawing as sorted ((x, y), (x, y)) unit segments; one tuple per drawing, shared by the views."""
+        if self._drawing[0] is not self.edges:
+            self._drawing = (self.edges, tuple(sorted(tuple(sorted(e)) for e in self.edges)))
+        return self._drawing[1]
+
+    # ------------------------------------------------------------------ numeric observations and discrete actions
+    def _features(self) -> tuple[Feature, ...]:
+        return text.features(self.config)
+
+    def _encode(self, view: Mapping[str, Any]):
+        return text.encode(view, self.config)
+
+    def _catalogue(self) -> tuple[str, ...]:
+        return catalogue(self.config)
+
+    def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
+        return command_for(view, label)
 
     def _role_briefing(self, agent: str) -> str:
         return text.role_briefing(agent, self.config)

@@ -6,8 +6,11 @@ their sentences are in `view.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
+
+from teamenvs.map_task.commands import refers_to_coordinates
 from teamenvs.map_task.maps import Landmark, MapPair
 from teamenvs.map_task.scoring import Cell, Edge, completed, edge
 
@@ -59,6 +62,22 @@ def path_edges(pair: MapPair, points: Sequence[Cell], verb: str) -> list[Edge] |
     return edges
 
 
+def change(pair: MapPair, edges: frozenset[Edge], command: str, path: Sequence[Cell] | None) -> frozenset[Edge] | Refusal | None:
+    """The rule check of every follower edit: the unit segments a `draw` adds or an `erase` removes
+    (None for `undo` and `reset`, which their situation already allows), or why the command changes
+    nothing. `edit` (the env's step) and the env's `_refusal` (action masks) both use it."""
+    if command in ("undo", "reset"):
+        return None
+    segments = path_edges(pair, path or (), command)
+    if isinstance(segments, Refusal):
+        return segments
+    if command == "draw":
+        added = frozenset(segments) - edges
+        return added if added else Refusal("already_drawn")
+    removed = frozenset(segments) & edges
+    return removed if removed else Refusal("nothing_there")
+
+
 def edit(pair: MapPair, edges: frozenset[Edge], history: Sequence[frozenset[Edge]], command: str,
          path: Sequence[Cell] | None) -> frozenset[Edge] | Refusal:
     """The drawing after an accepted `draw`, `erase`, `undo` (back to `history[-1]`) or `reset`, or why it changes nothing."""
@@ -66,14 +85,17 @@ def edit(pair: MapPair, edges: frozenset[Edge], history: Sequence[frozenset[Edge
         return history[-1]
     if command == "reset":
         return frozenset()
-    segments = path_edges(pair, path or (), command)
-    if isinstance(segments, Refusal):
-        return segments
-    if command == "draw":
-        added = frozenset(segments) - edges
-        return edges | added if added else Refusal("already_drawn")
-    removed = frozenset(segments) & edges
-    return edges - removed if removed else Refusal("nothing_there")
+    delta = change(pair, edges, command, path)
+    if isinstance(delta, Refusal) or delta is None:
+        return delta if delta is not None else edges
+    return edges | delta if command == "draw" else edges - delta
+
+
+@lru_cache(maxsize=8192)
+def message_refused(sender: str, message: str, allow_coordinates: bool) -> bool:
+    """The rule on messages: the guide may not refer to grid coordinates unless `allow_coordinates`
+    (the env's `_send_refusal` and `_refusal` both ask this)."""
+    return sender == GUIDE and not allow_coordinates and refers_to_coordinates(message)
 
 
 def drawing_json(edges: frozenset[Edge]) -> list[list[list[int]]]:

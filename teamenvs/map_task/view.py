@@ -1,14 +1,21 @@
 """Map Task text: each player's view (its own map as a letter grid, its landmarks, the drawing where
 it may see it), the observation rendered from a view alone, the frame of the true state, the
-briefings, and the sentences of refusals.
+briefings, and the sentences of refusals; and the numeric observation of a view (`features`,
+`encode`; docs/rl/map_task_v0.md has the feature table).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+import numpy as np
+
+from teamenvs.core.rl import Feature, pack
 from teamenvs.core.view import footer
-from teamenvs.map_task.config import MapTaskConfig
+from teamenvs.map_task.commands import MESSAGE_KINDS, latest_message, read_message, trail_of
+from teamenvs.map_task.config import MapTaskConfig, sizes
 from teamenvs.map_task.maps import Landmark, MapPair
 from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, landmarks_of
 from teamenvs.map_task.scoring import Cell, Edge, drawn_cells
@@ -96,7 +103,7 @@ def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
         view["finish"] = p.finish
         view["route"] = p.route
     if sees_drawing:
-        view["drawing"] = tuple(sorted(tuple(sorted(e)) for e in env.edges))
+        view["drawing"] = env.drawing_tuple()
         view["can_undo"] = bool(env.history)
     return view
 
@@ -176,3 +183,211 @@ def role_briefing(agent: str, cfg: MapTaskConfig) -> str:
         "up): only horizontal or vertical segments, chained with '->'; for a diagonal, draw a stair-step. Ask "
         "when an instruction is unclear or names a landmark your map lacks."
     )
+
+
+# ---------------------------------------------------------------------- numeric observation (teamenvs.core.rl)
+COMMAND_NAMES = ("say", "draw", "erase", "undo", "reset", "wait")
+WAY_NAMES = ("north", "south", "east", "west")
+_IDLE = "Your last action: none"
+_ACCEPTED = "Your last action: "
+_REJECTED = "Your last action was REJECTED"
+
+
+def _message_features(prefix: str, whose: str, landmarks: int, new: bool) -> tuple[Feature, ...]:
+    head = (Feature(f"{prefix}_new", doc="1 when the partner's latest message arrived this step (it is among the new messages)"),) if new else ()
+    return (
+        *head,
+        Feature(f"{prefix}_kind", 1 + len(MESSAGE_KINDS),
+                doc=f"{whose}, read in the scripted pair's grammar (baselines.py), one-hot: none yet, {', '.join(MESSAGE_KINDS)}"),
+        Feature(f"{prefix}_way", 4, doc="its way (landmark or count instruction), one-hot: north, south, east, west"),
+        Feature(f"{prefix}_side", 4, doc="its side of the landmark (landmark instruction), one-hot: north, south, east, west"),
+        Feature(f"{prefix}_landmark", landmarks, doc="the landmark it names (landmark instruction or 'I have no ...'), one-hot by its index in the agent's own `landmarks`"),
+        Feature(f"{prefix}_unknown_landmark", doc="1 when it names a landmark that is not on the agent's own map"),
+        Feature(f"{prefix}_count", doc="its step count (count instruction) / max(width, height), clipped"),
+    )
+
+
+@lru_cache(maxsize=64)
+def features(config: MapTaskConfig) -> tuple[Feature, ...]:
+    """The feature table of `map_task_v0`'s numeric observation under `config` (the same for both roles)."""
+    s = sizes(config)
+    w, h, n = s.width, s.height, s.landmarks
+    cells = w * h
+    where = f"own map, row-major ({w}x{h}, slot y*{w}+x)"
+    return (
+        # constant through an episode
+        Feature("role", 2, doc="one-hot: guide, follower"),
+        Feature("word_limit", doc="1 when messages are cut to `max_words` words"),
+        Feature("max_words", doc="the word limit / 20, clipped (0: unlimited)"),
+        Feature("canvas_visibility", doc="1 when the guide sees the follower's drawing"),
+        Feature("allow_coordinates", doc="1 when the guide may refer to grid coordinates"),
+        Feature("start", 2, doc="the start S: column / (width - 1), row / (height - 1)"),
+        Feature("finish", 3, doc="guide: 1, then the finish F scaled like `start`; zeros for the follower (it never sees the finish)"),
+        Feature("terrain", cells, doc=f"{where}: 1 on an obstacle (blocked landmark), 0.5 on a passable landmark, 0 free"),
+        Feature("route", cells, doc=f"guide: {where}: (i + 1) / route length on the route's i-th cell (start to finish), 0 off it; zeros for the follower"),
+        Feature("landmarks", 6 * n, doc=f"own landmarks in the map key's order, {n} slots of 6: present, blocked, x0, y0, x1, y1 (the box's corners scaled like `start`); zeros for empty slots"),
+        # changing
+        Feature("time", doc="step / max_steps"),
+        Feature("sees_drawing", doc="1 when the view shows the drawing (the follower; the guide under `canvas_visibility`)"),
+        Feature("can_undo", doc="1 when `undo` has something to undo (where the drawing is shown)"),
+        Feature("pen", 3, doc="1, then the pen's cell scaled like `start`, where the drawing is shown: the end of the drawn trail from the start (the cell the cell steps draw from)"),
+        Feature("drawing", cells, doc=f"{where}: 1 on cells the drawing covers, where it is shown"),
+        Feature("last_action_status", 3, doc="one-hot, own last action: none (first step), accepted, rejected"),
+        Feature("last_action_command", len(COMMAND_NAMES), doc=f"one-hot command of own last accepted action: {', '.join(COMMAND_NAMES)}"),
+        *_message_features("partner_message", "the partner's latest message (new this step, else the latest in the recent conversation)", n, True),
+        *_message_features("own_message", "own latest message (in the recent conversation)", n, False),
+    )
+
+
+class _Layout:
+    """Where each feature sits in the vector, per config; the constant part is packed once per episode and agent."""
+
+    def __init__(self, config: MapTaskConfig) -> None:
+        self.features = features(config)
+        self.size = sum(f.size for f in self.features)
+        self.at: dict[str, int] = {}
+        start = 0
+        for f in self.features:
+            self.at[f.name] = start
+            start += f.size
+        names = [f.name for f in self.features]
+        self.constant = self.features[: names.index("time")]
+        self.split = self.at["time"]
+        s = sizes(config)
+        self.width, self.height, self.landmarks = s.width, s.height, s.landmarks
+        self.count_scale = 1 / max(s.width, s.height)
+        # message blocks: (kind, way, side, landmark, unknown landmark, count) offsets
+        self.messages = {p: tuple(self.at[f"{p}_{part}"] for part in ("kind", "way", "side", "landmark", "unknown_landmark", "count"))
+                         for p in ("partner_message", "own_message")}
+        self.statics: dict[Any, tuple[Any, np.ndarray, dict[str, int]]] = {}
+
+
+@lru_cache(maxsize=64)
+def _layout(config: MapTaskConfig) -> _Layout:
+    return _Layout(config)
+
+
+def _scale(cell, w: int, h: int) -> tuple[float, float]:
+    return cell[0] / max(1, w - 1), cell[1] / max(1, h - 1)
+
+
+_LANDMARK_KEY = itemgetter("name", "blocked", "cells")
+
+
+def _static(view: Mapping[str, Any], lay: _Layout) -> tuple[np.ndarray, dict[str, int]]:
+    """A vector holding the constant part (packed with `pack`) and zeros, and the name -> index of the agent's own landmarks."""
+    route = view.get("route")
+    landmarks = tuple(map(_LANDMARK_KEY, view["landmarks"]))
+    key = (view["role"], id(route), landmarks, view["start"], view.get("finish"), view["width"], view["height"],
+           view["max_words"], view["canvas_visibility"], view["allow_coordinates"])
+    cached = lay.statics.get(key)
+    if cached is not None and cached[0] is route:  # the entry holds the route, so its id is not reused
+        return cached[1], cached[2]
+    w, h = view["width"], view["height"]
+    terrain = np.zeros(lay.width * lay.height, np.float32)
+    slots = np.zeros((lay.landmarks, 6), np.float32)
+    for i, (_, blocked, (x0, y0, x1, y1)) in enumerate(landmarks[: lay.landmarks]):
+        for y in range(y0, y1 + 1):
+            terrain[y * lay.width + x0: y * lay.width + x1 + 1] = 1.0 if blocked else 0.5
+        slots[i] = (1.0, float(blocked), *_scale((x0, y0), w, h), *_scale((x1, y1), w, h))
+    route_plane = np.zeros(lay.width * lay.height, np.float32)
+    if route:
+        for i, (x, y) in enumerate(route):
+            route_plane[y * lay.width + x] = (i + 1) / len(route)
+    finish = view.get("finish")
+    words = view["max_words"]
+    values = {
+        "role": [1.0, 0.0] if view["role"] == "guide" else [0.0, 1.0],
+        "word_limit": float(words is not None),
+        "max_words": 0.0 if words is None else min(words, 20) / 20,
+        "canvas_visibility": float(view["canvas_visibility"]),
+        "allow_coordinates": float(view["allow_coordinates"]),
+        "start": _scale(view["start"], w, h),
+        "finish": [1.0, *_scale(finish, w, h)] if finish is not None else [0.0, 0.0, 0.0],
+        "terrain": terrain,
+        "route": route_plane,
+        "landmarks": slots,
+    }
+    template = np.zeros(lay.size, np.float32)  # the constant part, then zeros for the rest
+    template[: lay.split] = pack(lay.constant, values)
+    names = {name: i for i, (name, _, _) in enumerate(landmarks[: lay.landmarks])}
+    if len(lay.statics) > 32:
+        lay.statics.clear()
+    lay.statics[key] = (route, template, names)
+    return template, names
+
+
+_last_plane: tuple = (None, 0, None)  # (drawing, width, cell slots): views share one drawing tuple per drawing
+
+
+def _drawn_slots(drawing, width: int) -> np.ndarray:
+    global _last_plane
+    seen, at, slots = _last_plane
+    if seen is not drawing or at != width:
+        slots = np.fromiter(sorted({y * width + x for edge in drawing for x, y in edge}), dtype=np.intp)
+        _last_plane = (drawing, width, slots)
+    return slots
+
+
+_WAY_INDEX = {w: i for i, w in enumerate(WAY_NAMES)}
+_KIND_INDEX = {k: i + 1 for i, k in enumerate(MESSAGE_KINDS)}
+_COMMAND_INDEX = {c: i for i, c in enumerate(COMMAND_NAMES)}
+
+
+def _write_message(out: np.ndarray, offsets: tuple[int, ...], text: str | None, names: dict[str, int], count_scale: float) -> None:
+    kind_at, way_at, side_at, landmark_at, unknown_at, count_at = offsets
+    if text is None:
+        out[kind_at] = 1.0
+        return
+    kind, way, side, name, count = read_message(text)
+    out[kind_at + _KIND_INDEX[kind]] = 1.0
+    if way is not None:
+        out[way_at + _WAY_INDEX[way]] = 1.0
+    if side is not None:
+        out[side_at + _WAY_INDEX[side]] = 1.0
+    if name is not None:
+        index = names.get(name)
+        out[unknown_at if index is None else landmark_at + index] = 1.0
+    if count:
+        out[count_at] = min(1.0, count * count_scale)
+
+
+def encode(view: Mapping[str, Any], config: MapTaskConfig) -> np.ndarray:
+    """The numeric observation of a view (see `features`): a float32 vector of the view alone.
+
+    The constant part is `pack`ed once per episode and agent (cached by value); the rest is written
+    slot by slot at the offsets of the feature table, every value inside its feature's scale."""
+    lay = _layout(config)
+    template, names = _static(view, lay)
+    out = template.copy()
+    at = lay.at
+    out[at["time"]] = min(1.0, view["step"] / view["max_steps"])
+    drawing = view.get("drawing")
+    if drawing is not None:
+        w, h = view["width"], view["height"]
+        x, y = trail_of(view["start"], drawing)[-1]
+        pen = at["pen"]
+        out[at["sees_drawing"]] = 1.0
+        if view.get("can_undo"):
+            out[at["can_undo"]] = 1.0
+        out[pen: pen + 3] = (1.0, x / max(1, w - 1), y / max(1, h - 1))
+        slots = _drawn_slots(drawing, lay.width)
+        if len(slots):
+            out[at["drawing"] + slots] = 1.0
+    line = view["last_action"]
+    status = at["last_action_status"]
+    if line.startswith(_REJECTED):
+        out[status + 2] = 1.0
+    elif line.startswith(_ACCEPTED) and not line.startswith(_IDLE):
+        out[status + 1] = 1.0
+        command = _COMMAND_INDEX.get(line[len(_ACCEPTED):].split(" ", 1)[0].rstrip(".").lower())
+        if command is not None:
+            out[at["last_action_command"] + command] = 1.0
+    else:
+        out[status] = 1.0
+    text, new = latest_message(view, mine=False)
+    if new:
+        out[at["partner_message_new"]] = 1.0
+    _write_message(out, lay.messages["partner_message"], text, names, lay.count_scale)
+    _write_message(out, lay.messages["own_message"], latest_message(view, mine=True)[0], names, lay.count_scale)
+    return out

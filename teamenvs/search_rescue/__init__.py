@@ -12,4 +12,7 @@ PARADIGM = Paradigm(
     drawing="teamenvs.search_rescue.drawing",
     smoke_conditions=("easy",),
     order=30,
+    # The episode ends once every victim is rescued or after `max_steps` env steps, whichever is
+    # first (env._is_over): at most SearchRescueConfig().max_steps = 2000 steps under the default config.
+    max_episode_steps=2000,
 )

@@ -1,12 +1,18 @@
-"""Search-and-rescue commands: the `CommandSet` and what each agent may use now (its `Situation`)."""
+"""Search-and-rescue commands: the `CommandSet`, what each agent may use now (its `Situation`), and the
+discrete action catalogue (`catalogue`, `command_for`) of the RL interface (`teamenvs.core.rl`)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any, Mapping
+
 from teamenvs.core.commands import ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
 from teamenvs.core.messaging import SAY, TELL
-from teamenvs.search_rescue.config import ENGINEER, MEDIC, role_of
-from teamenvs.search_rescue.rules import Rescue
-from teamenvs.search_rescue.world import DIRECTIONS, HOSPITAL
+from teamenvs.core.rl import NOOP
+from teamenvs.search_rescue.config import ENGINEER, MEDIC, SearchRescueConfig, role_of
+from teamenvs.search_rescue.rules import LOCAL_RADIUS, LOCAL_SIDE, RUBBLE, WALL_MARK, Rescue
+from teamenvs.search_rescue.view import VICTIM_SLOTS, nearest_victims, room_ids, room_slots
+from teamenvs.search_rescue.world import CRITICAL, DIRECTIONS, HOSPITAL, victim_status
 
 MAX_VICTIM_ID = 10_000
 _DIRS = tuple(DIRECTIONS)
@@ -74,3 +80,105 @@ def situation(s: Rescue, agent: str, team: list[str]) -> Situation:
 def briefing_situation(agent: str, team: list[str], n_victims: int) -> Situation:
     """The situation the briefing's command list is written for (before the agent has seen anything)."""
     return Situation(names={"agent": tuple(a for a in team if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n_victims)})
+
+
+# ---------------------------------------------------------------------- discrete actions
+# The catalogue is the same for every agent (roles differ only through the mask). Labels name
+# what to do: a step, a room by its id in the floor plan, a victim by its rank among the
+# nearest known ones (the `victims` block of the observation), a direction for rubble, or a
+# canned message; `command_for` turns a label into the command it stands for in a view.
+CANNED = ("say known victims", "say medic needed", "say rubble", "say my room")
+
+
+@lru_cache(maxsize=32)
+def catalogue(config: SearchRescueConfig) -> tuple[str, ...]:
+    """The action labels for this config; index 0 is the no-op (`wait`)."""
+    slots = range(1, VICTIM_SLOTS + 1)
+    return (
+        NOOP,
+        *(f"move {d}" for d in _DIRS),
+        f"go to {HOSPITAL}",
+        *(f"go to room {i}" for i in range(room_slots(config))),
+        *(f"go to nearest victim {j}" for j in slots),
+        *(f"pick up nearest victim {j}" for j in slots),
+        *(f"stabilize nearest victim {j}" for j in slots),
+        "drop victim",
+        *(f"clear rubble {d}" for d in _DIRS),
+        *CANNED,
+    )
+
+
+def command_for(view: Mapping[str, Any], label: str) -> str | None:
+    """The command `label` stands for in this view, or None when it stands for nothing possible now."""
+    return commands_now(view).get(label)
+
+
+_NEIGHBOUR = {d: (LOCAL_RADIUS + dy) * LOCAL_SIDE + LOCAL_RADIUS + dx for d, (dx, dy) in DIRECTIONS.items()}
+_NOW: list[tuple[Mapping[str, Any], dict[str, str]]] = []
+
+
+def commands_now(view: Mapping[str, Any]) -> dict[str, str]:
+    """Label -> command for every label that stands for a command in this view (the mask then asks the rules).
+
+    Only the view decides: a label is left out when the agent can tell from what it knows that
+    the rules would refuse its command (a known wall or rubble ahead, a victim out of reach by
+    its notes, a room it knows no route to); the mask then asks the rules about the rest.
+    """
+    for seen, found in _NOW:
+        if seen is view:
+            return found
+    out: dict[str, str] = {NOOP: "wait"}
+    local = view["local_map"]
+    role = view["role"]
+    for d in _DIRS:
+        ahead = local[_NEIGHBOUR[d]]
+        if ahead != WALL_MARK and ahead != RUBBLE:
+            out[f"move {d}"] = f"move {d}"
+        elif ahead == RUBBLE and role == ENGINEER:
+            out[f"clear rubble {d}"] = f"clear rubble {d}"
+    ids = room_ids(view)
+    inside = view["room"] if view["doorway"] is None else None
+    for name in view["rooms"]:  # rooms it knows a route to (all of them rooms it can name)
+        if name != inside:
+            out[f"go to room {ids.get(name)}"] = f"go to {name}"
+            if name == HOSPITAL:
+                out[f"go to {HOSPITAL}"] = f"go to {HOSPITAL}"
+    carrying = view["carrying"] is not None
+    x, y = view["cell"]
+    for j, k in enumerate(nearest_victims(view), 1):
+        vx, vy = k.cell
+        if abs(vx - x) > 1 or abs(vy - y) > 1:
+            out[f"go to nearest victim {j}"] = f"go to victim {k.victim}"
+        elif k.status == _NEEDS_MEDIC:
+            if role == MEDIC:
+                out[f"stabilize nearest victim {j}"] = f"stabilize victim {k.victim}"
+        elif not carrying:
+            out[f"pick up nearest victim {j}"] = f"pick up victim {k.victim}"
+    if carrying and view["doorway"] is None:
+        out["drop victim"] = "drop victim"
+    if view["communication"] != "none":
+        out.update(_canned(view))
+    _NOW.append((view, out))  # the core asks label by label for one view, then the next
+    if len(_NOW) > 4:
+        del _NOW[0]
+    return out
+
+
+def _canned(view: Mapping[str, Any]) -> dict[str, str]:
+    """The canned messages: each names victims or rooms, which passes on what the agent knows of them."""
+    out = {"say my room": f"say I am in {view['room']}"}
+    known = nearest_victims(view)
+    if known:
+        out["say known victims"] = "say I know of victims " + ", ".join(str(k.victim) for k in known)
+    critical = next((k for k in known if k.status == _NEEDS_MEDIC), None)
+    if critical is not None:
+        out["say medic needed"] = f"say medic needed: victim {critical.victim} (critical) in {critical.room}"
+    rubble = next(((view["room"], e["to"]) for e in view["exits"] if e["rubble"]), None)
+    if rubble is None and view["known_rubble"]:
+        rubble = view["known_rubble"][0]["rooms"]
+    if rubble is not None:
+        out["say rubble"] = f"say rubble between {rubble[0]} and {rubble[1]}"
+    return out
+
+
+_NEEDS_MEDIC = victim_status(CRITICAL, False)

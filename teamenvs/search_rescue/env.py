@@ -9,7 +9,8 @@ While an agent is busy its `needs_action` is false and the step loop does not as
 
 The env is glue: `config.py` (settings and presets), `world.py` (map, victims, rubble),
 `rules.py` (the state and its transitions), `navigation.py` (shortest known routes),
-`knowledge.py` (what each agent has seen or been told), `commands.py` and `view.py` (text).
+`knowledge.py` (what each agent has seen or been told), `commands.py` and `view.py` (text,
+and for RL the discrete action catalogue and the numeric observation; see docs/rl/search_rescue_v0.md).
 """
 
 from __future__ import annotations
@@ -20,18 +21,15 @@ import numpy as np
 
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv
+from teamenvs.core.rl import Feature
 from teamenvs.search_rescue import rules, view
-from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, situation
+from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, catalogue, commands_now, situation
 from teamenvs.search_rescue.config import PRESETS, SearchRescueConfig, agent_ids, role_of
 from teamenvs.search_rescue.knowledge import mentioned_rooms, mentioned_victims, share
 from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
 from teamenvs.search_rescue.navigation import RouteMap
 from teamenvs.search_rescue.rules import Rescue
-from teamenvs.search_rescue.world import FloorPlan, floor_plan_from_text, generate_floor_plan, place_rubble, place_victims
-
-# Layouts of fixed-map configs (`map_seed`), shared by every env of the process: drawing one is not cheap.
-_PLAN_CACHE: dict[tuple[int, int, int, int, float], tuple[FloorPlan, frozenset[int]]] = {}
-
+from teamenvs.search_rescue.world import FloorPlan, fixed_floor_plan, floor_plan_from_text, generate_floor_plan, place_rubble, place_victims
 
 def _state_field(name: str, doc: str) -> property:
     """A read-only view of one field of the episode state (`env.world`), for tests and analysis."""
@@ -65,6 +63,8 @@ class SearchRescueEnv(TeamEnv):
     task = _state_field("task", "agent -> the action it is busy with")
     know = _state_field("know", "agent -> what it knows")
 
+    _labelled: tuple[Any, dict[str, str]] = (None, {})  # the last view the mask asked about, and its commands
+
     def _agent_ids(self) -> list[str]:
         return agent_ids(self.config.team)
 
@@ -86,12 +86,7 @@ class SearchRescueEnv(TeamEnv):
         if cfg.map_seed is None:
             plan = generate_floor_plan(cfg.width, cfg.height, cfg.complexity, self._rng)
             return plan, frozenset(place_rubble(plan, cfg.rubble_fraction, self._rng))
-        key = (cfg.width, cfg.height, cfg.complexity, cfg.map_seed, cfg.rubble_fraction)
-        if key not in _PLAN_CACHE:
-            rng = np.random.default_rng(cfg.map_seed)
-            plan = generate_floor_plan(cfg.width, cfg.height, cfg.complexity, rng)
-            _PLAN_CACHE[key] = (plan, frozenset(place_rubble(plan, cfg.rubble_fraction, rng)))
-        return _PLAN_CACHE[key]
+        return fixed_floor_plan(cfg)
 
     def _reset_record(self) -> dict[str, Any]:
         return view.reset_record(self.world)
@@ -144,6 +139,32 @@ class SearchRescueEnv(TeamEnv):
                 continue
             for r in recipients:
                 share(w.plan, w.know[message.sender], w.know[r], rooms, victims)
+
+    # ------------------------------------------------------------------ numeric observations, discrete actions
+    def _features(self) -> tuple[Feature, ...]:
+        return view.features(self.config)
+
+    def _encode(self, v: Mapping[str, Any]) -> np.ndarray:
+        return view.encode(v, self.config)
+
+    def _catalogue(self) -> tuple[str, ...]:
+        return catalogue(self.config)
+
+    def _command_for(self, v: Mapping[str, Any], label: str) -> str | None:
+        # `command_for(v, label)`, with the view's label -> command table kept at hand: the mask asks label by label
+        if v is not self._labelled[0]:
+            self._labelled = (v, commands_now(v))
+        return self._labelled[1].get(label)
+
+    def _refusal(self, agent: str, action: Action) -> str | None:
+        """Why this action, chosen now, would be refused: the rules' check, and what a teammate acting in the
+        same step could take away (`rules.refusal`); for `tell`, the messaging condition."""
+        if action.command == "tell":
+            return self._send_refusal(agent, action.args["recipient"], action.args["message"])
+        w = self.world
+        ready = [a for a in self.agents if w.task[a] is None]  # who acts this step, in team order
+        refusal = rules.refusal(w, self.config, agent, action.command, action.args, ready)
+        return None if refusal is None else view.refusal_text(refusal)
 
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:

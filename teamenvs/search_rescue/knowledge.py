@@ -57,6 +57,8 @@ class Knowledge:
     room_versions: dict[int, int] = field(default_factory=dict)
     looked: dict[int, int] = field(default_factory=dict)  # room -> last step the agent saw inside it
     names_version: int = 0
+    rubble_version: int = 0  # changes whenever the set of doorways believed blocked does
+
 
     def known_rooms(self, plan: FloorPlan) -> set[int]:
         """Rooms it can name: mapped rooms and the rooms their doorways lead to."""
@@ -92,9 +94,12 @@ class Knowledge:
         """Record a doorway's state as of `step` unless a newer sighting is known; True if it changed."""
         if self.rubble_seen.get(door, -1) > step:
             return False
-        changed = (door in self.rubble) != blocked or door not in self.rubble_seen
+        flipped = (door in self.rubble) != blocked
+        changed = flipped or door not in self.rubble_seen
         self.rubble_seen[door] = step
-        (self.rubble.add if blocked else self.rubble.discard)(door)
+        if flipped:
+            (self.rubble.add if blocked else self.rubble.discard)(door)
+            self.rubble_version += 1
         return changed
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
-from teamenvs.search_rescue.config import ENGINEER, TRANSPORTER, SearchRescueConfig, role_of
+from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
 from teamenvs.search_rescue.knowledge import Knowledge, VictimNote, room_pattern
 from teamenvs.search_rescue.navigation import Cell, RouteMap, cell_path, route_map
 from teamenvs.search_rescue.world import CRITICAL, DIRECTIONS, STABLE, WALL, FloorPlan, Victim, direction
@@ -76,6 +76,10 @@ class Rescue:
     know: dict[str, Knowledge] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)  # what happened since the env last drained them
     _routes: dict[str, tuple[Any, RouteMap]] = field(default_factory=dict)
+    _named: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = field(default_factory=dict)
+    _sketch: dict[str, tuple[int, bytearray, set[int]]] = field(default_factory=dict)  # agent -> its drawing of the mapped rooms
+    _local: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    _layout: bytes = b""  # the plan drawn in characters, padded by LOCAL_RADIUS cells of "?"
     _score: tuple[int, dict[str, int]] | None = None
 
     @property
@@ -126,6 +130,73 @@ def routes(s: Rescue, agent: str) -> RouteMap:
     return cached[1]
 
 
+def named_rooms(s: Rescue, agent: str) -> tuple[tuple[int, str], ...]:
+    """(room id, name) of every room `agent` can name (mapped rooms and the rooms their doorways lead to), by id."""
+    k = s.know[agent]
+    cached = s._named.get(agent)
+    if cached is None or cached[0] != k.names_version:
+        cached = (k.names_version, tuple((r, s.room_names[r]) for r in sorted(k.known_rooms(s.plan))))
+        s._named[agent] = cached
+    return cached[1]
+
+
+LOCAL_RADIUS = 4  # the local map is the (2r+1) x (2r+1) cells around the agent
+LOCAL_SIDE = 2 * LOCAL_RADIUS + 1
+UNKNOWN, WALL_MARK, FLOOR, HOSPITAL_FLOOR, DOORWAY, RUBBLE = "?", "#", ".", "h", "+", "X"
+
+
+def _layout(s: Rescue) -> bytes:
+    """The floor plan in map characters (# . h +), padded by LOCAL_RADIUS cells of '?' on every side."""
+    if not s._layout:
+        plan, r = s.plan, LOCAL_RADIUS
+        side = plan.width + 2 * r
+        grid = bytearray(UNKNOWN.encode() * (side * (plan.height + 2 * r)))
+        for y in range(plan.height):
+            row = bytes(
+                ord(WALL_MARK if c == WALL else DOORWAY if c <= -2 else HOSPITAL_FLOOR if c == plan.hospital else FLOOR)
+                for c in plan.cells[y * plan.width:(y + 1) * plan.width]
+            )
+            start = (y + r) * side + r
+            grid[start:start + plan.width] = row
+        s._layout = bytes(grid)
+    return s._layout
+
+
+def local_map(s: Rescue, agent: str) -> str:
+    """The (2r+1)^2 cells around `agent`, row by row from the north-west, as it knows them: the layout of
+    the rooms it has mapped ('#' wall, '.' floor, 'h' Hospital floor, '+' doorway, 'X' doorway it
+    believes blocked by rubble), '?' for cells of rooms it has not mapped and outside the building."""
+    k = s.know[agent]
+    pos = s.pos[agent]
+    key = (pos, k.names_version, k.rubble_version)
+    cached = s._local.get(agent)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    layout, plan, r = _layout(s), s.plan, LOCAL_RADIUS
+    side = plan.width + 2 * r
+    sketch = s._sketch.get(agent)
+    if sketch is None or sketch[0] != k.names_version:
+        grid, painted = (sketch[1], sketch[2]) if sketch is not None else (bytearray(UNKNOWN.encode() * len(layout)), set())
+        for room in k.mapped - painted:
+            q = plan.rooms[room]
+            for y in range(q.y0 - 1 + r, q.y1 + 2 + r):  # the room and the walls around it
+                a, b = y * side + q.x0 - 1 + r, y * side + q.x1 + 2 + r
+                grid[a:b] = layout[a:b]
+            painted.add(room)
+        sketch = (k.names_version, grid, painted)
+        s._sketch[agent] = sketch
+    grid = sketch[1]
+    x, y = pos
+    window = bytearray(b"".join(grid[(y + dy) * side + x:(y + dy) * side + x + LOCAL_SIDE] for dy in range(LOCAL_SIDE)))
+    for d in k.rubble:
+        cx, cy = plan.doors[d].cell
+        if abs(cx - x) <= r and abs(cy - y) <= r:
+            window[(cy - y + r) * LOCAL_SIDE + cx - x + r] = ord(RUBBLE)
+    text = window.decode("ascii")
+    s._local[agent] = (key, text)
+    return text
+
+
 def score(s: Rescue, cfg: SearchRescueConfig) -> dict[str, int]:
     """The team's tally: victims rescued (by type), points, victims in all (a fresh dict)."""
     if s._score is None or s._score[0] != len(s.rescued):
@@ -146,10 +217,64 @@ def points_for(cfg: SearchRescueConfig, v: Victim) -> int:
 
 
 # ---------------------------------------------------------------------- actions
+# Every command is a pure check (why the rules refuse it now, changing nothing) and an
+# effect (what it does once accepted). `act` runs the check, then the effect; `refusal`
+# (the action masks of the discrete interface) runs the same check, so the two cannot drift.
+def check(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any]) -> Refusal | None:
+    """Why the rules refuse `agent`'s well-formed `command` now (None: `act` would carry it out); changes nothing."""
+    checker = _CHECKS.get(command)
+    return checker(s, agent, args) if checker is not None else None
+
+
 def act(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any], step: int) -> Refusal | None:
     """Carry out `agent`'s well-formed `command` (a no-op for messages and `wait`); a Refusal if the rules refuse it."""
-    handler = _HANDLERS.get(command)
-    return handler(s, cfg, agent, args, step) if handler is not None else None
+    refusal = check(s, cfg, agent, command, args)
+    if refusal is not None:
+        if refusal.reason == "rubble":  # bumping into rubble shows it
+            _see_rubble(s, agent, s.plan.door_at(refusal.data["cell"]), step)
+        return refusal
+    effect = _EFFECTS.get(command)
+    if effect is not None:
+        effect(s, cfg, agent, args, step)
+    return None
+
+
+def refusal(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any], ready: Sequence[str]) -> Refusal | None:
+    """Why `agent`'s well-formed `command`, chosen now alongside its teammates' actions, could be refused this step.
+
+    The rules' own check (`check`), then what teammates acting in the same step could take
+    away (the env applies a step's actions in a random order); `ready` are the agents that act
+    this step, in team order. Two agents cannot both pick up, stabilize or clear the same
+    victim or doorway, so only the first of `ready` that could do it keeps it (a fixed
+    precedence); and a victim its carrier may deliver to the Hospital this step cannot be
+    walked to. An action this accepts is never refused when every agent acts by it.
+    """
+    return check(s, cfg, agent, command, args) or _contested(s, agent, command, args, ready)
+
+
+def _contested(s: Rescue, agent: str, command: str, args: Mapping[str, Any], ready: Sequence[str]) -> Refusal | None:
+    if command == "go to victim":
+        carrier = s.victims[args["victim"] - 1].carried_by
+        if carrier is not None and carrier in ready and s.plan.room_at(s.pos[carrier]) == s.plan.hospital:
+            return refuse("may_be_rescued", victim=args["victim"], other=carrier)
+        return None
+    if command in ("pick up victim", "stabilize victim"):
+        picking = command == "pick up victim"
+        for other in ready:
+            if other == agent:
+                return None
+            able = s.carrying[other] is None if picking else role_of(other) == MEDIC  # what its situation allows
+            if able and (_check_pick_up if picking else _check_stabilize)(s, other, args) is None:
+                return refuse("first", other=other, what=f"victim {args['victim']}")
+        return None
+    if command == "clear rubble":
+        door = _door_toward(s, agent, args["direction"])
+        for other in ready:
+            if other == agent:
+                return None
+            if role_of(other) == ENGINEER and any(_door_toward(s, other, way) == door for way in DIRECTIONS):
+                return refuse("first", other=other, what="that doorway")
+    return None
 
 
 def _victim(s: Rescue, agent: str, vid: int, verb: str) -> Victim | Refusal:
@@ -168,15 +293,21 @@ def _victim(s: Rescue, agent: str, vid: int, verb: str) -> Victim | Refusal:
     return refuse("out_of_reach", victim=vid, verb=verb, cell=note.cell, room=s.room_names[note.room])
 
 
-def _blocked(s: Rescue, agent: str, cell: Cell, way: str, step: int) -> Refusal | None:
-    """Why `agent` cannot step into `cell` (to its `way`), or None; seeing rubble there notes it."""
+def _blocked(s: Rescue, agent: str, cell: Cell, way: str) -> Refusal | None:
+    """Why `agent` cannot step into `cell` (to its `way`), or None."""
     if s.plan.code(cell) == WALL:
         return refuse("wall", way=way, cell=s.pos[agent])
     door = s.plan.door_at(cell)
     if door is not None and door in s.rubble:
-        _see_rubble(s, agent, door, step)
         return refuse("rubble", way=way, cell=cell, engineer=role_of(agent) == ENGINEER)
     return None
+
+
+def _door_toward(s: Rescue, agent: str, way: str) -> int | None:
+    """The doorway next to `agent` on its `way`, if any."""
+    dx, dy = DIRECTIONS[way]
+    x, y = s.pos[agent]
+    return s.plan.door_at((x + dx, y + dy))
 
 
 def _cell_cost(s: Rescue, cfg: SearchRescueConfig, agent: str) -> int:
@@ -185,33 +316,39 @@ def _cell_cost(s: Rescue, cfg: SearchRescueConfig, agent: str) -> int:
     return 1
 
 
-def _move(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
-    way = args["direction"]
+def _next_cell(s: Rescue, agent: str, way: str) -> Cell:
     dx, dy = DIRECTIONS[way]
     x, y = s.pos[agent]
-    nxt = (x + dx, y + dy)
-    refusal = _blocked(s, agent, nxt, way, step)
-    if refusal:
-        return refusal
+    return (x + dx, y + dy)
+
+
+def _check_move(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
+    way = args["direction"]
+    return _blocked(s, agent, _next_cell(s, agent, way), way)
+
+
+def _move(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
     s.goal[agent] = None
-    s.task[agent] = Task("walk", _cell_cost(s, cfg, agent), ("cell", None), [nxt])
-    return None
+    s.task[agent] = Task("walk", _cell_cost(s, cfg, agent), ("cell", None), [_next_cell(s, agent, args["direction"])])
 
 
-def _go_to(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
+def _check_go_to(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     room = s.room_ids[args["room"].lower()]
     name = s.room_names[room]
     if s.plan.room_at(s.pos[agent]) == room:
         return refuse("already_in", room=name)
-    known = routes(s, agent)
-    if room not in known.rooms:
+    if room not in routes(s, agent).rooms:
         return refuse("no_route", room=name)
-    s.goal[agent] = room
-    s.task[agent] = Task("walk", _cell_cost(s, cfg, agent), ("room", room), cell_path(s.plan, known, room))
     return None
 
 
-def _go_to_victim(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
+def _go_to(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
+    room = s.room_ids[args["room"].lower()]
+    s.goal[agent] = room
+    s.task[agent] = Task("walk", _cell_cost(s, cfg, agent), ("room", room), cell_path(s.plan, routes(s, agent), room))
+
+
+def _check_go_to_victim(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     vid = args["victim"]
     if s.carrying[agent] == vid:
         return refuse("carrying_it", victim=vid)
@@ -222,18 +359,22 @@ def _go_to_victim(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[
         return refuse("rescued", victim=vid)
     if chebyshev(s.pos[agent], note.cell) <= 1:
         return refuse("already_next_to", victim=vid, cell=note.cell)
-    known = routes(s, agent)
-    if note.room not in known.rooms:
+    if note.room not in routes(s, agent).rooms:
         return refuse("no_route_to_victim", room=s.room_names[note.room], victim=vid)
-    path = cell_path(s.plan, known, note.room, note.cell)
+    return None
+
+
+def _go_to_victim(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
+    vid = args["victim"]
+    note = s.know[agent].victims[vid]
+    path = cell_path(s.plan, routes(s, agent), note.room, note.cell)
     # Stop on the first floor cell within reach (never in a doorway, which belongs to no room).
     cut = next(i for i, c in enumerate(path) if chebyshev(c, note.cell) <= 1 and s.plan.room_at(c) is not None)
     s.goal[agent] = None
     s.task[agent] = Task("walk", _cell_cost(s, cfg, agent), ("victim", vid), path[: cut + 1])
-    return None
 
 
-def _pick_up(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
+def _check_pick_up(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     vid = args["victim"]
     v = _victim(s, agent, vid, "pick up")
     if isinstance(v, Refusal):
@@ -242,6 +383,12 @@ def _pick_up(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, 
         return refuse("not_carryable", victim=vid)
     if any(t is not None and t.kind == "stabilize" and t.target == vid for t in s.task.values()):
         return refuse("being_stabilized", victim=vid)
+    return None
+
+
+def _pick_up(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
+    vid = args["victim"]
+    v = s.victims[vid - 1]
     s.room_victims[v.room].discard(v.id)
     s.room_version[v.room] += 1
     v.cell = v.room = None
@@ -249,31 +396,35 @@ def _pick_up(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, 
     s.carrying[agent] = vid
     s.know[agent].forget_victim(vid, step)
     s.outcomes.append(Outcome("picked_up", agent, {"victim": vid, "victim_kind": v.kind}))
+
+
+def _check_drop(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
+    if s.carrying[agent] is None:
+        return refuse("not_carrying")
+    if s.plan.room_at(s.pos[agent]) is None:
+        return refuse("drop_in_doorway")
     return None
 
 
-def _drop(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
+def _drop(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
     vid = s.carrying[agent]
     v = s.victims[vid - 1]
     pos = s.pos[agent]
     room = s.plan.room_at(pos)
-    if room is None:
-        return refuse("drop_in_doorway")
     s.carrying[agent] = None
     v.carried_by = None
     if room == s.plan.hospital:
         v.rescued = True
         s.rescued.append(vid)
         s.outcomes.append(Outcome("rescued", agent, {"victim": vid, "victim_kind": v.kind, "points": points_for(cfg, v)}))
-        return None
+        return
     v.cell, v.room = pos, room
     s.room_victims[room].add(vid)
     s.room_version[room] += 1
     s.outcomes.append(Outcome("dropped", agent, {"victim": vid, "cell": pos}))
-    return None
 
 
-def _stabilize(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
+def _check_stabilize(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     vid = args["victim"]
     v = _victim(s, agent, vid, "stabilize")
     if isinstance(v, Refusal):
@@ -285,25 +436,37 @@ def _stabilize(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str
     for other, t in s.task.items():
         if t is not None and t.kind == "stabilize" and t.target == vid:
             return refuse("other_stabilizing", victim=vid, other=other)
-    s.task[agent] = Task("stabilize", cfg.stabilize_steps, vid)
     return None
 
 
-def _clear(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> Refusal | None:
-    way = args["direction"]
-    dx, dy = DIRECTIONS[way]
-    x, y = s.pos[agent]
-    door = s.plan.door_at((x + dx, y + dy))
+def _stabilize(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
+    s.task[agent] = Task("stabilize", cfg.stabilize_steps, args["victim"])
+
+
+def _check_clear(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
+    door = _door_toward(s, agent, args["direction"])
     if door is None or door not in s.rubble:
-        return refuse("no_rubble", way=way)
+        return refuse("no_rubble", way=args["direction"])
     for other, t in s.task.items():
         if t is not None and t.kind == "clear" and t.target == door:
             return refuse("other_clearing", other=other)
-    s.task[agent] = Task("clear", cfg.clear_steps, door)
     return None
 
 
-_HANDLERS: dict[str, Callable[[Rescue, SearchRescueConfig, str, Mapping[str, Any], int], Refusal | None]] = {
+def _clear(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
+    s.task[agent] = Task("clear", cfg.clear_steps, _door_toward(s, agent, args["direction"]))
+
+
+_CHECKS: dict[str, Callable[[Rescue, str, Mapping[str, Any]], Refusal | None]] = {
+    "move": _check_move,
+    "go to": _check_go_to,
+    "go to victim": _check_go_to_victim,
+    "pick up victim": _check_pick_up,
+    "drop victim": _check_drop,
+    "stabilize victim": _check_stabilize,
+    "clear rubble": _check_clear,
+}
+_EFFECTS: dict[str, Callable[[Rescue, SearchRescueConfig, str, Mapping[str, Any], int], None]] = {
     "move": _move,
     "go to": _go_to,
     "go to victim": _go_to_victim,
@@ -342,8 +505,10 @@ def advance(s: Rescue, cfg: SearchRescueConfig, agent: str, step: int) -> None:
 
 def _walk_one(s: Rescue, cfg: SearchRescueConfig, agent: str, task: Task, step: int) -> None:
     nxt = task.path[task.at]
-    refusal = _blocked(s, agent, nxt, direction(s.pos[agent], nxt), step)
+    refusal = _blocked(s, agent, nxt, direction(s.pos[agent], nxt))
     if refusal:
+        if refusal.reason == "rubble":
+            _see_rubble(s, agent, s.plan.door_at(nxt), step)
         s.task[agent] = None
         s.outcomes.append(Outcome("blocked", agent, {"at": s.pos[agent], "cell": nxt, "why": refusal}))
         return

@@ -6,14 +6,22 @@ in words, the omniscient state and frame, and the briefing.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections import Counter
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
 
 from teamenvs.core.env import event
+from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
 from teamenvs.search_rescue.navigation import Cell, route_rooms
-from teamenvs.search_rescue.rules import Outcome, Refusal, Rescue, Task, routes, score
-from teamenvs.search_rescue.world import CRITICAL, STABLE, WALL, victim_status
+from teamenvs.search_rescue.rules import (
+    DOORWAY, FLOOR, HOSPITAL_FLOOR, LOCAL_SIDE, RUBBLE, WALL_MARK, Outcome, Refusal, Rescue, Task, local_map, named_rooms, routes, score,
+)
+from teamenvs.search_rescue.world import CRITICAL, HOSPITAL, STABLE, WALL, max_rooms, victim_status
 
 
 def fmt_cell(cell: Cell) -> str:
@@ -52,6 +60,10 @@ REFUSALS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "other_stabilizing": lambda d: f"{d['other']} is already stabilizing victim {d['victim']}",
     "no_rubble": lambda d: f"there is no rubble {d['way']} of you; rubble lies in doorways, so stand next to the blocked doorway",
     "other_clearing": lambda d: f"{d['other']} is already clearing that doorway",
+    "not_carrying": lambda d: "you are not carrying a victim",
+    # only in action masks (see rules.refusal): what a teammate acting in the same step could take away
+    "first": lambda d: f"{d['other']} could take {d['what']} this step, and goes first",
+    "may_be_rescued": lambda d: f"{d['other']} may deliver victim {d['victim']} to the Hospital this step",
 }
 
 
@@ -128,7 +140,10 @@ def task_text(s: Rescue, task: Task) -> str:
 def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str]) -> dict[str, Any]:
     """What `agent` knows now, but the shared envelope (see `TeamEnv.envelope`) and its messages.
 
-    `team` is every agent of the team; `here_now` the agents still in the episode.
+    `team` is every agent of the team; `here_now` the agents still in the episode. Two fields
+    serve the numeric observation and the discrete actions (`teamenvs.core.rl`) and are not
+    printed: `named_rooms`, (room id, name) of the rooms it can name (ids fixed by the floor
+    plan), and `local_map`, the cells around it as it knows the layout (`rules.local_map`).
     """
     plan, k = s.plan, s.know[agent]
     pos = s.pos[agent]
@@ -191,6 +206,8 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         "route": route,
         "score": score(s, cfg),
         "communication": cfg.communication,
+        "named_rooms": named_rooms(s, agent),
+        "local_map": local_map(s, agent),
     }
 
 
@@ -338,3 +355,334 @@ def role_briefing(cfg: SearchRescueConfig, agent: str, team: list[str], s: Rescu
         f"{talk} 'go to' and 'go to victim' keep you busy (no decisions) until you arrive or are blocked."
         + (" You know the whole floor plan from the start." if cfg.full_map else "")
     )
+
+
+# ---------------------------------------------------------------------- the numeric observation
+# `features(config)` is the feature table, `encode(view, config)` the vector of a view, slot by
+# slot as the table says (teamenvs.core.rl). Everything comes from the view; nothing hidden.
+VICTIM_SLOTS = 8  # the nearest known victims, in order of walking distance in a straight line
+MAX_ROOM_SLOTS = 64  # rooms beyond this id get no slot (only maps larger than the presets have them)
+TEAM_SLOTS = 10
+MAP_KINDS = (WALL_MARK, FLOOR, HOSPITAL_FLOOR, DOORWAY, RUBBLE)
+ROOM_FIELDS = ("known", "visited", "current", "hospital", "reachable", "distance", "next_on_route",
+               "stable_victims", "critical_victims", "stabilized_victims", "rubble")
+VICTIM_FIELDS = ("present", "dx", "dy", "distance", "within_reach", "in_my_room", "stable", "critical", "stabilized")
+COMMAND_KINDS = ("move", "go to victim", "go to", "pick up victim", "drop victim", "stabilize victim", "clear rubble",
+                 "say", "tell", "wait")
+EVENT_KINDS = (
+    ("picked_up", ("You picked up",)),
+    ("rescued", ("You delivered",)),
+    ("dropped", ("You put victim",)),
+    ("stabilized", ("You stabilized",)),
+    ("cleared", ("You cleared",)),
+    ("blocked", ("You stopped at",)),
+    ("arrived", ("You arrived", "You are next to victim", "You reached where")),
+    ("message_cut", ("your message was cut",)),
+)
+_NEEDS_MEDIC = victim_status(CRITICAL, False)
+_STATUS_SLOT = {STABLE: 6, _NEEDS_MEDIC: 7, victim_status(CRITICAL, True): 8}
+_ROOM_COUNT = {STABLE: 7, _NEEDS_MEDIC: 8, victim_status(CRITICAL, True): 9}
+# one row per map character: 1 in the column of its kind (unknown cells and outside: all zeros)
+_MAP_TABLE = np.zeros((256, len(MAP_KINDS)), dtype=np.float32)
+for _i, _kind in enumerate(MAP_KINDS):
+    _MAP_TABLE[ord(_kind), _i] = 1.0
+
+
+def room_slots(config: SearchRescueConfig) -> int:
+    """Rooms with a slot in the observation and a `go to room i` action: the most a map of this config has, at most 64."""
+    return min(MAX_ROOM_SLOTS, max_rooms(config))
+
+
+def features(config: SearchRescueConfig) -> tuple[Feature, ...]:
+    """The feature table of the numeric observation for this config."""
+    return _layout_of(config).features
+
+
+class _Layout(NamedTuple):
+    features: tuple[Feature, ...]
+    offsets: dict[str, int]
+    size: int
+    rooms: int
+    low: np.ndarray
+    high: np.ndarray
+
+
+@lru_cache(maxsize=32)
+def _layout_of(config: SearchRescueConfig) -> _Layout:
+    rooms = room_slots(config)
+    cells = LOCAL_SIDE * LOCAL_SIDE
+    feats = (
+        Feature("role", 3, doc="one-hot: medic, engineer, transporter"),
+        Feature("position", 2, doc="own cell: x / (width - 1), y / (height - 1)"),
+        Feature("in_doorway", 1, doc="1 when standing in a doorway"),
+        Feature("carrying", 3, doc="carrying a victim; it is stable; it is critical"),
+        Feature("busy", 4, doc="busy (no decision this step); walking; stabilizing; clearing rubble"),
+        Feature("local_map", cells * len(MAP_KINDS),
+                doc=f"the {LOCAL_SIDE}x{LOCAL_SIDE} cells centred on the agent, row by row from the north-west, "
+                    f"{len(MAP_KINDS)} slots each: wall, floor, Hospital floor, doorway, doorway with known rubble "
+                    "(all 0: a room it has not mapped, or outside the building); the layout of the rooms it has mapped"),
+        Feature("victims", VICTIM_SLOTS * len(VICTIM_FIELDS), -1.0, 1.0,
+                doc=f"the {VICTIM_SLOTS} nearest known victims (Manhattan distance from the agent, then number), "
+                    f"{len(VICTIM_FIELDS)} slots each: present; dx / width; dy / height; distance / (width + height); "
+                    "within reach (on or next to the agent's cell); in the agent's room (seen now); stable; critical "
+                    "needing the medic; critical and stabilized. Slot j is the victim of the `... nearest victim j+1` actions"),
+        Feature("rooms", rooms * len(ROOM_FIELDS),
+                doc=f"one block per room id 0..{rooms - 1} (the floor plan's order), {len(ROOM_FIELDS)} slots each: the agent "
+                    "can name it; visited; the room it is in; the Hospital; it knows a route there; route length in cells / "
+                    "(2 (width + height)); the next room of the route it is shown; known stable victims there / 5; known "
+                    "critical victims needing the medic / 5; known stabilized victims / 5; known rubble in one of its "
+                    "doorways. Room i is the room of the `go to room i` action"),
+        Feature("teammates_here", TEAM_SLOTS, doc="per team member (the team's order, up to 10): in the agent's room"),
+        Feature("route", 2, doc="a route is shown (to the Hospital when carrying, else to the room of the last 'go to'); "
+                                "its length in cells / (2 (width + height))"),
+        Feature("score", 4, doc="team: rescued / victims; stable rescued / victims; critical rescued / victims; "
+                                "points / (victims x the larger of the two points)"),
+        Feature("time", 1, doc="step / max_steps"),
+        Feature("last_action", 4 + len(COMMAND_KINDS),
+                doc="what became of the agent's last action, one-hot: none yet, accepted, rejected, none needed (busy); "
+                    "then the accepted command, one-hot: " + ", ".join(COMMAND_KINDS)),
+        Feature("events", len(EVENT_KINDS), doc="this step, the agent: " + ", ".join(k for k, _ in EVENT_KINDS)),
+        Feature("new_messages", 1, doc="messages received this step / 4"),
+        Feature("communication", 3, doc="one-hot: global, same_room, none"),
+    )
+    offsets, start = {}, 0
+    for f in feats:
+        offsets[f.name] = start
+        start += f.size
+    low, high = feature_bounds(feats)
+    return _Layout(feats, offsets, start, rooms, low, high)
+
+
+class Known(NamedTuple):
+    """A known victim as the numeric interface sees it."""
+
+    distance: int  # Manhattan, from the agent's cell
+    victim: int
+    status: str
+    cell: Cell
+    room: str
+    here: bool  # in the agent's room (seen now)
+
+
+_SUMMARIES: list[tuple[Mapping[str, Any], tuple[tuple[Known, ...], dict[tuple[str, str], int]]]] = []
+_ROOM_STATUS = itemgetter("room", "status")
+
+
+def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tuple[str, str], int]]:
+    """(the nearest known victims, (room, status) -> how many of the agent's notes elsewhere)."""
+    for seen, found in _SUMMARIES:
+        if seen is view:
+            return found
+    x, y = view["cell"]
+    room = view["room"]
+    here, notes = view["victims_here"], view["known_victims"]
+    every = here + notes
+    # distance then number, as one integer (victim numbers stay below 2**20)
+    keys = [(abs((c := v["cell"])[0] - x) + abs(c[1] - y)) << 20 | v["victim"] for v in every]
+    n_here = len(here)
+    nearest = tuple(
+        Known(keys[i] >> 20, every[i]["victim"], every[i]["status"], every[i]["cell"], room if i < n_here else every[i]["room"], i < n_here)
+        for i in sorted(range(len(keys)), key=keys.__getitem__)[:VICTIM_SLOTS]
+    )
+    found = (nearest, Counter(map(_ROOM_STATUS, notes)))
+    _SUMMARIES.append((view, found))  # the encoder and the mask read the same view one after the other
+    if len(_SUMMARIES) > 4:
+        del _SUMMARIES[0]
+    return found
+
+
+def nearest_victims(view: Mapping[str, Any]) -> tuple[Known, ...]:
+    """The `VICTIM_SLOTS` known victims nearest the agent (Manhattan distance, then number): those in its room, then its notes."""
+    return _victim_summary(view)[0]
+
+
+_ROOM_IDS: dict[int, tuple[tuple[tuple[int, str], ...], dict[str, int]]] = {}
+
+
+def room_ids(view: Mapping[str, Any]) -> dict[str, int]:
+    """Room name -> room id for the rooms the agent can name (from the view's `named_rooms`)."""
+    named = view["named_rooms"]
+    cached = _ROOM_IDS.get(id(named))
+    if cached is None or cached[0] is not named:
+        if len(_ROOM_IDS) > 256:
+            _ROOM_IDS.clear()
+        cached = (named, {name: r for r, name in named})
+        _ROOM_IDS[id(named)] = cached
+    return cached[1]
+
+
+_ROOM_BLOCKS: dict[tuple[int, int], tuple[tuple[tuple[int, str], ...], dict[str, int], tuple[int, ...]]] = {}
+
+
+def _room_blocks(named: tuple[tuple[int, str], ...], lay: "_Layout") -> tuple[dict[str, int], tuple[int, ...]]:
+    """(room name -> the first slot of its block, the first slots of the named rooms) for the rooms with a slot."""
+    key = (id(named), lay.size)
+    cached = _ROOM_BLOCKS.get(key)
+    if cached is None or cached[0] is not named:
+        if len(_ROOM_BLOCKS) > 256:
+            _ROOM_BLOCKS.clear()
+        start, width = lay.offsets["rooms"], len(ROOM_FIELDS)
+        blocks = {name: start + r * width for r, name in named if r < lay.rooms}
+        cached = (named, blocks, tuple(blocks.values()))
+        _ROOM_BLOCKS[key] = cached
+    return cached[1], cached[2]
+
+
+_LAST_ACTION: dict[str, tuple[int, int | None]] = {}
+
+
+def _last_action_slots(line: str) -> tuple[int, int | None]:
+    """(status slot, command kind slot or None) of a last-action line."""
+    cached = _LAST_ACTION.get(line)
+    if cached is None:
+        kind = None
+        if line.startswith("Your last action was REJECTED"):
+            status = 2
+        elif line == "Your last action: none yet.":
+            status = 0
+        elif line.endswith("(accepted)."):
+            status = 1
+            text = line[len("Your last action: "):-len(" (accepted).")]
+            kind = next((i for i, k in enumerate(COMMAND_KINDS) if text == k or text.startswith(k + " ")), None)
+        else:
+            status = 3
+        cached = (status, kind)
+        if len(_LAST_ACTION) > 4096:
+            _LAST_ACTION.clear()
+        _LAST_ACTION[line] = cached
+    return cached
+
+
+_LOCAL_CODES: dict[str, np.ndarray] = {}
+
+
+def _local_slots(local: str) -> np.ndarray:
+    """The `local_map` block of a view's local map (cached: the same few strings recur)."""
+    block = _LOCAL_CODES.get(local)
+    if block is None:
+        if len(_LOCAL_CODES) > 8192:
+            _LOCAL_CODES.clear()
+        block = _MAP_TABLE[np.frombuffer(local.encode("ascii"), dtype=np.uint8)].reshape(-1)
+        _LOCAL_CODES[local] = block
+    return block
+
+
+def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
+    """The numeric observation of a view (float32, `features(config)` slot by slot)."""
+    lay = _layout_of(config)
+    o = lay.offsets
+    w, h = config.width, config.height
+    x, y = view["cell"]
+    s: dict[int, float] = {}  # slot -> value, for the slots that are not 0
+    s[o["role"] + _ROLES[view["role"]]] = 1.0
+    s[o["position"]] = min(1.0, x / (w - 1))
+    s[o["position"] + 1] = min(1.0, y / (h - 1))
+    if view["doorway"] is not None:
+        s[o["in_doorway"]] = 1.0
+    carried = view["carrying"]
+    if carried is not None:
+        s[o["carrying"]] = 1.0
+        s[o["carrying"] + (1 if carried["kind"] == STABLE else 2)] = 1.0
+    busy = view["busy"]
+    if busy:
+        s[o["busy"]] = 1.0
+        s[o["busy"] + (2 if busy.startswith("stabilizing") else 3 if busy.startswith("clearing") else 1)] = 1.0
+
+    start, span = o["victims"], w + h
+    nearest, counts = _victim_summary(view)
+    b = start
+    for distance, _, status, (vx, vy), _, here in nearest:
+        dx, dy = vx - x, vy - y
+        s[b] = 1.0
+        s[b + 1] = dx / w if -w < dx < w else (1.0 if dx > 0 else -1.0)  # a drawn map may be larger than the config's
+        s[b + 2] = dy / h if -h < dy < h else (1.0 if dy > 0 else -1.0)
+        s[b + 3] = distance / span if distance < span else 1.0
+        if -1 <= dx <= 1 and -1 <= dy <= 1:
+            s[b + 4] = 1.0
+        if here:
+            s[b + 5] = 1.0
+        s[b + _STATUS_SLOT[status]] = 1.0
+        b += len(VICTIM_FIELDS)
+
+    blocks, named = _room_blocks(view["named_rooms"], lay)
+    room = blocks.get
+    for b in named:
+        s[b] = 1.0
+    for name in view["visited"]:
+        b = room(name)
+        if b is not None:
+            s[b + 1] = 1.0
+    far = 2 * span
+    for name, cells_away in view["rooms"].items():
+        b = room(name)
+        if b is not None:
+            s[b + 4] = 1.0
+            s[b + 5] = min(1.0, cells_away / far)
+    route = view["route"]
+    if route is not None:
+        s[o["route"]] = 1.0
+        s[o["route"] + 1] = min(1.0, route["cells"] / far)
+        b = room(route["via"][0]) if route["via"] else None
+        if b is not None:
+            s[b + 6] = 1.0
+    b = room(HOSPITAL)
+    if b is not None:
+        s[b + 3] = 1.0
+    here = room(view["room"])
+    count = _ROOM_COUNT
+    if here is not None:
+        s[here + 2] = 1.0
+        for v in view["victims_here"]:
+            slot = here + count[v["status"]]
+            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2)
+    for e in view["exits"]:
+        if e["rubble"]:
+            for b in (here, room(e["to"])):
+                if b is not None:
+                    s[b + 10] = 1.0
+    for (name, status), n in counts.items():
+        b = room(name)
+        if b is not None:
+            slot = b + count[status]
+            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2 * n)
+    for rb in view["known_rubble"]:
+        for name in rb["rooms"]:
+            b = room(name)
+            if b is not None:
+                s[b + 10] = 1.0
+
+    mates = view["teammates_here"]
+    if mates:
+        for i, a in enumerate(view["team"][:TEAM_SLOTS]):
+            if a in mates:
+                s[o["teammates_here"] + i] = 1.0
+    sc = view["score"]
+    victims = max(1, sc["victims"])
+    s[o["score"]] = sc["rescued"] / victims
+    s[o["score"] + 1] = sc["stable"] / victims
+    s[o["score"] + 2] = sc["critical"] / victims
+    s[o["score"] + 3] = sc["points"] / max(1, victims * max(config.stable_points, config.critical_points))
+    s[o["time"]] = min(1.0, view["step"] / view["max_steps"])
+    status, kind = _last_action_slots(view["last_action"])
+    s[o["last_action"] + status] = 1.0
+    if kind is not None:
+        s[o["last_action"] + 4 + kind] = 1.0
+    for text in view["events"]:
+        for i, (_, prefixes) in enumerate(EVENT_KINDS):
+            if text.startswith(prefixes):
+                s[o["events"] + i] = 1.0
+                break
+    if view["new_messages"]:
+        s[o["new_messages"]] = min(1.0, len(view["new_messages"]) / 4)
+    s[o["communication"] + _COMMUNICATION[view["communication"]]] = 1.0
+
+    out = np.zeros(lay.size, dtype=np.float32)  # every value above lies in its feature's scale already
+    m = o["local_map"]
+    out[m:m + LOCAL_SIDE * LOCAL_SIDE * len(MAP_KINDS)] = _local_slots(view["local_map"])
+    for slot, value in s.items():  # every value lies in its feature's scale (checked by the tests)
+        out[slot] = value
+    return out
+
+
+_ROLES = {MEDIC: 0, ENGINEER: 1, TRANSPORTER: 2}
+_COMMUNICATION = {"global": 0, "same_room": 1, "none": 2}

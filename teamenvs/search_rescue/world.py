@@ -16,6 +16,7 @@ drawn from the generator passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import networkx as nx
 import numpy as np
@@ -207,6 +208,51 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
         entry_b = sides[1] if entry_a == sides[0] else sides[0]
         doors.append(Door(len(doors), (x, y), (a, b), (entry_a, entry_b)))
     return _assemble(width, height, cells, rooms, doors, hospital)
+
+
+# Layouts of fixed-map configs (`map_seed`), shared by every env of the process: drawing one is not cheap.
+_PLAN_CACHE: dict[tuple[int, int, int, int, float], tuple[FloorPlan, frozenset[int]]] = {}
+
+
+def fixed_floor_plan(cfg: SearchRescueConfig) -> tuple[FloorPlan, frozenset[int]]:
+    """The layout and rubble of a fixed-map config (`map_seed` set), the same in every episode."""
+    key = (cfg.width, cfg.height, cfg.complexity, cfg.map_seed, cfg.rubble_fraction)
+    if key not in _PLAN_CACHE:
+        rng = np.random.default_rng(cfg.map_seed)
+        plan = generate_floor_plan(cfg.width, cfg.height, cfg.complexity, rng)
+        _PLAN_CACHE[key] = (plan, frozenset(place_rubble(plan, cfg.rubble_fraction, rng)))
+    return _PLAN_CACHE[key]
+
+
+@lru_cache(maxsize=64)
+def _most_rooms(width: int, height: int, complexity: int) -> int:
+    max_side = min(SearchRescueConfig(width=width, height=height, complexity=complexity).max_room_side, max(width, height) - 3)
+    most: dict[tuple[int, int], int] = {}
+
+    def rooms(w: int, h: int) -> int:  # the most rooms `_partition` can leave in a w x h rectangle
+        if (w, h) in most:
+            return most[w, h]
+        split_v, split_h = w > max_side and w >= 2 * MIN_ROOM + 1, h > max_side and h >= 2 * MIN_ROOM + 1
+        best = 1
+        if split_v and (not split_h or w >= h):
+            best = max(rooms(a, h) + rooms(w - 1 - a, h) for a in range(MIN_ROOM, w - MIN_ROOM))
+        if split_h and (not split_v or h >= w):
+            best = max(best, max(rooms(w, b) + rooms(w, h - 1 - b) for b in range(MIN_ROOM, h - MIN_ROOM)))
+        most[w, h] = best
+        return best
+
+    for w in range(1, width - 1):  # bottom up, so the recursion stays shallow
+        for h in range(1, height - 1):
+            rooms(w, h)
+    return rooms(width - 2, height - 2)
+
+
+def max_rooms(cfg: SearchRescueConfig) -> int:
+    """The most rooms a map of this config can have: its layout's count for a fixed map, else the most
+    that binary space partitioning can cut from `width x height` at this `complexity`."""
+    if cfg.map_seed is not None:
+        return len(fixed_floor_plan(cfg)[0].rooms)
+    return _most_rooms(cfg.width, cfg.height, cfg.complexity)
 
 
 def _assemble(width: int, height: int, cells: list[int], rooms: tuple[Room, ...], doors: list[Door], hospital: int) -> FloorPlan:

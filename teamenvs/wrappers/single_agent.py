@@ -15,6 +15,10 @@ step's reward: one learner step may cover several env steps, a semi-MDP. `info["
 says how many env steps the learner step covered (and `info["skipped_steps"]` how many of them
 the learner had nothing to decide). With `skip_idle=False` every env step is a learner step;
 in idle ones the learner's action is ignored (`info["needs_action"]` is false).
+
+With numeric observations `info` is flat (needs_action, action_rejected, action_mask, env_steps,
+skipped_steps), so that Gymnasium's vector envs can stack it; with text observations it is the
+team env's full info (view, valid_actions, ...) plus the step counts.
 """
 
 from __future__ import annotations
@@ -103,8 +107,16 @@ class SingleAgentEnv(gymnasium.Env):
         return total, terminated, truncated, steps
 
     def _learner_info(self, env_steps: int, skipped: int) -> dict[str, Any]:
-        info = dict(self._infos.get(self.agent, {}))
-        info.update(env_steps=env_steps, skipped_steps=skipped)
+        full = self._infos.get(self.agent, {})
+        if self.team_env.interface.obs_type == "text":
+            return {**full, "env_steps": env_steps, "skipped_steps": skipped}
+        # numeric observations: a flat info of numbers and arrays, which vector envs can stack
+        # (the view's nested, step-varying structure is for text and scripted policies)
+        last = full.get("last_action") or {}
+        info = {"needs_action": bool(full.get("needs_action", False)), "action_rejected": last.get("ok") is False,
+                "env_steps": env_steps, "skipped_steps": skipped}
+        if "action_mask" in full:
+            info["action_mask"] = full["action_mask"]
         return info
 
     def step(self, action: Any):

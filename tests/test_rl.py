@@ -1,0 +1,166 @@
+"""The RL interface with the libraries RL researchers use, over every registered env.
+
+No torch, no GPU: Gymnasium's `SyncVectorEnv`/`AsyncVectorEnv` and `FlattenObservation` on the
+single-agent view, SuperSuit's `pettingzoo_env_to_vec_env_v1` + `concat_vec_envs_v1` and
+`black_death_v3` on the multi-agent env, and the interface's own rules (types checked, index ->
+command in the log, masked-out and out-of-range indices refused with a reason, idle agents
+masked to the no-op, `state()`/`state_space`, the single-agent view's step accounting).
+The paradigm-specific parts (feature tables, catalogues, exact masks) are tested in
+`tests/test_rl_<paradigm>.py` and by `teamenvs.testing.check_team_env`.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.wrappers import FlattenObservation
+
+import teamenvs
+from teamenvs.core.rl import NOOP, Feature, feature_table, pack
+
+ENV_IDS = teamenvs.list_envs()
+
+
+def masked(mask: np.ndarray, rng: np.random.Generator) -> int:
+    allowed = np.flatnonzero(mask)
+    return int(allowed[int(rng.integers(len(allowed)))])
+
+
+def test_interface_types_are_checked():
+    with pytest.raises(ValueError, match="obs_type must be one of text, vector, both, got 'pixels'"):
+        teamenvs.make("commons_v0", obs_type="pixels")
+    with pytest.raises(ValueError, match="action_type must be one of text, discrete, got 'continuous'"):
+        teamenvs.make("commons_v0", action_type="continuous")
+
+
+def test_pack_clips_to_each_feature_scale_and_checks_sizes():
+    features = (Feature("a", 1, 0, 1, "x"), Feature("b", 2, -1, 1, "y"))
+    assert pack(features, {"a": 2.0, "b": [-3, 0.5]}).tolist() == [1.0, -1.0, 0.5]
+    with pytest.raises(ValueError, match="feature 'b' has 2 slot"):
+        pack(features, {"a": 0, "b": [1]})
+    assert "| 1-2 | `b` | -1 to 1 | y |" in feature_table(features)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_spaces_of_every_interface(env_id):
+    vector = teamenvs.make(env_id, obs_type="vector")
+    agent = vector.possible_agents[0]
+    assert isinstance(vector.observation_space(agent), gymnasium.spaces.Box)
+    discrete = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    space = discrete.observation_space(agent)
+    assert set(space.spaces) == {"observation", "action_mask"}
+    assert isinstance(discrete.action_space(agent), gymnasium.spaces.Discrete)
+    assert space["action_mask"].shape == (discrete.action_space(agent).n,)
+    both = teamenvs.make(env_id, obs_type="both", action_type="discrete")
+    assert set(both.observation_space(agent).spaces) == {"text", "vector", "action_mask"}
+    # the same catalogue for every agent, so vectorising wrappers see one space
+    assert len({discrete.action_space(a).n for a in discrete.possible_agents}) == 1
+    assert len({discrete.observation_space(a)["observation"].shape for a in discrete.possible_agents}) == 1
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_discrete_indices_become_commands_in_the_log_and_bad_ones_are_refused(env_id):
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    observations, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    acting = next(a for a in env.agents if infos[a]["needs_action"])
+    index = masked(infos[acting]["action_mask"], rng)
+    command = env.action_text(acting, index)
+    assert isinstance(command, str) and command
+    closed = np.flatnonzero(infos[acting]["action_mask"] == 0)
+    n = env.action_space(acting).n
+    actions = {a: 0 for a in env.agents}
+    actions[acting] = index
+    _, _, _, _, infos = env.step(actions)
+    assert infos[acting]["last_action"]["ok"] is True
+    if len(closed):
+        env.reset(seed=0)
+        _, _, _, _, infos = env.step({**{a: 0 for a in env.agents}, acting: int(closed[0])})
+        assert infos[acting]["last_action"]["error"].startswith(f"action {int(closed[0])} (")
+        assert "is not available now (its mask is 0)" in infos[acting]["last_action"]["error"]
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({**{a: 0 for a in env.agents}, acting: n + 5})
+    assert infos[acting]["last_action"]["error"] == f"action {n + 5} is outside the action space (0 to {n - 1})"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_agents_that_need_no_action_have_only_the_noop(env_id):
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    assert env.unwrapped.interface.labels[0] == NOOP
+    rng = np.random.default_rng(1)
+    observations, infos = env.reset(seed=1)
+    seen_idle = 0
+    for _ in range(200):
+        if not env.agents:
+            break
+        for agent in env.agents:
+            if not infos[agent]["needs_action"]:
+                seen_idle += 1
+                assert infos[agent]["action_mask"].tolist() == [1] + [0] * (len(infos[agent]["action_mask"]) - 1)
+        observations, _, _, _, infos = env.step({a: masked(infos[a]["action_mask"], rng) for a in env.agents})
+    assert env.state().shape == env.state_space.shape
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_gymnasium_vector_envs_and_flatten_observation(env_id):
+    gym_id = teamenvs.spec(env_id).gym_id
+    make = lambda: FlattenObservation(gymnasium.make(gym_id, obs_type="vector", action_type="discrete"))  # noqa: E731
+    for vector_cls in (gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv):
+        envs = vector_cls([make, make])
+        try:
+            observations, infos = envs.reset(seed=[0, 1])
+            assert observations.shape[0] == 2 and observations.dtype == np.float32
+            rng = np.random.default_rng(0)
+            for _ in range(5):
+                actions = np.array([masked(infos["action_mask"][i], rng) for i in range(2)])
+                observations, rewards, terminated, truncated, infos = envs.step(actions)
+                assert np.isfinite(rewards).all()
+        finally:
+            envs.close()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_supersuit_vectorises_the_multi_agent_env(env_id):
+    import supersuit as ss
+    from teamenvs.wrappers import MaskInInfo
+
+    with pytest.raises(ValueError, match="MaskInInfo wraps an env made with obs_type='vector', action_type='discrete'"):
+        MaskInInfo(teamenvs.make(env_id))
+    env = ss.black_death_v3(MaskInInfo(teamenvs.make(env_id, obs_type="vector", action_type="discrete")))
+    vec = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(env), 2, num_cpus=0, base_class="gymnasium")
+    n_agents = len(teamenvs.make(env_id).possible_agents)
+    try:
+        observations, infos = vec.reset(seed=0)
+        assert observations.shape[0] == 2 * n_agents and observations.dtype == np.float32
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            actions = np.array([masked(info["action_mask"], rng) if "action_mask" in info else 0 for info in infos])
+            observations, rewards, terminated, truncated, infos = vec.step(actions)
+            assert len(rewards) == 2 * n_agents and np.isfinite(rewards).all()
+    finally:
+        vec.close()
+
+
+def test_single_agent_view_reports_the_env_steps_a_learner_step_covers():
+    # the job fair's seekers wait while other seekers are interviewed: learner steps cover several env steps
+    env = gymnasium.make("teamenvs/JobFair-v0", agent="seeker_1", obs_type="vector", action_type="discrete")
+    observations, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    covered, total = [], 0
+    for _ in range(60):
+        observations, reward, terminated, truncated, info = env.step(masked(info["action_mask"], rng))
+        covered.append(info["env_steps"])
+        assert info["skipped_steps"] == info["env_steps"] - 1
+        if terminated or truncated:
+            break
+    assert max(covered) > 1
+    every = gymnasium.make("teamenvs/JobFair-v0", agent="seeker_1", skip_idle=False)
+    every.reset(seed=0)
+    _, _, _, _, info = every.step("wait")
+    assert info["env_steps"] == 1 and info["skipped_steps"] == 0
+
+
+def test_gymnasium_registrations_have_a_time_limit():
+    for env_id in ENV_IDS:
+        assert gymnasium.spec(teamenvs.spec(env_id).gym_id).max_episode_steps, env_id

@@ -21,7 +21,8 @@ Rows, every number measured by this run:
   another, every call is on the path.
 * `numeric vs text`: every registered env in its RL interface (`obs_type="vector",
   action_type="discrete"`, uniformly drawn masked-in actions) against the same env in text
-  mode (random valid text actions from `valid_actions`), timing `env.step` and `env.reset` only,
+  mode (random valid text actions from `valid_actions`), timing `env.step` only (random play ends
+  episodes at different rates in the two modes, so resets are left out),
   in alternating rounds of `--seconds / 4` each within one run. Value: the ratio of env steps/s.
 * `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
   `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
@@ -120,14 +121,12 @@ def env_rows(seconds: float, seed: int = 0) -> list[list[str]]:
 
 
 def _mode_round(env: Any, numeric: bool, seconds: float, rng: np.random.Generator, state: dict[str, Any]) -> tuple[int, float]:
-    """Step `env` for about `seconds` (resetting when an episode ends); (env steps, time inside step/reset)."""
+    """Step `env` for about `seconds` (resetting when an episode ends); (env steps, time inside env.step)."""
     steps, busy = 0, 0.0
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
-        if not env.agents:
-            t0 = time.perf_counter()
+        if not env.agents:  # resets are not timed: random play ends episodes at different rates per mode
             state["obs"], state["infos"] = env.reset(seed=int(rng.integers(2**31)))
-            busy += time.perf_counter() - t0
         infos = state["infos"]
         if numeric:
             actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
@@ -161,7 +160,7 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
                 totals[numeric][1] += busy
         numeric_rate, text_rate = (totals[m][0] / totals[m][1] for m in (True, False))
         rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.1f}", "x text env steps/s",
-                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step and reset only)"])
+                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only)"])
     rows += vector_env_rows(seconds, seed)
     return rows
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -101,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/rl"))
     args = parser.parse_args(argv)
-
-    from sb3_contrib import MaskablePPO
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError:
+        print("benchmarks.rl_ppo needs the rl extra (torch, sb3-contrib): pip install -e \".[rl]\"", file=sys.stderr)
+        return 2
     from stable_baselines3.common.callbacks import BaseCallback
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ wall time) and a closing summary.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -64,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default=None, help="a running Ray cluster (e.g. 'auto'); default: a local Ray instance")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-
-    import ray
+    try:
+        import ray
+    except ImportError:
+        print("benchmarks.rl_rllib needs the rl extra (ray[rllib], torch): pip install -e \".[rl]\"", file=sys.stderr)
+        return 2
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         result = algo.train()
         runners = result.get("env_runners", {})
         steps = result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0))
-        print(f"iteration {i}: {steps:,} env steps, mean episode return (sum over agents) "
+        print(f"iteration {i}: {int(steps):,} env steps, mean episode return (sum over agents) "
               f"{runners.get('episode_return_mean', float('nan')):,.1f}, {time.perf_counter() - start:.0f} s", flush=True)
     runners = result.get("env_runners", {})
     print(f"{args.env}: RLlib PPO, shared masked policy, {args.env_runners} env runners on "

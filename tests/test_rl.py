@@ -6,7 +6,7 @@ single-agent view, SuperSuit's `pettingzoo_env_to_vec_env_v1` + `concat_vec_envs
 command in the log, masked-out and out-of-range indices refused with a reason, idle agents
 masked to the no-op, `state()`/`state_space`, the single-agent view's step accounting).
 The paradigm-specific parts (feature tables, catalogues, exact masks) are tested in
-`tests/test_rl_<paradigm>.py` and by `teamenvs.testing.check_team_env`.
+`tests/<paradigm>/test_rl_<paradigm>.py` and by `teamenvs.testing.check_team_env`.
 """
 
 from __future__ import annotations

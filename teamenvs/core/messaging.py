@@ -49,9 +49,6 @@ class MessagingConditions(TeamConfig):
         if not modes and not isinstance(self.communication, bool):
             raise ConfigError(f"communication must be true or false, got {self.communication!r}")
 
-    def _check_messaging(self) -> None:  # transitional: removed once every config is a TeamConfig with _check
-        TeamConfig.__post_init__(self)
-
     @property
     def talking_allowed(self) -> bool:
         """Whether messages may be sent at all under this condition."""

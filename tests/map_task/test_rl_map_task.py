@@ -4,7 +4,7 @@ masks, replayable discrete logs, and the closed route leak.
 The vector is checked to lie in its Box and to be a function of the agent's view alone (equal
 views, equal vectors; the follower's vector, rewards and infos do not change when only the hidden
 route and finish change; the guide's vector does not change when the follower draws, unless
-`canvas_visibility`), with slots checked by hand on the hand-made pair of tests/test_map_task.py.
+`canvas_visibility`), with slots checked by hand on the hand-made pair of tests/map_task/test_map_task.py.
 The catalogue is fixed per config and the same for both roles; every command a label stands for
 parses. Masks are exact: random masked-in actions over many seeds and presets are never refused.
 A discrete episode's log holds command texts and replays. The route leak is closed: until the

@@ -15,7 +15,7 @@ undo walks back draws/erases/resets in order, only the follower draws, the guide
 refer to grid coordinates (unless `allow_coordinates`), messages arrive next step and are
 cut to `max_words`, `say done` from the follower ends the episode, the shared reward is the
 final route accuracy, paid when the episode ends (nothing before, so no reward tells the
-follower where the route is; tests/test_rl_map_task.py checks the leak is closed). Information isolation: the follower never sees the
+follower where the route is; tests/map_task/test_rl_map_task.py checks the leak is closed). Information isolation: the follower never sees the
 route, the finish or a landmark only the guide has (or its guide name); the guide never
 sees the drawing unless `canvas_visibility`. Metrics are checked on a short hand-driven
 episode whose values are counted by hand, and config errors must be clear `ConfigError`s.

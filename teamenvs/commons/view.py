@@ -11,7 +11,7 @@ from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import event
 from teamenvs.core.rl import Feature, feature_bounds
-from teamenvs.core.rounds import Phase, discussion_briefing
+from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 
 
@@ -243,17 +243,9 @@ def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
     cached = _LAYOUTS.get(id(config))
     if cached is not None and cached[0] is config and cached[1] == fishers:
         return cached[2]
-    others = {a: tuple(f for f in fishers if f != a) for a in fishers}
-    lines = {}
-    for a in fishers:
-        table = {}
-        for i, o in enumerate(others[a]):
-            for j, text in enumerate(MESSAGES):
-                table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
-        lines[a] = table
+    others, slots, lines = message_tables(fishers, MESSAGES)
     table = features(config)
     low, high = feature_bounds(table)
-    slots = {a: {o: i for i, o in enumerate(others[a])} for a in fishers}
     layout = _Layout(table, low, high, others, slots, lines)
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()

@@ -84,3 +84,19 @@ class DiscussingBaseline(ScriptedPolicy):
     @abstractmethod
     def decision(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         """The command for a decision step (investment or harvest)."""
+
+
+def message_tables(agents: tuple[str, ...], messages: tuple[str, ...]) -> tuple[
+        dict[str, tuple[str, ...]], dict[str, dict[str, int]], dict[str, dict[str, tuple[int, int]]]]:
+    """Lookup tables the round-based encoders share: per agent, the others in id order, each other's
+    index among them, and each rendered line of a canned message -> (other's index, message index)."""
+    others = {a: tuple(o for o in agents if o != a) for a in agents}
+    slots = {a: {o: i for i, o in enumerate(others[a])} for a in agents}
+    lines = {}
+    for a in agents:
+        table = {}
+        for i, o in enumerate(others[a]):
+            for j, text in enumerate(messages):
+                table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
+        lines[a] = table
+    return others, slots, lines

@@ -12,7 +12,7 @@ import numpy as np
 
 from teamenvs.core.env import event
 from teamenvs.core.rl import Feature, feature_bounds, one_hot
-from teamenvs.core.rounds import Phase, discussion_briefing
+from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
 from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, money_json
@@ -266,17 +266,9 @@ def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
     cached = _LAYOUTS.get(id(config))
     if cached is not None and cached[0] is config and cached[1] == traders:
         return cached[2]
-    others = {a: tuple(t for t in traders if t != a) for a in traders}
-    lines = {}
-    for a in traders:
-        table = {}
-        for i, o in enumerate(others[a]):
-            for j, text in enumerate(MESSAGES):
-                table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
-        lines[a] = table
+    others, slots, lines = message_tables(traders, MESSAGES)
     table = features(config)
     low, high = feature_bounds(table)
-    slots = {a: {o: i for i, o in enumerate(others[a])} for a in traders}
     layout = _Layout(table, low, high, money_scale(config), others, slots, lines)
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()

@@ -74,3 +74,24 @@ def quote(text: str, max_chars: int = 60) -> str:
     if len(cleaned) > max_chars:
         cleaned = cleaned[: max_chars - 3] + "..."
     return f"'{cleaned}'"
+
+
+def printable(text: Any, *, keep_newlines: bool = True) -> str:
+    """`text` made safe to print on a terminal: every control or format character (ESC, BEL, CR,
+    bidi overrides, ...) shown as a visible escape (`\\x1b`, `\\u202e`) instead of acting on the
+    terminal; newlines kept unless `keep_newlines` is false. Use it on all agent, model and file
+    text that reaches stdout or stderr."""
+    text = text if isinstance(text, str) else str(text)
+    if text.replace("\n", "").isprintable() and (keep_newlines or "\n" not in text):
+        return text  # the common case costs one scan
+    out = []
+    for c in text:
+        if c.isprintable() or (c == "\n" and keep_newlines):
+            out.append(c)
+        elif ord(c) < 0x100:
+            out.append(f"\\x{ord(c):02x}")
+        elif ord(c) < 0x10000:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(f"\\U{ord(c):08x}")
+    return "".join(out)

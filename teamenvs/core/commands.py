@@ -86,7 +86,7 @@ class Arg(ABC):
 
 
 # One optional whitespace run per optional separator: three runs in a row backtracked in
-# cubic time on whitespace followed by a non-digit (see tests/test_hostile.py).
+# cubic time on whitespace followed by a non-digit (see tests/hostile/test_actions.py).
 _INT_RE = re.compile(r"(?<!\s)\s*(?:[:=]\s*)?(?:\$\s*)?(-?\d[\d,_]*)(\.\d+)?")
 
 

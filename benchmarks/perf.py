@@ -24,6 +24,12 @@ Rows, every number measured by this run:
   mode (random valid text actions from `valid_actions`), timing `env.step` only (random play ends
   episodes at different rates in the two modes, so resets are left out),
   in alternating rounds of `--seconds / 4` each within one run. Value: the ratio of env steps/s.
+* `step parts`: where an `env.step` goes, per env and mode, from the same random play (each
+  hook timed on the instance): rules (`_apply`), building views, rendering text (text mode),
+  encoding and masks (numeric mode). Value: the most the numeric mode could gain over text
+  while its vector is an encoding of the view, i.e. if encoding, masks, parsing and the
+  bookkeeping cost nothing (text step time / (rules + views)); the notes add the bound with
+  no view either (text step time / rules).
 * `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
   `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
   alternating rounds within one run. Value: the ratio of env steps/s.
@@ -143,6 +149,51 @@ def _mode_round(env: Any, numeric: bool, seconds: float, rng: np.random.Generato
     return steps, busy
 
 
+PARTS = {"_apply": "rules", "_view": "views", "_render_view": "text", "_encode": "encode", "observe": "encode+mask"}
+
+
+def _timed(obj: Any, name: str, spent: dict[str, float], label: str) -> None:
+    """Replace `obj.name` on the instance with a wrapper adding its wall time to `spent[label]`."""
+    inner = getattr(obj, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - t0
+
+    setattr(obj, name, timed)
+
+
+def step_parts(env_id: str, numeric: bool, seconds: float, seed: int = 0) -> dict[str, float]:
+    """Microseconds per `env.step` in each part (PARTS) and in all (`step`), random valid actions."""
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete") if numeric else teamenvs.make(env_id)
+    spent = dict.fromkeys(PARTS.values(), 0.0)
+    for name, label in PARTS.items():
+        _timed(env.interface if name == "observe" else env, name, spent, label)
+    state = dict(zip(("obs", "infos"), env.reset(seed=seed)))
+    spent.update(dict.fromkeys(spent, 0.0))  # the reset's share is not a step's
+    steps, busy = _mode_round(env, numeric, seconds, np.random.default_rng(seed), state)
+    parts = {label: 1e6 * t / steps for label, t in spent.items()}
+    parts["mask"] = parts.pop("encode+mask") - parts["encode"]
+    parts["step"] = 1e6 * busy / steps
+    return parts
+
+
+def parts_rows(seconds: float, seed: int = 0) -> list[list[str]]:
+    """Per env: the step split into rules, views, text, encoding and masks, in both modes."""
+    rows = []
+    for env_id in teamenvs.list_envs():
+        text, numeric = (step_parts(env_id, mode, seconds / 2, seed) for mode in (False, True))
+        rows.append(["step parts", env_id, f"{text['step'] / (text['rules'] + text['views']):.1f}", "x bound on numeric vs text",
+                     f"text step {text['step']:.0f} us: rules {text['rules']:.0f}, views {text['views']:.0f}, "
+                     f"rendering {text['text']:.0f}; numeric step {numeric['step']:.0f} us: rules {numeric['rules']:.0f}, "
+                     f"views {numeric['views']:.0f}, encoding {numeric['encode']:.0f}, masks {numeric['mask']:.0f}; "
+                     f"bound without views {text['step'] / text['rules']:.1f}x"])
+    return rows
+
+
 def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     """Numeric (vector + discrete) against text env steps/s per env, and AsyncVectorEnv against SyncVectorEnv."""
     rows = []
@@ -161,7 +212,7 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
         numeric_rate, text_rate = (totals[m][0] / totals[m][1] for m in (True, False))
         rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.1f}", "x text env steps/s",
                      f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only)"])
-    rows += vector_env_rows(seconds, seed)
+    rows += parts_rows(seconds, seed) + vector_env_rows(seconds, seed)
     return rows
 
 

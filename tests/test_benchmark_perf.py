@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import teamenvs
@@ -51,10 +53,14 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     for env_id in teamenvs.list_envs():
         value, unit, notes = rows["numeric vs text", f"{env_id}, random valid actions"]
         assert number(value) > 0 and unit == "x text env steps/s" and "numeric" in notes
+        value, unit, notes = rows["step parts", env_id]
+        text_step, rules, views = (number(re.search(pattern, notes).group(1))
+                                   for pattern in (r"text step (\d+) us", r"rules (\d+)", r"views (\d+)"))
+        assert 0 < rules + views < text_step and number(value) >= 1.0  # a part of the step takes less than the step
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     assert len(vector) == 2 and all(number(v[0]) > 0 for v in vector.values())
 
-    assert len(rows) == 2 * len(teamenvs.list_envs()) + len(teamenvs.list_envs()) + 2 + 2 + 2
+    assert len(rows) == 2 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
 
 
 def test_critical_path_calls() -> None:

@@ -164,3 +164,30 @@ def test_single_agent_view_reports_the_env_steps_a_learner_step_covers():
 def test_gymnasium_registrations_have_a_time_limit():
     for env_id in ENV_IDS:
         assert gymnasium.spec(teamenvs.spec(env_id).gym_id).max_episode_steps, env_id
+
+
+def _rollout_masks(env, seed: int, steps: int) -> list[tuple]:
+    rng = np.random.default_rng(seed)
+    _, infos = env.reset(seed=seed)
+    seen = []
+    for _ in range(steps):
+        if not env.agents:
+            _, infos = env.reset(seed=int(rng.integers(2**31)))
+        seen.append(tuple((a, infos[a]["action_mask"].tobytes(), tuple(env.action_text(a, i) for i in range(len(infos[a]["action_mask"]))))
+                          for a in env.agents))
+        _, _, _, _, infos = env.step({a: masked(infos[a]["action_mask"], rng) for a in env.agents})
+    return seen
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_masks_worked_out_once_per_situation_equal_masks_worked_out_every_step(env_id):
+    """A paradigm's `_mask_key` lets a mask be reused within a situation; reusing must never change a
+    mask or a command: the same random play with the memo off gives the same masks and commands."""
+    probe = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    probe.reset(seed=0)
+    if probe._mask_key(probe._view(probe.agents[0])) is None:
+        pytest.skip(f"{env_id} works its masks out every step")
+    for preset in (None, *sorted(type(probe).presets)):
+        memo, fresh = (teamenvs.make(env_id, preset=preset, obs_type="vector", action_type="discrete") for _ in range(2))
+        fresh._mask_key = lambda view: None
+        assert _rollout_masks(memo, 3, 400) == _rollout_masks(fresh, 3, 400), preset

@@ -82,6 +82,11 @@ def catalogue(config: CommonsConfig) -> tuple[str, ...]:
     return (NOOP, *_HARVEST, *_SAY)
 
 
+def mask_key(view: Mapping[str, Any]) -> tuple:
+    """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`)."""
+    return view["phase"], view["stock"], view["n_fishers"], view["regrowth_factor"], _mean(view)
+
+
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
     """The command `label` stands for in this view, or None when it is impossible now."""
     if label == NOOP:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping
 
-from teamenvs.commons.commands import COMMANDS, catalogue, command_for, request_of, situation
+from teamenvs.commons.commands import COMMANDS, catalogue, command_for, mask_key, request_of, situation
 from teamenvs.commons.config import PRESETS, CommonsConfig
 from teamenvs.commons.metrics import METRIC_GOALS, commons_metrics
 from teamenvs.commons.rules import (
@@ -120,6 +120,9 @@ class CommonsEnv(ScheduledGame):
 
     def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
         return command_for(view, label)
+
+    def _mask_key(self, view: Mapping[str, Any]) -> tuple:
+        return mask_key(view)
 
     # ------------------------------------------------------------------ views and text
     def _month_view(self) -> dict[str, Any] | None:

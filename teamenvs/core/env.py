@@ -147,6 +147,12 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         """Why the rules would refuse this well-formed action now (None: they would carry it out)."""
         return None
 
+    def _mask_key(self, view: Mapping[str, Any]) -> Hashable | None:
+        """A key of the view such that, within one situation (`_situation_key` and the messaging
+        block), equal keys give the same action mask and commands, so a mask is worked out once
+        per (situation, key); None: work it out every time (the default)."""
+        return None
+
     def accepts(self, agent: str, command: str) -> bool:
         """Whether `command` parses in `agent`'s situation now and the rules would carry it out."""
         offered = self._offered.get(agent)
@@ -342,7 +348,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
                         denied[name] = blocked
                 situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons)
             forms = self.commands.forms(situation)
-            # the last item memoizes parses of catalogue commands in this situation (action masks)
+            # the last item memoizes, in this situation, parses of catalogue commands and action masks (core.rl)
             cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)", {})
             if len(self._situations) > 4096:
                 self._situations.clear()

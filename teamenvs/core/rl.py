@@ -209,20 +209,33 @@ class Interface:
             self._vectors[agent] = vector
         mask = None
         if self.discrete:
-            mask = np.zeros(len(self.labels), dtype=np.int8)
-            commands: list[str | None] = [None] * len(self.labels)
-            if not info["needs_action"]:
-                mask[0] = 1
-            else:
-                accepts, command_for = env.accepts, env._command_for
-                for i, label in enumerate(self.labels):
-                    command = command_for(view, label)
-                    if command is not None and accepts(agent, command):
-                        mask[i] = 1
-                        commands[i] = command
-            self._commands[agent] = tuple(commands)
+            mask, self._commands[agent] = self._mask(env, agent, view, info["needs_action"])
             info["action_mask"] = mask.copy()
         return observation(self.obs_type, text, vector, mask)
+
+    def _mask(self, env: Any, agent: str, view: Mapping[str, Any], needs_action: bool) -> tuple[np.ndarray, tuple[str | None, ...]]:
+        """The action mask and the command of each masked-in index, from the situation's memo when
+        the paradigm gives a mask key (`env._mask_key`)."""
+        if not needs_action:
+            mask = np.zeros(len(self.labels), dtype=np.int8)
+            mask[0] = 1
+            return mask, (None,) * len(self.labels)
+        key = env._mask_key(view)
+        memo = env._offered[agent][3] if key is not None else None  # the situation's memo (see TeamEnv._situation_for)
+        cached = memo.get(("mask", key)) if memo is not None else None
+        if cached is not None:
+            return cached[0].copy(), cached[1]
+        mask = np.zeros(len(self.labels), dtype=np.int8)
+        commands: list[str | None] = [None] * len(self.labels)
+        accepts, command_for = env.accepts, env._command_for
+        for i, label in enumerate(self.labels):
+            command = command_for(view, label)
+            if command is not None and accepts(agent, command):
+                mask[i] = 1
+                commands[i] = command
+        if memo is not None:
+            memo[("mask", key)] = (mask.copy(), tuple(commands))
+        return mask, tuple(commands)
 
     def command_now(self, agent: str, index: int) -> str | None:
         commands = self._commands.get(agent, ())

@@ -87,6 +87,11 @@ def level_amount(low: int, high: int, quarters: int) -> int:
     return low + ((high - low) * quarters * 2 + 4) // 8
 
 
+def mask_key(view: Mapping[str, Any]) -> tuple:
+    """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`)."""
+    return view["phase"], view["can_invest"]
+
+
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
     """The command `label` stands for in this view, or None when it is impossible now."""
     if label == NOOP:

@@ -14,7 +14,7 @@ from typing import Any, Hashable, Mapping
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
-from teamenvs.day_trader.commands import COMMANDS, INVEST_GROUP, INVEST_INDIVIDUAL, catalogue, choice_of, command_for, situation
+from teamenvs.day_trader.commands import COMMANDS, INVEST_GROUP, INVEST_INDIVIDUAL, catalogue, choice_of, command_for, mask_key, situation
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 from teamenvs.day_trader.metrics import METRIC_GOALS, day_trader_metrics
 from teamenvs.day_trader.rules import (
@@ -127,6 +127,9 @@ class DayTraderEnv(ScheduledGame):
 
     def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
         return command_for(view, label)
+
+    def _mask_key(self, view: Mapping[str, Any]) -> tuple:
+        return mask_key(view)
 
     # ------------------------------------------------------------------ views and text
     def _view(self, agent: str) -> dict[str, Any]:

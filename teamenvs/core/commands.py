@@ -21,7 +21,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -84,6 +84,20 @@ class Arg(ABC):
     def spec(self, situation: Situation | None = None) -> dict[str, Any]:
         return {"name": self.name, "kind": type(self).__name__.removesuffix("Arg").lower()}
 
+    # constrained decoding (teamenvs.core.constrain): the values this argument admits now, as a
+    # grammar and as a JSON schema. An argument type without its own is one line of free text.
+    exact: ClassVar[bool] = False
+
+    def grammar(self, situation: Situation) -> Any:
+        """The values admitted now as a `teamenvs.core.constrain` node (None: no value is possible now)."""
+        from teamenvs.core.constrain import free_text
+
+        return free_text(MAX_TEXT_ARG_CHARS)
+
+    def json_schema(self, situation: Situation) -> dict[str, Any]:
+        """The values admitted now as a JSON schema (a value of the `args` object of a JSON action)."""
+        return {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_ARG_CHARS, "pattern": "[A-Za-z0-9]"}
+
 
 # One optional whitespace run per optional separator: three runs in a row backtracked in
 # cubic time on whitespace followed by a non-digit (see tests/hostile/test_actions.py).
@@ -138,6 +152,18 @@ class IntArg(Arg):
         low, high = self.bounds(situation)
         return {"name": self.name, "kind": "int", "low": low, "high": high}
 
+    exact = True
+
+    def grammar(self, situation):
+        from teamenvs.core.constrain import int_range
+
+        low, high = self.bounds(situation)
+        return int_range(low, high) if low <= high else None
+
+    def json_schema(self, situation):
+        low, high = self.bounds(situation)
+        return {"type": "integer", "minimum": low, "maximum": high}
+
 
 @dataclass(frozen=True)
 class ChoiceArg(Arg):
@@ -164,6 +190,16 @@ class ChoiceArg(Arg):
 
     def spec(self, situation=None):
         return {"name": self.name, "kind": "choice", "choices": list(self.choices)}
+
+    exact = True
+
+    def grammar(self, situation):
+        from teamenvs.core.constrain import one_of
+
+        return one_of(self.choices) if self.choices else None
+
+    def json_schema(self, situation):
+        return {"type": "string", "enum": list(self.choices)}
 
 
 @dataclass(frozen=True)
@@ -202,6 +238,17 @@ class NameArg(Arg):
     def spec(self, situation=None):
         return {"name": self.name, "kind": "name", "choices": list(self._names(situation))}
 
+    exact = True
+
+    def grammar(self, situation):
+        from teamenvs.core.constrain import one_of
+
+        names = self._names(situation)
+        return one_of(names) if names else None
+
+    def json_schema(self, situation):
+        return {"type": "string", "enum": list(self._names(situation))}
+
 
 @dataclass(frozen=True)
 class TextArg(Arg):
@@ -221,6 +268,8 @@ class TextArg(Arg):
     def sample(self, rng, situation):
         n = int(rng.integers(1, 9))
         return " ".join(_RANDOM_WORDS[int(i)] for i in rng.integers(len(_RANDOM_WORDS), size=n))
+
+    exact = True  # the base class's free text is exactly what a text argument takes
 
 
 @dataclass(frozen=True)
@@ -384,6 +433,10 @@ class CommandSet:
         if not text.strip():
             return ActionError(f"empty action. {self._valid_now(situation)}", "empty")
 
+        if text.lstrip().startswith("{"):  # a JSON reply is read as JSON, whatever its reasoning says
+            as_json = self._from_json(text.strip())
+            if as_json is not None:
+                return self._parse_strict(as_json, situation, explicit=True)
         markers = list(_ACTION_MARKER.finditer(text))
         if markers:
             candidate = markers[-1].group(1).strip(_STRIP)
@@ -408,6 +461,8 @@ class CommandSet:
             return None
         if not isinstance(obj, dict):
             return None
+        if isinstance(obj.get("action"), dict):  # {"reasoning": ..., "action": {"command": ..., "args": ...}}
+            obj = obj["action"]
         head = obj.get("action", obj.get("command"))
         if not isinstance(head, str):
             return None

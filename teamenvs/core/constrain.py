@@ -1,0 +1,241 @@
+"""Constrained decoding generated from the command language: what a model may write, as a grammar.
+
+An agent's valid action forms (`info[agent]["valid_actions"]`: the commands its situation
+allows, with live integer bounds and live names) become, per call, one `Constraint` with
+three spellings of the same language, each the form a server family takes:
+
+- `json_schema`: an object `{"reasoning": <free text>, "action": {"command": ..., "args": {...}}}`
+  whose `action` is one of the allowed commands with typed arguments (integers with their
+  live minimum and maximum, names and choices as enums). OpenAI structured outputs, vLLM,
+  SGLang, llama.cpp and Ollama accept it as `response_format` `json_schema`; the reply is
+  read by the same parser as any other (`CommandSet.parse` reads the JSON).
+- `gbnf`: a llama.cpp grammar for "optional reasoning lines, then `ACTION: <command>`".
+- `regex`: the same language as a regular expression (vLLM's `guided_regex`).
+
+Every string the grammar or the regex admits after `ACTION: ` parses in the situation the
+forms were offered in, and every valid command of those forms (in its canonical spelling) is
+admitted: `tests/core/test_constrain.py` checks both ways. The rules may still refuse a
+well-formed command (e.g. picking up a victim a teammate just took); the grammar cannot know.
+
+Arguments describe themselves with `Arg.grammar(situation)`, a small expression tree (`Lit`,
+`Chars`, `Seq`, `Alt`) rendered here to regex and GBNF. An argument type without one
+(`exact = False`) is constrained to one line of free text, and the constraint says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
+
+REASONING_MAX_CHARS = 2_000
+
+
+@dataclass(frozen=True)
+class Lit:
+    """Literal text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Chars:
+    """`low` to `high` characters from a character class written as in a regex, e.g. `0-9` or `^\\n`
+    (high None: no upper bound)."""
+
+    cls: str
+    low: int = 1
+    high: int | None = 1
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple["Node", ...]
+
+
+Node = Lit | Chars | Seq | Alt
+
+
+def one_of(texts: Iterable[str]) -> Node:
+    """Exactly one of these literal texts (longest first, so a regex never stops at a prefix)."""
+    options = tuple(Lit(t) for t in sorted(set(texts), key=lambda t: (-len(t), t)))
+    return options[0] if len(options) == 1 else Alt(options)
+
+
+def free_text(max_chars: int) -> Node:
+    """Free text on one line that the parser keeps whatever its cleaning drops: a letter or digit
+    first, then up to `max_chars - 1` characters other than a newline."""
+    return Seq((Chars("A-Za-z0-9"), Chars("^\\n", 0, max_chars - 1)))
+
+
+def _digits_range(low: str, high: str) -> list[Node]:
+    """Patterns for the numbers from `low` to `high`, written with the same number of digits."""
+    if low == high:
+        return [Lit(low)]
+    if len(low) == 1:
+        return [Chars(f"{low}-{high}" if low != high else low)]
+    # split on the first digit: [low .. first0 999], the middle first digits, [first1 000 .. high]
+    if low[0] == high[0]:
+        return [Seq((Lit(low[0]), rest)) for rest in _digits_range(low[1:], high[1:])]
+    out: list[Node] = []
+    tail = len(low) - 1
+    if low[1:] == "0" * tail:
+        first = int(low[0])
+    else:
+        out += [Seq((Lit(low[0]), rest)) for rest in _digits_range(low[1:], "9" * tail)]
+        first = int(low[0]) + 1
+    last = int(high[0]) if high[1:] == "9" * tail else int(high[0]) - 1
+    if first <= last:
+        head = Lit(str(first)) if first == last else Chars(f"{first}-{last}")
+        out.append(Seq((head, Chars("0-9", tail, tail))))
+    if high[1:] != "9" * tail:
+        out += [Seq((Lit(high[0]), rest)) for rest in _digits_range("0" * tail, high[1:])]
+    return out
+
+
+def _natural_range(low: int, high: int) -> list[Node]:
+    """Patterns for the whole numbers from `low` to `high` (0 <= low <= high), no leading zeros."""
+    out: list[Node] = []
+    for width in range(len(str(low)), len(str(high)) + 1):
+        lo = max(low, 10 ** (width - 1) if width > 1 else 0)
+        hi = min(high, 10**width - 1)
+        if lo <= hi:
+            out += _digits_range(str(lo), str(hi))
+    return out
+
+
+def int_range(low: int, high: int) -> Node:
+    """The decimal whole numbers from `low` to `high`, as written canonically (no sign on 0, no leading zeros)."""
+    if low > high:
+        raise ValueError(f"empty integer range {low}..{high}")
+    options: list[Node] = []
+    if low < 0:
+        options += [Seq((Lit("-"), n)) for n in _natural_range(max(1, -high), -low)]
+    if high >= 0:
+        options += _natural_range(max(0, low), high)
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+# ---------------------------------------------------------------------- rendering
+_SPECIAL = frozenset(".^$*+?()[]{}|\\/")  # escaped with a backslash: valid in Python and in ECMAScript's u mode
+
+def to_regex(node: Node) -> str:
+    """The node as a regex (Python and ECMAScript syntax alike: only groups, classes and counts)."""
+    if isinstance(node, Lit):
+        return "".join("\\" + c if c in _SPECIAL else c for c in node.text)
+    if isinstance(node, Chars):
+        return f"[{node.cls}]" + _count(node.low, node.high)
+    if isinstance(node, Seq):
+        return "".join(to_regex(i) if not isinstance(i, Alt) else f"(?:{to_regex(i)})" for i in node.items)
+    return "|".join(to_regex(o) for o in node.options)
+
+
+def _count(low: int, high: int | None) -> str:
+    if (low, high) == (1, 1):
+        return ""
+    if high is None:
+        return "*" if low == 0 else "+" if low == 1 else f"{{{low},}}"
+    return "?" if (low, high) == (0, 1) else f"{{{low}}}" if low == high else f"{{{low},{high}}}"
+
+
+def _gbnf_literal(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # GBNF string literals take JSON's escapes
+
+
+def to_gbnf(node: Node) -> str:
+    """The node as a GBNF expression (llama.cpp grammars)."""
+    if isinstance(node, Lit):
+        return _gbnf_literal(node.text)
+    if isinstance(node, Chars):
+        return f"[{node.cls}]" + _count(node.low, node.high)
+    if isinstance(node, Seq):
+        return " ".join(to_gbnf(i) if not isinstance(i, Alt) else f"({to_gbnf(i)})" for i in node.items)
+    return " | ".join(to_gbnf(o) for o in node.options)
+
+
+# ---------------------------------------------------------------------- the constraint
+@dataclass(frozen=True)
+class Constraint:
+    """The commands an agent may write now, in the three spellings servers take."""
+
+    json_schema: dict[str, Any]
+    gbnf: str
+    regex: str
+    exact: bool  # False when an argument type has no grammar and is constrained to a line of free text
+
+    def response_format(self, name: str = "action") -> dict[str, Any]:
+        """The OpenAI `response_format` of the JSON schema (structured outputs)."""
+        return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": self.json_schema}}
+
+
+def _command_node(form: Any) -> Node | None:
+    """The command of a form with its arguments (None when an argument has no possible value now)."""
+    parts: list[Node] = [Lit(form.command)]
+    for arg in form._command.args:
+        node = arg.grammar(form.situation)
+        if node is None:
+            return None
+        parts += [Lit(" "), node]
+    return parts[0] if len(parts) == 1 else Seq(tuple(parts))
+
+
+def _args_schema(form: Any) -> dict[str, Any]:
+    properties = {arg.name: arg.json_schema(form.situation) for arg in form._command.args}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def constraint_for(forms: Sequence[Any]) -> Constraint:
+    """The constraint admitting exactly the commands of these action forms (one agent's `valid_actions`)."""
+    possible = [(f, node) for f in forms if (node := _command_node(f)) is not None]
+    if not possible:
+        raise ValueError("no command can be given now: the agent has nothing to decide")
+    forms = [f for f, _ in possible]
+    nodes = [node for _, node in possible]
+    exact = all(arg.exact for f in forms for arg in f._command.args)
+    action = nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
+    branches = [{"type": "object", "properties": {"command": {"type": "string", "enum": [f.command]}, "args": _args_schema(f)},
+                 "required": ["command", "args"], "additionalProperties": False} for f in forms]
+    schema = {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string", "maxLength": REASONING_MAX_CHARS},
+                       "action": branches[0] if len(branches) == 1 else {"anyOf": branches}},
+        "required": ["reasoning", "action"],
+        "additionalProperties": False,
+    }
+    gbnf = "\n".join([
+        "root ::= reasoning \"ACTION: \" action",
+        "reasoning ::= ([^\\n]* \"\\n\")*",
+        f"action ::= {to_gbnf(action)}",
+    ])
+    regex = f"(?:[^\\n]*\\n)*ACTION: (?:{to_regex(action)})"
+    return Constraint(schema, gbnf, regex, exact)
+
+
+def action_of(text: str, constraint: Constraint) -> str | None:
+    """The command after `ACTION: ` in a reply the regex admits (None when it does not)."""
+    match = re.fullmatch(constraint.regex, text)
+    return text.rsplit("ACTION: ", 1)[1] if match else None
+
+
+def sample_text(node: Node, rng: Any, max_free: int = 12) -> str:
+    """A string of the node's language drawn with `rng` (a numpy Generator); unbounded and long
+    character runs are cut to `max_free` characters (printable ASCII drawn from the class)."""
+    if isinstance(node, Lit):
+        return node.text
+    if isinstance(node, Seq):
+        return "".join(sample_text(i, rng, max_free) for i in node.items)
+    if isinstance(node, Alt):
+        return sample_text(node.options[int(rng.integers(len(node.options)))], rng, max_free)
+    allowed = [c for c in map(chr, range(32, 127)) if re.fullmatch(f"[{node.cls}]", c)]
+    high = node.low if node.high is not None and node.high == node.low else min(node.high if node.high is not None else node.low + max_free,
+                                                                                   node.low + max_free)
+    n = int(rng.integers(node.low, high + 1))
+    return "".join(allowed[int(i)] for i in rng.integers(len(allowed), size=n))

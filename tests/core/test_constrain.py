@@ -1,0 +1,165 @@
+"""Constrained decoding from the command language (`teamenvs.core.constrain`).
+
+Both ways, on every env's live situations: what the grammar, the regex and the JSON schema
+admit parses in the situation the forms were offered in (soundness), and every valid
+command of those forms, in its canonical spelling, is admitted (completeness, for argument
+types with an exact grammar). The GBNF text is read back with a small reader of the GBNF
+subset we emit and must describe the same language as the regex.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import teamenvs
+from teamenvs.core.commands import Command, CommandSet, IntArg, NameArg, Situation, TextArg
+from teamenvs.core.constrain import constraint_for, int_range, sample_text, to_regex
+
+ENV_IDS = teamenvs.list_envs()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_integer_ranges_admit_exactly_their_numbers(seed):
+    rng = np.random.default_rng(seed)
+    ranges = [(0, 0), (0, 9), (15, 100), (-12, 30), (-5, -1), (99, 101)]
+    ranges += [tuple(sorted(int(v) for v in rng.integers(-3000, 30_000, size=2))) for _ in range(12)]
+    for low, high in ranges:
+        pattern = re.compile(to_regex(int_range(low, high)))
+        for n in list(range(low - 120, low + 120)) + list(range(high - 120, high + 120)) + [int(v) for v in rng.integers(low - 10**5, high + 10**5, 300)]:
+            assert bool(pattern.fullmatch(str(n))) == (low <= n <= high), (low, high, n)
+        assert not pattern.fullmatch(f"0{abs(high)}"), "no leading zeros"
+
+
+# ---------------------------------------------------------------------- a reader of the GBNF we emit
+_TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|(\[(?:[^\]\\]|\\.)*\])|([()|])|([*+?]|\{\d+(?:,\d*)?\})|([a-z][a-z0-9-]*))')
+
+
+def gbnf_to_regex(grammar: str) -> str:
+    """The regex of a GBNF grammar made of rules, string literals, classes, groups, alternation and counts."""
+    rules = {}
+    for line in grammar.strip().splitlines():
+        name, _, body = line.partition(" ::= ")
+        rules[name.strip()] = body
+
+    def expand(body: str) -> str:
+        out, pos = [], 0
+        while pos < len(body.rstrip()):
+            m = _TOKEN.match(body, pos)
+            assert m is not None and m.end() > pos, f"unreadable GBNF at {body[pos:]!r}"
+            literal, cls, punct, count, ref = m.groups()
+            if literal is not None:
+                out.append(re.escape(json.loads(literal)))
+            elif cls is not None:
+                out.append(cls)
+            elif punct is not None:
+                out.append({"(": "(?:", ")": ")", "|": "|"}[punct])
+            elif count is not None:
+                out.append(count)
+            else:
+                out.append(f"(?:{expand(rules[ref])})")
+            pos = m.end()
+        return "".join(out)
+
+    return expand(rules["root"])
+
+
+def _forms_seen(env_id: str, steps: int = 60, seed: int = 0):
+    """(forms, command set) of every agent asked to act along random valid play."""
+    env = teamenvs.make(env_id)
+    rng = np.random.default_rng(seed)
+    _, infos = env.reset(seed=seed)
+    for _ in range(steps):
+        if not env.agents:
+            _, infos = env.reset(seed=int(rng.integers(2**31)))
+        actions = {}
+        for agent in env.agents:
+            forms = infos[agent]["valid_actions"]
+            if infos[agent]["needs_action"] and forms:
+                yield forms, env.commands
+                actions[agent] = forms[int(rng.integers(len(forms)))].sample(rng)
+        _, _, _, _, infos = env.step(actions)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_what_the_constraint_admits_parses_and_every_valid_command_is_admitted(env_id):
+    rng = np.random.default_rng(1)
+    checked = 0
+    for forms, commands in _forms_seen(env_id):
+        situation = forms[0].situation
+        constraint = constraint_for(forms)
+        regex = re.compile(constraint.regex)
+        action_node = _action_node(forms)
+        for _ in range(4 if constraint.exact else 0):  # soundness: drawn from the grammar, read by the parser
+            text = sample_text(action_node, rng)
+            reply = f"I think so.\nACTION: {text}"
+            assert regex.fullmatch(reply), reply
+            parsed = commands.parse(reply, situation)
+            assert parsed.ok, (reply, parsed)
+            as_json = json.dumps({"reasoning": "because: action: wait", "action": _json_action(parsed, forms)})
+            again = commands.parse(as_json, situation)
+            assert again.ok and again.text == parsed.text, (as_json, again)
+        if constraint.exact:  # completeness: valid samples of every form are admitted
+            for form in forms:
+                parsed = commands.parse(form.sample(rng), situation)
+                if parsed.ok:
+                    assert regex.fullmatch(f"ACTION: {parsed.text}"), parsed.text
+        checked += 1
+    assert checked > 20
+
+
+def _action_node(forms):
+    from teamenvs.core.constrain import Alt, _command_node
+
+    nodes = [n for f in forms if (n := _command_node(f)) is not None]
+    return nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
+
+
+def _json_action(parsed, forms):
+    form = next(f for f in forms if f.command == parsed.command)
+    return {"command": parsed.command, "args": {a.name: parsed.args[a.name] for a in form._command.args}}
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_the_gbnf_grammar_describes_the_same_language_as_the_regex(env_id):
+    rng = np.random.default_rng(2)
+    for n, (forms, _) in enumerate(_forms_seen(env_id, steps=25)):
+        constraint = constraint_for(forms)
+        from_gbnf = re.compile(gbnf_to_regex(constraint.gbnf))
+        regex = re.compile(constraint.regex)
+        node = _action_node(forms)
+        for _ in range(4):
+            good = f"thinking\nACTION: {sample_text(node, rng)}"
+            assert from_gbnf.fullmatch(good) and regex.fullmatch(good)
+            for bad in (good.replace("ACTION: ", "ACTION:"), good + "\n", good.replace("ACTION", "action")):
+                assert bool(from_gbnf.fullmatch(bad)) == bool(regex.fullmatch(bad)), bad
+        if n > 30:
+            break
+
+
+def test_live_bounds_and_names_narrow_the_language():
+    commands = CommandSet([Command("harvest", (IntArg("amount", 0, 100),)), Command("tell", (NameArg("agent"), TextArg("message")))])
+    situation = Situation(limits={"amount": (0, 37)}, names={"agent": ("Ann", "Bo")})
+    constraint = constraint_for(commands.forms(situation))
+    regex = re.compile(constraint.regex)
+    assert regex.fullmatch("ACTION: harvest 37") and not regex.fullmatch("ACTION: harvest 38")
+    assert regex.fullmatch("ACTION: tell Bo meet at the lake") and not regex.fullmatch("ACTION: tell Cy hello")
+    # the 'ACTION:' line is read whole, so a message may say anything on it
+    assert regex.fullmatch("ACTION: tell Bo my action: harvest 100")
+    assert commands.parse("ACTION: tell Bo my action: harvest 100", situation).text == "tell Bo my action: harvest 100"
+    schema = constraint.json_schema["properties"]["action"]["anyOf"]
+    assert schema[0]["properties"]["args"]["properties"]["amount"] == {"type": "integer", "minimum": 0, "maximum": 37}
+    assert schema[1]["properties"]["args"]["properties"]["agent"]["enum"] == ["Ann", "Bo"]
+    denied = Situation(denied={"tell": "not now"}, names={"agent": ("Ann",)})
+    assert "tell" not in constraint_for(commands.forms(denied)).regex
+    with pytest.raises(ValueError, match="nothing to decide"):
+        constraint_for(commands.forms(Situation(denied={"harvest": "no", "tell": "no"})))
+
+
+def test_a_json_reply_is_read_as_json_whatever_its_reasoning_says():
+    commands = CommandSet([Command("harvest", (IntArg("amount", 0, 100),)), Command("wait")])
+    reply = json.dumps({"reasoning": "Last action: wait. My action: harvest 100", "action": {"command": "harvest", "args": {"amount": 7}}})
+    assert commands.parse(reply).text == "harvest 7"

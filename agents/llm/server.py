@@ -14,21 +14,45 @@ Models:
 - `echo`: the last user message, verbatim.
 
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
-header `X-Fault: latency=200,500=1`:
-- `latency=MS`: answer after MS milliseconds;
+header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given twice):
+- `latency=MS`: answer after MS milliseconds (at most 60000);
 - `429=N` / `500=N` / `503=N`: the first N attempts of each distinct request fail with that
   status (429 and 503 carry `Retry-After: <retry_after>` seconds, default 0.05);
-- `retry_after=S`: the Retry-After value;
+- `retry_after=S`: the Retry-After value (at most 60);
 - `malformed`: a reply that is not an action; `empty`: an empty reply; `badjson`: a body
-  that is not JSON; `hang=S`: wait S seconds (default 30) before answering, for timeouts.
+  that is not JSON; `hang=S`: wait S seconds (default 30, at most 60) before answering, for timeouts;
+- fault rates, `p<fault>=R` for `p429`, `p500`, `p503`, `ptimeout`, `pbadjson`, `pmalformed`
+  and `pempty`: each attempt gets that fault with probability R (the rates add up to at most
+  1); `ptimeout` holds the request `timeout_after=S` seconds (default 30, at most 60) and then
+  answers 504, as a gateway that gave up would (a client with a shorter timeout sees its own);
+  `seed=N` (default: the server's seed) fixes the draws. Each attempt's draw is a hash of the
+  seed, the request's identity (model with its suffix, and messages: what the attempt
+  counters above count by) and the attempt number, so the same requests get the same faults
+  whatever order concurrent clients send them in, and a retry draws afresh (two identical
+  requests in flight at once share one counter: which gets which draw depends on timing, how
+  many faults they get does not).
+  E.g. `random-valid+p429=0.1+p500=0.05+ptimeout=0.025+pbadjson=0.025+seed=7` fails 20% of attempts.
+
+Hostile input is answered, never dropped: every malformed request gets an OpenAI-style JSON
+error (`{"error": {"message", "type", "code"}}`) saying what is wrong (400; 411 without a
+Content-Length; 413 above `max_body` bytes; 408 when a started request stalls past
+`read_timeout` seconds, which also bounds how long a whole request may take to arrive and how
+long an idle connection is kept); at most `max_connections` connections are served at once,
+and the next ones get 503 with `Retry-After`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import math
+import re
+import socket
 import threading
 import time
+from collections import Counter
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -37,20 +61,197 @@ import numpy as np
 MODELS = ("random-valid", "echo")
 _VALID_HEADER = "valid actions now"
 
+READ_TIMEOUT = 10.0
+MAX_BODY = 8 * 2**20
+MAX_CONNECTIONS = 256
+MAX_WAIT_S = 60.0
+
+# name -> (lowest, highest, what the number is); a bare name means the value in _BARE, else 1
+_RATE_FAULTS = ("429", "500", "503", "timeout", "badjson", "malformed", "empty")
+_FAULT_LIMITS: dict[str, tuple[float, float, str]] = {
+    "latency": (0.0, MAX_WAIT_S * 1000, "milliseconds"),
+    "hang": (0.0, MAX_WAIT_S, "seconds"),
+    "retry_after": (0.0, MAX_WAIT_S, "seconds"),
+    "timeout_after": (0.0, MAX_WAIT_S, "seconds"),
+    "429": (0.0, 1e9, "attempts"),
+    "500": (0.0, 1e9, "attempts"),
+    "503": (0.0, 1e9, "attempts"),
+    "malformed": (0.0, 1.0, "a flag"),
+    "empty": (0.0, 1.0, "a flag"),
+    "badjson": (0.0, 1.0, "a flag"),
+    "seed": (0.0, 2.0**63, "a whole number"),
+    **{f"p{name}": (0.0, 1.0, "a probability") for name in _RATE_FAULTS},
+}
+_BARE = {"hang": 30.0}
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    """A hostile string cut to a length fit for an error message."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
 
 def parse_faults(spec: str) -> dict[str, float]:
-    """'latency=200,429=2,malformed' (or '+'-separated) as a dict; flags map to 1."""
+    """'latency=200,429=2,malformed' (or '+'-separated) as a dict; flags map to 1.
+
+    Raises ValueError naming the part that is unknown, not a number, or out of its range.
+    """
     faults: dict[str, float] = {}
     for part in spec.replace("+", ",").split(","):
         part = part.strip()
         if not part:
             continue
-        key, _, value = part.partition("=")
+        key, equals, text = (s.strip() for s in part.partition("="))
+        key = key.lower()
+        if key not in _FAULT_LIMITS:
+            raise ValueError(f"unknown fault {_clip(key)!r}; faults: {', '.join(_FAULT_LIMITS)}")
         try:
-            faults[key.strip().lower()] = float(value) if value else 1.0
+            value = float(text) if equals else _BARE.get(key, 1.0)
         except ValueError:
-            raise ValueError(f"bad fault {part!r}: write name=number, e.g. latency=200") from None
+            raise ValueError(f"bad fault {_clip(part)!r}: write name=number, e.g. latency=200") from None
+        problem = _fault_value_problem(key, value)
+        if problem:
+            raise ValueError(f"bad fault {_clip(part)!r}: {problem}")
+        faults[key] = value
+    check_rates(faults)
     return faults
+
+
+def _fault_value_problem(key: str, value: float) -> str | None:
+    low, high, unit = _FAULT_LIMITS[key]
+    if unit == "a flag":
+        return None if value in (0.0, 1.0) else f"{key} is a flag: give it bare, or =1 or =0"
+    if not (math.isfinite(value) and low <= value <= high) or (unit == "a whole number" and value != int(value)):
+        return f"{key} must be {unit} from {low:g} to {high:g}"
+    return None
+
+
+def check_rates(faults: dict[str, float]) -> None:
+    """Raises ValueError if the fault rates add up to more than 1."""
+    total = sum(faults.get(f"p{name}", 0.0) for name in _RATE_FAULTS)
+    if total > 1.0 + 1e-9:
+        raise ValueError(f"the fault rates add up to {total:g}; they must add up to at most 1")
+
+
+def fault_draw(seed: int, key: str, attempt: int) -> float:
+    """A number in [0, 1) fixed by the fault seed, the request's identity and the attempt number."""
+    digest = hashlib.sha256(f"{seed}:{key}:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2**64
+
+
+def drawn_fault(faults: dict[str, float], draw: float) -> str | None:
+    """The fault rate a draw falls in, the rates laid end to end over [0, 1) in `_RATE_FAULTS` order."""
+    edge = 0.0
+    for name in _RATE_FAULTS:
+        edge += faults.get(f"p{name}", 0.0)
+        if draw < edge:
+            return name
+    return None
+
+
+# ---------------------------------------------------------------------- request checks
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _is_number(value: Any, low: float, high: float) -> bool:
+    # compared, not converted: NaN fails both bounds, and a 400-digit integer must not overflow a float
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
+def content_text(content: Any) -> str | None:
+    """A message's content as text (a string, null, or a list of text parts); None if it is none of those."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content)
+    return None
+
+
+def chat_problem(body: Any) -> str | None:
+    """Why a chat completion request cannot be answered (a 400's message), or None."""
+    if not isinstance(body, dict):
+        return f"the request body must be a JSON object, got {_kind(body)}"
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip():
+        return f"'model' must be a non-empty string, got {_kind(model)}"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return f"'messages' must be a non-empty array of message objects, got {_kind(messages)}"
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return f"messages[{i}] must be an object with 'role' and 'content', got {_kind(message)}"
+        if not isinstance(message.get("role"), str):
+            return f"messages[{i}].role must be a string, got {_kind(message.get('role'))}"
+        if content_text(message.get("content")) is None:
+            return f"messages[{i}].content must be a string, null or an array of text parts, got {_kind(message.get('content'))}"
+    for name, low, high in (("temperature", 0.0, 2.0), ("top_p", 0.0, 1.0)):
+        if body.get(name) is not None and not _is_number(body[name], low, high):
+            return f"'{name}' must be a number from {low:g} to {high:g}, got {_clip(json.dumps(body[name]))}"
+    max_tokens = body.get("max_tokens")
+    if max_tokens is not None and not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1):
+        return f"'max_tokens' must be a whole number >= 1, got {_clip(json.dumps(max_tokens))}"
+    if body.get("n") not in (None, 1):
+        return "'n' must be 1: this server answers one choice"
+    if body.get("stream"):
+        return "'stream' is not supported by this server: leave it out or false"
+    return None
+
+
+def embedding_inputs(body: Any) -> list[str] | str:
+    """The texts of an embeddings request, or why it cannot be answered (a string)."""
+    if not isinstance(body, dict):
+        return f"the request body must be a JSON object, got {_kind(body)}"
+    if body.get("model") is not None and not isinstance(body["model"], str):
+        return f"'model' must be a string, got {_kind(body['model'])}"
+    inputs = body.get("input")
+    if isinstance(inputs, str):
+        return [inputs]
+    if isinstance(inputs, list) and inputs and all(isinstance(t, str) for t in inputs):
+        return inputs
+    got = "an empty array" if inputs == [] else _kind(inputs) if not isinstance(inputs, list) else "an array holding non-strings"
+    return f"'input' must be a string or a non-empty array of strings (token arrays are not supported), got {got}"
+
+
+def body_length(values: list[str], limit: int) -> int:
+    """The body's length from its Content-Length header(s); raises _Refused (411, 400 or 413) when unusable."""
+    if not values:
+        raise _Refused(411, "a POST needs a Content-Length header (chunked bodies are not supported)", close=True)
+    if len(set(v.strip() for v in values)) > 1:
+        raise _Refused(400, "conflicting Content-Length headers", close=True)
+    text = values[0].strip()
+    if not re.fullmatch(r"[0-9]{1,20}", text):
+        raise _Refused(400, f"Content-Length must be a whole number of bytes, got {_clip(text)!r}", close=True)
+    length = int(text)
+    if length > limit:
+        raise _Refused(413, f"the request body is {length:,} bytes; this server accepts at most {limit:,}", close=True)
+    return length
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_body(data: bytes) -> Any:
+    """The JSON in a request body; raises _Refused (400) saying why it is not JSON."""
+    if not data.strip():
+        raise _Refused(400, "the request body is empty: send a JSON object")
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
+    except RecursionError:
+        raise _Refused(400, "the request body is not JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, too many digits
+        raise _Refused(400, f"the request body is not JSON: {_clip(str(exc), 120)}") from None
+
+
+class _Refused(Exception):
+    """A request answered with an error status; `close` when the rest of its input cannot be trusted."""
+
+    def __init__(self, status: int, message: str, close: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.message, self.close = status, message, close
 
 
 def valid_examples(prompt: str) -> list[str]:
@@ -102,6 +303,7 @@ class _State:
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
         self.requests = 0
+        self.injected: Counter[str] = Counter()
 
     def count(self) -> None:
         with self.lock:
@@ -113,17 +315,84 @@ class _State:
             self.attempts[key] = n + 1
             return n
 
+    def inject(self, fault: str) -> None:
+        with self.lock:
+            self.injected[fault] += 1
+
+
+class _Reader(io.RawIOBase):
+    """A connection's input: a request must arrive within `timeout` seconds of its first byte,
+    and an idle connection is dropped after `timeout` seconds (a per-recv timeout alone lets a
+    client that trickles a byte at a time hold a thread forever)."""
+
+    def __init__(self, sock: socket.socket, timeout: float) -> None:
+        self.sock, self.timeout = sock, timeout
+        self.deadline: float | None = None  # set by a request's first byte
+        self.timed_out = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        wait = self.timeout if self.deadline is None else self.deadline - time.monotonic()
+        try:
+            if wait <= 0:
+                raise TimeoutError("the request did not arrive in time")
+            self.sock.settimeout(wait)
+            n = self.sock.recv_into(buffer)
+        except TimeoutError:
+            self.timed_out = True
+            raise
+        if n and self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout
+        return n
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # so that errors about a garbled request line still carry a status line
     disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body on kept-alive connections
     server: "_Server"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
 
+    def setup(self) -> None:
+        self.timeout = self.server.read_timeout  # bounds writes to a client that does not read
+        super().setup()
+        self.rfile.close()
+        self._reader = _Reader(self.connection, self.server.read_timeout)
+        self.rfile = io.BufferedReader(self._reader)
+        self._linger = False
+
+    def handle_one_request(self) -> None:
+        self._reader.deadline = None
+        self._reader.timed_out = False
+        self._answered = False
+        self.command, self.requestline, self.request_version = "", "", self.default_request_version  # a 408 may precede them
+        try:
+            super().handle_one_request()  # swallows timeouts, closing the connection
+            if self._reader.timed_out and self._reader.deadline is not None and not self._answered:
+                self._error(408, f"the request did not arrive within {self.server.read_timeout:g} s", close=True)
+        except OSError:  # the client went away (or stopped reading): nothing left to answer
+            self.close_connection = True
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+            if self._linger:
+                _drain(self.connection, min(1.0, self.server.read_timeout))
+        except OSError:
+            pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's errors (bad request line, headers too long, unknown method) as JSON."""
+        self._error(code, _clip(message or HTTPStatus(code).phrase, 200), close=True)
+
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(body).encode()
+        self._answered = True
+        self.connection.settimeout(self.server.read_timeout)  # reads may have left a shorter one
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -132,68 +401,97 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        self._send(status, {"error": {"message": message, "type": "teamenvs_local_server", "code": status}}, headers)
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None, close: bool = False) -> None:
+        if close:  # the rest of this connection's input is not a request to read: answer, then let it go
+            self.close_connection = self._linger = True
+            headers = {**(headers or {}), "Connection": "close"}
+        self._send(status, error_body(status, message), headers)
 
     def do_GET(self) -> None:
+        if self.headers.get("Content-Length", "0").strip() not in ("", "0") or "Transfer-Encoding" in self.headers:
+            self.close_connection = self._linger = True  # a body this server does not read
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "teamenvs"} for m in MODELS]})
         else:
-            self._error(404, f"no such endpoint {self.path}; this server has /v1/models, /v1/chat/completions, /v1/embeddings")
+            self._error(404, f"no such endpoint {_clip(self.path)}; this server has /v1/models, /v1/chat/completions, /v1/embeddings")
 
     def do_POST(self) -> None:
         try:
-            length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except (ValueError, json.JSONDecodeError):
-            self._error(400, "the request body is not JSON")
-            return
-        path = self.path.rstrip("/")
-        if path in ("/v1/chat/completions", "/chat/completions"):
-            self._chat(body)
-        elif path in ("/v1/embeddings", "/embeddings"):
-            self._embeddings(body)
-        else:
-            self._error(404, f"no such endpoint {self.path}")
+            if "Transfer-Encoding" in self.headers:
+                raise _Refused(411, "chunked bodies are not supported: send a Content-Length", close=True)
+            length = body_length(self.headers.get_all("Content-Length") or [], self.server.max_body)
+            data = self.rfile.read(length)
+            if len(data) < length:
+                raise _Refused(400, f"the body ended after {len(data)} of its {length} bytes", close=True)
+            path = self.path.rstrip("/")
+            if path in ("/v1/chat/completions", "/chat/completions"):
+                self._chat(parse_body(data))
+            elif path in ("/v1/embeddings", "/embeddings"):
+                self._embeddings(parse_body(data))
+            else:
+                self._error(404, f"no such endpoint {_clip(self.path)}")
+        except _Refused as refused:
+            self._error(refused.status, refused.message, close=refused.close)
+        except RecursionError:
+            self._error(400, "the request is nested too deeply")
+        except OSError:
+            raise
+        except Exception as exc:  # a bug here must still answer, not drop the connection
+            self._error(500, f"the server failed on this request: {type(exc).__name__}: {_clip(str(exc))}", close=True)
 
-    def _chat(self, body: dict[str, Any]) -> None:
+    def _chat(self, body: Any) -> None:
         self.server.state.count()
-        model_spec = str(body.get("model", ""))
+        problem = chat_problem(body)
+        if problem is not None:
+            raise _Refused(400, problem)
+        model_spec = body["model"]
         model, _, suffix = model_spec.partition("+")
         if model not in MODELS:
-            self._error(404, f"model {model!r} not found; the built-in server has: {', '.join(MODELS)}")
+            self._error(404, f"model {_clip(model)!r} not found; the built-in server has: {', '.join(MODELS)}")
             return
         try:
             faults = parse_faults(suffix) | parse_faults(self.headers.get("X-Fault", ""))
+            check_rates(faults)  # the suffix's and the header's together
         except ValueError as exc:
-            self._error(400, str(exc))
-            return
-        messages = body.get("messages") or []
+            raise _Refused(400, str(exc)) from None
+        messages = body["messages"]
         key = hashlib.sha256(json.dumps([model_spec, messages], sort_keys=True).encode()).hexdigest()
-        attempt = self.server.state.attempt(key)
+        state = self.server.state
+        attempt = state.attempt(key)
         if faults.get("latency"):
             time.sleep(faults["latency"] / 1000)
-        if "hang" in faults:
-            time.sleep(faults["hang"] if faults["hang"] != 1.0 else 30.0)
-        retry_after = faults.get("retry_after", 0.05)
+        if faults.get("hang"):
+            time.sleep(faults["hang"])
+        retry_after = {"Retry-After": f"{faults.get('retry_after', 0.05):g}"}
         for status in (429, 500, 503):
             if attempt < faults.get(str(status), 0):
-                headers = {"Retry-After": f"{retry_after:g}"} if status in (429, 503) else {}
-                self._error(status, f"injected fault: {status} on attempt {attempt + 1}", headers)
+                state.inject(str(status))
+                self._error(status, f"injected fault: {status} on attempt {attempt + 1}", retry_after if status != 500 else None)
                 return
-        if "badjson" in faults:
+        drawn = drawn_fault(faults, fault_draw(int(faults.get("seed", state.seed)), key, attempt))
+        if drawn is not None:
+            state.inject(drawn)
+        if drawn in ("429", "500", "503"):
+            self._error(int(drawn), f"injected fault: {drawn} (rate) on attempt {attempt + 1}", retry_after if drawn != "500" else None)
+            return
+        if drawn == "timeout":
+            time.sleep(faults.get("timeout_after", 30.0))
+            self._error(504, f"injected fault: timed out (rate) on attempt {attempt + 1}")
+            return
+        if faults.get("badjson") or drawn == "badjson":
             self._send(200, None, raw=b"{this is not json")
             return
-        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        last_user = next((str(m.get("content", "")) for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), "")
-        if "empty" in faults:
+        texts = [(m["role"], content_text(m.get("content")) or "") for m in messages]
+        prompt = "\n".join(text for _, text in texts)
+        last_user = next((text for role, text in reversed(texts) if role == "user"), "")
+        if faults.get("empty") or drawn == "empty":
             reply = ""
-        elif "malformed" in faults:
+        elif faults.get("malformed") or drawn == "malformed":
             reply = "Hmm, that is an interesting situation. I would rather talk about the weather."
         elif model == "echo":
             reply = last_user
         else:
-            seed = int.from_bytes(hashlib.sha256(f"{self.server.state.seed}:{key}".encode()).digest()[:8], "little")
+            seed = int.from_bytes(hashlib.sha256(f"{state.seed}:{key}".encode()).digest()[:8], "little")
             reply = random_valid_reply(last_user, prompt, np.random.default_rng(seed))
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(reply)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -206,36 +504,137 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         })
 
-    def _embeddings(self, body: dict[str, Any]) -> None:
+    def _embeddings(self, body: Any) -> None:
         from agents.embedders import HashingEmbedder
 
-        inputs = body.get("input", [])
-        texts = [inputs] if isinstance(inputs, str) else list(inputs)
-        if not all(isinstance(t, str) for t in texts):
-            self._error(400, "input must be a string or a list of strings")
-            return
+        texts = embedding_inputs(body)
+        if isinstance(texts, str):
+            raise _Refused(400, texts)
         vectors = HashingEmbedder().embed(texts)
         tokens = sum(_tokens(t) for t in texts)
         self._send(200, {
             "object": "list",
-            "model": str(body.get("model", "hashing")),
+            "model": str(body.get("model") or "hashing"),
             "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]} for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         })
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """An error in the shape OpenAI's API uses."""
+    return {"error": {"message": message, "type": "teamenvs_local_server", "code": status}}
+
+
+def _drain(sock: socket.socket, seconds: float) -> None:
+    """Read and drop what the client still sends, for up to `seconds`, after our half of the
+    connection is shut: closing with unread input would reset the connection, and the client
+    could lose the error response it has not read yet."""
+    sock.shutdown(socket.SHUT_WR)
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            if not sock.recv(65536):
+                return
+        except (TimeoutError, BlockingIOError):
+            return
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    """Whether the client has closed its half of a non-blocking socket (what it sent is dropped)."""
+    try:
+        for _ in range(16):  # a client that keeps sending is not drained in one pass
+            if not sock.recv(65536):
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return False
+
+
+def _busy_response(status: int, message: str, retry_after: float) -> bytes:
+    """A complete HTTP response, for connections refused before any handler thread reads them."""
+    body = json.dumps(error_body(status, message)).encode()
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: {retry_after:g}\r\nConnection: close\r\n\r\n")
+    return head.encode() + body
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # many agents connect at once
     state: _State
+    read_timeout = READ_TIMEOUT
+    max_body = MAX_BODY
+
+    def __init__(self, address: tuple[str, int], max_connections: int) -> None:
+        super().__init__(address, _Handler)
+        self.max_connections = max_connections
+        self.slots = threading.BoundedSemaphore(max_connections)
+        self.refused: list[tuple[socket.socket, float]] = []  # answered 503, drained until the client closes
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if self.slots.acquire(blocking=False):
+            try:
+                super().process_request(request, client_address)
+            except BaseException:
+                self.slots.release()
+                raise
+        else:
+            self._refuse(request)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def _refuse(self, request: socket.socket) -> None:
+        message = f"the server is busy: it serves at most {self.max_connections} connections at once; retry shortly"
+        try:
+            request.setblocking(False)
+            request.send(_busy_response(503, message, 1.0))
+            request.shutdown(socket.SHUT_WR)
+        except OSError:
+            request.close()
+            return
+        if len(self.refused) >= 4 * self.max_connections:  # no more sockets held than that
+            self.refused.pop(0)[0].close()
+        self.refused.append((request, time.monotonic() + 1.0))
+
+    def service_actions(self) -> None:
+        """Close each refused connection once its client has closed or a second has passed (see `_drain`)."""
+        kept = []
+        for sock, deadline in self.refused:
+            if _peer_closed(sock) or time.monotonic() > deadline:
+                sock.close()
+            else:
+                kept.append((sock, deadline))
+        self.refused = kept
+
+    def server_close(self) -> None:
+        super().server_close()
+        for sock, _ in self.refused:
+            sock.close()
+        self.refused = []
 
 
 class LocalLLMServer:
-    """The server on 127.0.0.1 in a background thread: `with LocalLLMServer() as server: server.url`."""
+    """The server on 127.0.0.1 in a background thread: `with LocalLLMServer() as server: server.url`.
 
-    def __init__(self, port: int = 0, seed: int = 0, host: str = "127.0.0.1") -> None:
-        self._server = _Server((host, port), _Handler)
+    `read_timeout` (seconds) bounds how long a request may take to arrive and an idle
+    connection is kept; `max_body` (bytes) the largest request body; `max_connections` the
+    connections served at once (each has a thread), beyond which a connection gets 503.
+    """
+
+    def __init__(self, port: int = 0, seed: int = 0, host: str = "127.0.0.1", *, read_timeout: float = READ_TIMEOUT,
+                 max_body: int = MAX_BODY, max_connections: int = MAX_CONNECTIONS) -> None:
+        if not (read_timeout > 0 and max_body > 0 and max_connections >= 1):
+            raise ValueError("read_timeout and max_body must be positive and max_connections at least 1")
+        self._server = _Server((host, port), max_connections)
         self._server.state = _State(seed)
+        self._server.read_timeout, self._server.max_body = float(read_timeout), int(max_body)
         self._thread: threading.Thread | None = None
 
     @property
@@ -251,6 +650,12 @@ class LocalLLMServer:
     def requests(self) -> int:
         """Chat requests received so far (faulty ones included)."""
         return self._server.state.requests
+
+    @property
+    def faults(self) -> dict[str, int]:
+        """Faults injected so far, by kind ('429', '500', '503', 'timeout', 'badjson', 'malformed', 'empty')."""
+        with self._server.state.lock:
+            return dict(self._server.state.injected)
 
     def start(self) -> "LocalLLMServer":
         if self._thread is None:

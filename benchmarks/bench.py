@@ -10,14 +10,31 @@ one client whose concurrency bound caps the model calls in flight over all episo
 An episode whose log is complete (it has its `end` line and the same run header) is skipped
 on the next run, so a killed run loses only the episodes it was in the middle of;
 `force=True` reruns everything. An episode that fails is reported and the run goes on.
+
+A damaged log (a checksum mismatch, a mis-edited line: `read_log` raises `LogError`) is not
+complete: it is rerun, and the summary says so. Each process writes its logs in its own
+`logs/.tmp-<pid>/` and moves each into `logs/` when the episode is over (ended, or with its
+error line), so `logs/` never holds a half-written log; the temp folders of processes that
+are gone are removed at the start and end of a run. Worker processes exit (dropping their
+half-written logs) as soon as the bench process that started them is gone, even if it was
+killed with SIGKILL.
+
+`--out` must be a new or empty folder, or one that `teamenvs bench` wrote for the same suite
+(which resumes it): a folder holding another suite's run, or files bench did not write, is
+refused before anything is written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import os
+import shutil
 import sys
+import threading
 import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +42,12 @@ from typing import Any, Sequence, TextIO
 
 from benchmarks.suite import Episode, Suite
 from teamenvs.core.config import ConfigError
-from teamenvs.core.recorder import dumps, read_log
+from teamenvs.core.recorder import LogError, dumps, read_log
+from teamenvs.core.text import printable
 
 LOGS = "logs"
+TEMP_PREFIX = ".tmp-"  # logs/.tmp-<pid>/: the logs process <pid> is writing
+REPORT_FILES = ("results.csv", "report.md")
 
 
 @dataclass
@@ -48,14 +68,19 @@ class BenchOutcome:
     failed: list[Outcome]
     seconds: float
     report: Any = None
+    damaged: list[str] = field(default_factory=list)  # why each damaged log found at the start was rerun
 
     def summary(self) -> str:
         lines = [
-            f"suite {self.suite.name}: {self.ran} episode(s) run, {self.skipped} already complete (skipped), "
+            f"suite {_shown(self.suite.name)}: {self.ran} episode(s) run, {self.skipped} already complete (skipped), "
             f"{len(self.failed)} failed, in {self.seconds:.1f} s",
         ]
+        for why in self.damaged[:10]:
+            lines.append(f"  damaged log, rerun: {why}")
+        if len(self.damaged) > 10:
+            lines.append(f"  ... and {len(self.damaged) - 10} more damaged logs, rerun")
         for f in self.failed[:10]:
-            lines.append(f"  failed: {f.key}: {f.error}")
+            lines.append(f"  failed: {_shown(f.key)}: {_shown(f.error)}")
         if len(self.failed) > 10:
             lines.append(f"  ... and {len(self.failed) - 10} more (rerun the same command to retry them)")
         if self.report is not None:
@@ -63,20 +88,178 @@ class BenchOutcome:
         return "\n".join(lines)
 
 
+def _shown(text: Any) -> str:
+    """Outside text (suite names, error messages, file names) as one terminal-safe line."""
+    return printable(text, keep_newlines=False)
+
+
 def log_path(out: Path, episode: Episode) -> Path:
     return out / LOGS / f"{episode.key}.jsonl.gz"
 
 
-def is_complete(path: Path, episode: Episode, model: str | None = None) -> bool:
-    """True when `path` is a finished log of exactly this episode (same run header and model, an `end` line)."""
+def check_log(path: Path, episode: Episode, model: str | None = None) -> tuple[bool, str | None]:
+    """(whether `path` is a finished log of exactly this episode, why it is damaged or None).
+
+    Finished: the same run header and model, and an `end` line.
+    """
     if not path.is_file():
-        return False
-    records = read_log(path)
+        return False, None
+    try:
+        records = read_log(path)
+    except LogError as exc:
+        return False, str(exc)
     if not records or records[-1].get("type") != "end":
-        return False
+        return False, None
     head = records[0]
     # compare through JSON, so tuples and lists (and number types) count as the same
-    return head.get("type") == "header" and dumps(head.get("run")) == dumps(episode.run_meta(model))
+    return head.get("type") == "header" and dumps(head.get("run")) == dumps(episode.run_meta(model)), None
+
+
+def is_complete(path: Path, episode: Episode, model: str | None = None) -> bool:
+    """True when `path` is a finished, undamaged log of exactly this episode."""
+    return check_log(path, episode, model)[0]
+
+
+# ---------------------------------------------------------------------- where logs are written
+def temp_dir(out: Path) -> Path:
+    """This process's folder for the logs it is writing: inside logs/, so moving one into place is a rename."""
+    return out / LOGS / f"{TEMP_PREFIX}{os.getpid()}"
+
+
+def place_log(out: Path, episode: Episode) -> None:
+    """Move the episode's log, now over (ended or with its error line), from this process's temp folder into logs/."""
+    try:
+        os.replace(temp_dir(out) / log_path(out, episode).name, log_path(out, episode))
+    except FileNotFoundError:  # the episode failed before its log was opened
+        pass
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":
+        return True  # on Windows os.kill(pid, 0) would end the process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clear_temp_dirs(out: Path) -> None:
+    """Remove this process's temp folder in logs/ and those of processes that are gone (a killed run's partial logs)."""
+    for folder in (out / LOGS).glob(f"{TEMP_PREFIX}*"):
+        pid = folder.name.removeprefix(TEMP_PREFIX)
+        if folder.is_dir() and pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+PARENT_POLL_S = 0.2
+
+
+def _watch_parent(bench_pid: int, out: str) -> None:
+    """Worker initializer: once the bench process is gone (even by SIGKILL), drop this worker's partial logs and exit.
+
+    Polling works with every start method: after fork or spawn the parent is the bench process,
+    after forkserver it is the fork server, which ends with it.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent and (parent == bench_pid or _alive(bench_pid)):
+            time.sleep(PARENT_POLL_S)
+        shutil.rmtree(temp_dir(Path(out)), ignore_errors=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bench-parent-watch", daemon=True).start()
+
+
+# ---------------------------------------------------------------------- the output folder
+def _suite_of_folder(out: Path) -> str | None:
+    """The suite name in `out/suite.json` (None: no such file); ValueError when it is not one bench wrote."""
+    path = out / "suite.json"
+    if not path.exists():
+        return None
+    try:
+        name = json.loads(path.read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    if not isinstance(name, str):
+        raise ValueError("suite.json (not one `teamenvs bench` wrote)")
+    return name
+
+
+def _suite_of_log(path: Path) -> str | None:
+    """The suite a log's header names ('' for a log of no suite; None when its first line cannot be read)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            head = json.loads(f.readline(1 << 20))
+    except (OSError, EOFError, ValueError, RecursionError, zlib.error):
+        return None
+    run = head.get("run") if isinstance(head, dict) else None
+    suite = run.get("suite") if isinstance(run, dict) else ""
+    return suite if isinstance(suite, str) else ""
+
+
+def _foreign_logs(logs: Path, suite: Suite) -> list[str]:
+    keys = {e.key for e in suite.episodes()}
+    found = []
+    for path in sorted(logs.iterdir()):
+        name = path.name
+        if name.startswith("."):  # temp folders, hidden files
+            continue
+        if not (path.is_file() and name.endswith(".jsonl.gz")):
+            found.append(f"{LOGS}/{name}" + ("/" if path.is_dir() else ""))
+        elif name.removesuffix(".jsonl.gz") not in keys:
+            other = _suite_of_log(path)
+            if other not in (None, suite.name):  # an unreadable one is the report's to list as damaged
+                found.append(f"{LOGS}/{name} (a log of {f'suite {other!r}' if other else 'no bench suite'})")
+    return found
+
+
+def foreign_files(out: Path, suite: Suite, resumable: bool) -> list[str]:
+    """What in `out` a bench run of `suite` would overwrite or count without having written it.
+
+    `resumable`: `out/suite.json` names this suite, so its report files and plots are this suite's.
+    """
+    found = []
+    for path in sorted(out.iterdir()):
+        name = path.name
+        if name.startswith(".") or name == "suite.json":
+            continue
+        if name == LOGS and path.is_dir():
+            found += _foreign_logs(path, suite)
+        elif resumable and name in REPORT_FILES and path.is_file():
+            continue
+        elif resumable and name == "plots" and path.is_dir():
+            found += [f"plots/{p.name}" for p in sorted(path.iterdir()) if not (p.name.startswith(".") or p.name.endswith(".png"))]
+        else:
+            found.append(name + ("/" if path.is_dir() else ""))
+    return found
+
+
+def check_out_folder(out: Path, suite: Suite) -> None:
+    """Refuse an `--out` folder holding another suite's run or files bench did not write; a new, empty or same-suite one is fine."""
+    where = _shown(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {where} is a file, not a folder: choose a new folder")
+    if not out.exists():
+        return
+    try:
+        other = _suite_of_folder(out)
+    except ValueError as exc:
+        other, foreign = None, [str(exc)]
+    else:
+        foreign = []
+    if other is not None and other != suite.name:
+        raise ConfigError(f"--out {where} holds a run of suite {_shown(repr(other))}, not {_shown(repr(suite.name))}: "
+                          f"choose a new folder for this suite, or remove {where} to start over "
+                          "(the same command with that suite resumes its run)")
+    foreign += foreign_files(out, suite, resumable=other is not None)
+    if foreign:
+        shown = ", ".join(_shown(f) for f in foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise ConfigError(f"--out {where} holds files `teamenvs bench` did not write for suite {_shown(repr(suite.name))} "
+                          f"({shown}), which it would overwrite or count as episodes: choose a new folder, or move them out")
 
 
 # ---------------------------------------------------------------------- progress
@@ -91,7 +274,7 @@ class Progress:
 
     def __init__(self, total: int, label: str, stream: TextIO | None = None, enabled: bool = True) -> None:
         self.total = total
-        self.label = label
+        self.label = _shown(label)
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -144,10 +327,12 @@ def run_scripted(episode: Episode, out: str, time_limit: float | None = DEFAULT_
     try:
         env = episode.make_env()
         policies = make_policies(env, episode.policy.policy, seed=episode.seed)
-        run_episode(env, policies, seed=episode.seed, log_dir=Path(out) / LOGS, log_name=episode.key,
+        run_episode(env, policies, seed=episode.seed, log_dir=temp_dir(Path(out)), log_name=episode.key,
                     max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(), time_limit=time_limit)
     except Exception as exc:  # the log keeps its error line; the run goes on with the other episodes
         return Outcome(episode.key, f"{type(exc).__name__}: {exc}")
+    finally:
+        place_log(Path(out), episode)
     return Outcome(episode.key)
 
 
@@ -159,7 +344,7 @@ def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, prog
             outcomes.append(run_scripted(episode, str(out), time_limit))
             progress.update(1, int(outcomes[-1].error is not None))
         return outcomes
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(), str(out))) as pool:
         futures = [pool.submit(run_scripted, e, str(out), time_limit) for e in episodes]
         for future in as_completed(futures):
             outcomes.append(future.result())
@@ -226,7 +411,7 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
                 policies = _llm_policies(env, episode, client, settings)
                 live[episode.key] = policies
                 spec = episode.policy
-                await arun_episode(env, policies, seed=episode.seed, log_dir=out / LOGS, log_name=episode.key,
+                await arun_episode(env, policies, seed=episode.seed, log_dir=temp_dir(out), log_name=episode.key,
                                    max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(settings.model),
                                    probes=Prober(spec.probes_every) if spec.probes_every else None, interview=spec.interview,
                                    time_limit=settings.episode_timeout)
@@ -234,6 +419,7 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
             finally:
+                place_log(out, episode)
                 policies = live.pop(episode.key, {})
                 usage = usage_summary(policies).get("total", {})
                 finished_tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
@@ -307,11 +493,19 @@ def run_bench(
     if workers < 1 or concurrency < 1:
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
     price = parse_price(price) if isinstance(price, str) or price is None else price
+    check_out_folder(out, suite)
     (out / LOGS).mkdir(parents=True, exist_ok=True)
+    clear_temp_dirs(out)
     (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
 
     episodes = suite.episodes()
-    todo = [e for e in episodes if force or not is_complete(log_path(out, e), e, model)]
+    todo, damaged = [], []
+    for e in episodes:
+        done, why = (False, None) if force else check_log(log_path(out, e), e, model)
+        if why is not None:
+            damaged.append(why)
+        if not done:
+            todo.append(e)
     skipped = len(episodes) - len(todo)
     bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress)
     start = time.perf_counter()
@@ -333,8 +527,9 @@ def run_bench(
                     server.stop()
     finally:
         bar.close()
+        clear_temp_dirs(out)
     failed = [o for o in outcomes if o.error is not None]
-    result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start)
+    result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start, damaged=damaged)
     if report:
         result.report = build_report(out)
     return result

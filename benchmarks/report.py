@@ -4,11 +4,14 @@ Each log's header says which suite, group, condition, policy and seed the episod
 `run` entry `teamenvs bench` writes); its `end` line holds the returns, the paradigm's
 metrics and the model usage. Logs without a `run` entry (e.g. from `teamenvs run
 --log-dir`) are grouped by env, preset and file name. Logs without an `end` line are
-counted as incomplete and left out of the tables.
+counted as incomplete and left out of the tables. A damaged log, or a file that is not an
+episode log (`read_log` raises `LogError`), is left out of everything and listed, with its
+line, field and why, in report.md and the summary.
 
 - `results.csv`: one row per episode, in suite order: suite, group, env, condition, preset,
   overrides, policy, model, seed, status, env_steps, returns, every metric (nested ones flattened as `a.b.c`,
-  booleans as 0/1) and the model usage;
+  booleans as 0/1) and the model usage; a text cell that a spreadsheet would run as a formula
+  (starting with =, +, -, @, tab or CR) is prefixed with `'` (numbers stay numbers);
 - `report.md`: per group, mean ± sd (population sd over seeds) of every scalar metric for
   each condition x policy, the best policy of each condition in bold (best condition when
   a group compares one policy), by the metric's direction (↑ / ↓, from the paradigm);
@@ -31,7 +34,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from benchmarks.suite import slug
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import flatten, mean_sd
-from teamenvs.core.recorder import read_log, step_records
+from teamenvs.core.recorder import LogError, read_log, step_records
+from teamenvs.core.text import printable
 
 USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
 
@@ -76,14 +80,14 @@ def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
     return dict(counts)
 
 
-def read_episode(path: Path) -> EpisodeRow | None:
-    """The report's view of one log; None for a file that is not an episode log."""
+def read_episode(path: Path) -> EpisodeRow:
+    """The report's view of one log; `LogError` for a damaged log or a file that is not an episode log."""
     records = read_log(path)
     if not records:  # killed before its header was written
         return EpisodeRow(path, "", "", "", "", None, {}, "", None, (0, 0, 0), "incomplete")
-    if records[0].get("type") != "header":
-        return None
     head = records[0]
+    if head.get("type") != "header" or "env_id" not in head:
+        raise LogError(path, None, "header", "the first line is not a header naming an env_id: not a teamenvs episode log")
     run = head.get("run") or {}
     condition = run.get("condition") or {}
     policy = run.get("policy") or {}
@@ -184,12 +188,23 @@ def csv_rows(rows: Sequence[EpisodeRow]) -> tuple[list[str], list[dict[str, Any]
     return list(columns), table
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows and never runs: text that would start a formula gets a leading `'`
+    (OWASP's advice for CSV injection); numbers, negative ones included, stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def write_csv(path: Path, rows: Sequence[EpisodeRow]) -> None:
     columns, table = csv_rows(rows)
     with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, restval="")
-        writer.writeheader()
-        writer.writerows(table)
+        writer = csv.writer(f)
+        writer.writerow([csv_cell(c) for c in columns])
+        writer.writerows([csv_cell(line.get(c, "")) for c in columns] for line in table)
 
 
 def load_results(folder: str | Path) -> list[dict[str, str]]:
@@ -248,7 +263,7 @@ def _best(means: dict[Any, float], goal: str | None) -> set[Any]:
 
 def _seeds_text(seeds: Sequence[int | None]) -> str:
     known = sorted({s for s in seeds if s is not None})
-    if known and known == list(range(known[0], known[-1] + 1)) and len(known) > 2:
+    if len(known) > 2 and known[-1] - known[0] == len(known) - 1:  # distinct whole numbers: a run without gaps
         return f"{known[0]}-{known[-1]}"
     return ", ".join(map(str, known)) or "none"
 
@@ -310,7 +325,8 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
     return lines
 
 
-def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "") -> str:
+def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "",
+                    left_out: Sequence[LogError] = ()) -> str:
     suites = sorted({r.suite for r in rows if r.suite})
     complete = sum(r.status == "complete" for r in rows)
     lines = [f"# Benchmark report: {', '.join(suites) or 'episode logs'}", ""]
@@ -334,6 +350,10 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
         lines.append("")
         for r in unfinished:
             lines.append(f"- `{r.path.name}`: {r.status}" + (f" ({r.error})" if r.error else ""))
+        lines.append("")
+    if left_out:
+        lines += ["## Logs left out", "", "Damaged, or not episode logs: nothing of them is counted above.", ""]
+        lines += [f"- `{printable(e.path.name, keep_newlines=False)}`{f' line {e.line}' if e.line else ''}: {e.field}: {e.why}" for e in left_out]
         lines.append("")
     return "\n".join(lines)
 
@@ -432,10 +452,14 @@ def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], ho
     return [sum(ok or t > m for t, ok in zip(survival_times, survived)) / n for m in range(horizon + 1)]
 
 
+MAX_MONTHS = 10_000
+
+
 def plot_survival(g: GroupReport, path: Path) -> None:
     fig = _figure(figsize=(7, 4))
     ax = fig.subplots()
     horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
+    horizon = min(horizon, MAX_MONTHS)  # an edited log's month count must not make the curve endless
     styles = ["-", "--", ":", "-."]
     colours = _colours("tab10")
     for i, c in enumerate(g.conditions):
@@ -455,17 +479,20 @@ def plot_survival(g: GroupReport, path: Path) -> None:
 
 def write_plots(groups: Sequence[GroupReport], folder: Path) -> dict[str, dict[str, str]]:
     """The PNGs of every group; returns group title -> kind -> path relative to the report."""
+    import matplotlib
+
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[str, dict[str, str]] = {}
-    for g in groups:
-        name = slug(g.title)
-        kinds = {"metrics": plot_metrics, "actions": plot_actions}
-        if "survival_time" in g.metrics:
-            kinds["survival"] = plot_survival
-        made[g.title] = {}
-        for kind, draw in kinds.items():
-            draw(g, folder / f"{name}_{kind}.png")
-            made[g.title][kind] = f"{folder.name}/{name}_{kind}.png"
+    with matplotlib.rc_context({"text.parse_math": False}):  # labels are plain text: "$5 vs $10", "\\x" must not parse as TeX
+        for g in groups:
+            name = slug(g.title)
+            kinds = {"metrics": plot_metrics, "actions": plot_actions}
+            if "survival_time" in g.metrics:
+                kinds["survival"] = plot_survival
+            made[g.title] = {}
+            for kind, draw in kinds.items():
+                draw(g, folder / f"{name}_{kind}.png")
+                made[g.title][kind] = f"{folder.name}/{name}_{kind}.png"
     return made
 
 
@@ -476,12 +503,18 @@ class Report:
     rows: list[EpisodeRow]
     groups: list[GroupReport]
     plots: dict[str, dict[str, str]]
+    left_out: list[LogError] = field(default_factory=list)  # damaged logs and files that are not episode logs
 
     def summary(self) -> str:
         complete = sum(r.status == "complete" for r in self.rows)
         n_plots = sum(len(p) for p in self.plots.values())
-        return (f"report: {complete} of {len(self.rows)} episodes complete, {len(self.groups)} group(s); wrote "
-                f"{self.folder / 'results.csv'}, {self.folder / 'report.md'} and {n_plots} plot(s) in {self.folder / 'plots'}")
+        shown = {name: printable(self.folder / name, keep_newlines=False) for name in ("results.csv", "report.md", "plots")}
+        lines = [f"report: {complete} of {len(self.rows)} episodes complete, {len(self.groups)} group(s); wrote "
+                 f"{shown['results.csv']}, {shown['report.md']} and {n_plots} plot(s) in {shown['plots']}"]
+        if self.left_out:
+            lines.append(f"{len(self.left_out)} log(s) left out, damaged or not episode logs (listed in report.md):")
+            lines += [f"  {e}" for e in self.left_out[:10]]
+        return "\n".join(lines)
 
 
 def build_report(folder: str | Path, plots: bool = True) -> Report:
@@ -490,9 +523,15 @@ def build_report(folder: str | Path, plots: bool = True) -> Report:
     if not folder.is_dir():
         raise ConfigError(f"no folder {str(folder)!r} (give a folder written by `teamenvs bench --out`)")
     logs_dir = folder / "logs" if (folder / "logs").is_dir() else folder
-    rows = [row for path in log_files(logs_dir) if (row := read_episode(path)) is not None]
+    rows, left_out = [], []
+    for path in log_files(logs_dir):
+        try:
+            rows.append(read_episode(path))
+        except LogError as exc:
+            left_out.append(exc)
     if not rows:
-        raise ConfigError(f"no episode logs (*.jsonl, *.jsonl.gz) in {str(logs_dir)!r}")
+        why = f": every one is damaged or not an episode log, e.g. {left_out[0]}" if left_out else ""
+        raise ConfigError(f"no {'readable ' if left_out else ''}episode logs (*.jsonl, *.jsonl.gz) in {str(logs_dir)!r}{why}")
     groups = group_rows(rows)
     write_csv(folder / "results.csv", rows)
     made: dict[str, dict[str, str]] = {}
@@ -502,5 +541,5 @@ def build_report(folder: str | Path, plots: bool = True) -> Report:
             made = write_plots(groups, folder / "plots")
         except ImportError:
             note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
-    (folder / "report.md").write_text(report_markdown(rows, groups, made, note), encoding="utf-8")
-    return Report(folder, rows, groups, made)
+    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out), encoding="utf-8")
+    return Report(folder, rows, groups, made, left_out)

@@ -8,7 +8,8 @@ model usage) with `annotate` before the step is written, and an `end` line with 
 metrics. The file is flushed after every line, so a crash loses nothing already written.
 Nothing time-dependent is written by the env, so the same seed and actions give a
 byte-identical log. A path ending in `.gz` is written gzip-compressed (still flushed per
-line, so a killed run keeps every line written before it); `read_log` reads both.
+line, so a killed run keeps every line written before it); `read_log` reads both, checks
+every line, and raises `LogError` (file, line, field, why) for a damaged or mis-edited log.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import io
 import json
 import zlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from teamenvs.core.text import printable
 
 MAX_LOGGED_ACTION_CHARS = 20_000
 
@@ -111,22 +114,293 @@ def open_log(path: str | Path, mode: str = "r") -> Any:
     return open(path, mode, encoding="utf-8")
 
 
+# Said of damage to the first line or the gzip header, where a damaged log and some other file look alike.
+NOT_A_LOG = ", so this is not a teamenvs episode log (or a damaged one)"
+
+
+class LogError(ValueError):
+    """A log that is damaged, or edited into something its readers cannot use.
+
+    The message is `<path>:<line>: <field>: <why>` (`<path>: <field>: <why>` for damage to
+    the compressed stream as a whole, which no line can be blamed for), safe to print.
+    """
+
+    def __init__(self, path: str | Path, line: int | None, field: str, why: str) -> None:
+        self.path, self.line, self.field, self.why = Path(path), line, field, why
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(printable(f"{where}: {field}: {why}", keep_newlines=False))
+
+
 def read_log(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSONL episode log (or `.jsonl.gz`); a truncated end (a crash mid-write) is skipped."""
-    records = []
-    with open_log(path) as f:
-        try:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    break
-        except (EOFError, zlib.error, gzip.BadGzipFile):
-            pass  # a compressed log cut off mid-stream: keep the lines before the cut
+    """Read a JSONL episode log (or `.jsonl.gz`), checking every line; raises `LogError` for damage.
+
+    Damage: a gzip stream whose checksum or length does not match, bytes that are not gzip or
+    not UTF-8, data after the gzip stream, a line that is not a JSON object (unless it is the
+    cut-off last line, below), and a field of the wrong type for the log's readers (`RECORD_CHECKS`).
+
+    A log cut off mid-write (a killed writer: a last line without its newline, a gzip stream
+    that just stops) is read up to its last whole line. Such a log is never complete: an `end`
+    line before the cut is left out, since a cut gzip stream's checksum cannot vouch for it.
+    """
+    data, cut = _log_bytes(path)
+    lines = data.split(b"\n")
+    if lines.pop().strip():  # the text after the last newline: a line whose write was cut off
+        cut = True
+    records = [_parse_line(path, number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    if cut and records and records[-1].get("type") == "end":
+        records.pop()
     return records
+
+
+def _log_bytes(path: str | Path) -> tuple[bytes, bool]:
+    """A log's text as bytes (decompressed for `.gz`) and whether its gzip stream was cut off."""
+    data = Path(path).read_bytes()
+    if not str(path).endswith(".gz"):
+        return data, False
+    stream = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip, checksum and length checked by zlib
+    try:
+        text = stream.decompress(data)
+    except zlib.error as exc:
+        raise LogError(path, None, "gzip", _gzip_damage(str(exc))) from None
+    if not stream.eof:
+        return text, True
+    if stream.unused_data.strip(b"\0"):
+        raise LogError(path, None, "gzip", "damaged: data after the end of the compressed stream")
+    return text, False
+
+
+_ZLIB_WHY = {
+    "incorrect data check": "damaged: checksum mismatch",
+    "incorrect length check": "damaged: length mismatch",
+    "incorrect header check": f"not gzip-compressed data{NOT_A_LOG}",
+}
+
+
+def _gzip_damage(message: str) -> str:
+    detail = message.rpartition(": ")[2]
+    return _ZLIB_WHY.get(detail, f"damaged compressed data ({detail})")
+
+
+def _huge_number_at(record: Any) -> str:
+    """The dotted name of the first integer in `record` too large for a float (found again only when there is one)."""
+    stack: list[tuple[Any, str]] = [(record, "")]
+    while stack:
+        value, name = stack.pop()
+        if isinstance(value, int) and not abs(value) <= 1.7976931348623157e308:
+            return name
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend((item, f"{name}.{_dotted(key)}" if name else _dotted(key)) for key, item in reversed(list(items)))
+    return "line"
+
+
+def _dotted(key: Any, rest: str = "") -> str:
+    """A field's dotted name, `key.rest`, with the key (from the file) safe to print and short."""
+    name = printable(key, keep_newlines=False)[:60]
+    return f"{name}.{rest}" if rest else name
+
+
+def _json_int(text: str) -> int:
+    """An integer of a log line; one too large for a float is damage, not a number any reader can use."""
+    value = int(text)
+    if len(text) > 300:
+        float(value)  # raises OverflowError
+    return value
+
+
+def _parse_line(path: str | Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        return _record(path, number, line)
+    except LogError as exc:
+        if number != 1 or exc.field not in ("text", "line"):
+            raise
+        raise LogError(path, number, exc.field, exc.why + NOT_A_LOG) from None
+
+
+def _record(path: str | Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogError(path, number, "text", f"not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})") from None
+    try:
+        record = json.loads(text, parse_int=_json_int)
+    except RecursionError:
+        raise LogError(path, number, "line", "JSON nested too deeply") from None
+    except OverflowError:
+        raise LogError(path, number, _huge_number_at(json.loads(text)), "a number too large for a float") from None
+    except json.JSONDecodeError as exc:
+        raise LogError(path, number, "line", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise LogError(path, number, "line", f"not valid JSON ({str(exc).partition(':')[0]})") from None
+    if not isinstance(record, dict):
+        raise LogError(path, number, "line", f"expected a JSON object, got {_json_kind(record)}")
+    try:
+        _check_record(record)
+    except _Invalid as exc:
+        raise LogError(path, number, exc.field, exc.why) from None
+    return record
+
+
+# ---------------------------------------------------------------------- record checks
+class _Invalid(Exception):
+    """A field that is not what the log's readers expect: its dotted name and why."""
+
+    def __init__(self, why: str, field: str = "") -> None:
+        super().__init__(why)
+        self.why, self.field = why, field
+
+    def under(self, key: Any) -> "_Invalid":
+        return _Invalid(self.why, _dotted(key, self.field))
+
+
+Check = Callable[[Any], None]
+
+# Bigger than any env's numbers, small enough that a report's sums of squares stay finite.
+MAX_MAGNITUDE = 1e100
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _is_a(types: tuple[type, ...], name: str, nullable: bool = False) -> Check:
+    def check(value: Any) -> None:
+        if value is None and nullable:
+            return
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise _Invalid(f"expected {name}{' or null' if nullable else ''}, got {_json_kind(value)}")
+    return check
+
+
+TEXT = _is_a((str,), "a string")
+OPT_TEXT = _is_a((str,), "a string", nullable=True)
+INT = _is_a((int,), "a whole number")
+OPT_INT = _is_a((int,), "a whole number", nullable=True)
+BOOL = _is_a((bool,), "true/false")
+OPT_BOOL = _is_a((bool,), "true/false", nullable=True)
+OBJECT = _is_a((dict,), "an object")
+LIST = _is_a((list,), "a list")
+
+
+def _number(value: Any, allow_nan: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f"expected a number, got {_json_kind(value)}")
+    if allow_nan and value != value:
+        return
+    if not abs(value) <= MAX_MAGNITUDE:
+        raise _Invalid(f"expected a finite number (at most {MAX_MAGNITUDE:g} in size), got {value:.6g}")
+
+
+NUMBER: Check = _number
+
+MAX_NESTING = 32  # objects and lists within each other; a log's own go 7 deep
+
+
+def _nesting(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def _shallow(inner: Check) -> Check:
+    """`inner`, and nested at most `MAX_NESTING` deep (readers such as `flatten` walk it recursively)."""
+    def check(value: Any) -> None:
+        inner(value)
+        if _nesting(value) > MAX_NESTING:
+            raise _Invalid(f"nested more than {MAX_NESTING} levels deep")
+    return check
+
+
+def _metric(value: Any) -> None:
+    """A top-level metric: any JSON value, but a number must be usable (NaN: undefined in this episode)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _number(value, allow_nan=True)
+
+
+def _fields(spec: dict[str, Check], nullable: bool = False) -> Check:
+    """An object whose fields named in `spec` pass their checks where present (others are free)."""
+    is_object = _is_a((dict,), "an object", nullable)
+
+    def check(value: Any) -> None:
+        is_object(value)
+        if value is None:
+            return
+        for key, inner in spec.items():
+            if key in value:
+                try:
+                    inner(value[key])
+                except _Invalid as exc:
+                    raise exc.under(key) from None
+    return check
+
+
+def _each(inner: Check, container: Check = LIST) -> Check:
+    """A list (or, given `container=OBJECT`, an object) whose every item passes `inner`."""
+    def check(value: Any) -> None:
+        container(value)
+        for key, item in (value.items() if isinstance(value, dict) else enumerate(value)):
+            try:
+                inner(item)
+            except _Invalid as exc:
+                raise exc.under(key) from None
+    return check
+
+
+def _index(value: Any) -> None:
+    """A run's position in its suite: group, condition and policy numbers."""
+    _each(INT)(value)
+    if len(value) != 3:
+        raise _Invalid(f"expected 3 whole numbers, got {len(value)}")
+
+
+EVENT = _fields({"type": TEXT, "sender": OPT_TEXT, "agent": OPT_TEXT})
+ACTION = _fields({"ok": OPT_BOOL, "ignored": OPT_BOOL, "command": OPT_TEXT, "kind": OPT_TEXT, "error": OPT_TEXT,
+                 "text": OPT_TEXT, "args": OBJECT}, nullable=True)
+USAGE_TOTALS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
+USAGE = _fields({"total": _fields(dict.fromkeys(USAGE_TOTALS, NUMBER)), "agents": _each(OBJECT, OBJECT)}, nullable=True)
+RUN = _shallow(_fields({
+    "suite": TEXT, "group": TEXT, "env": TEXT, "description": TEXT, "model": OPT_TEXT, "seed": OPT_INT,
+    "max_steps": OPT_INT, "index": _index,
+    "condition": _fields({"name": TEXT, "preset": OPT_TEXT, "set": OBJECT}, nullable=True),
+    "policy": _fields({"label": TEXT, "policy": TEXT}, nullable=True),
+}, nullable=True))
+
+# What the log's readers (report, replay, bench, metrics) rely on, per record type.
+RECORD_CHECKS: dict[str, Check] = {
+    "header": _fields({"env_id": TEXT, "version": TEXT, "preset": OPT_TEXT, "seed": OPT_INT, "agents": _each(TEXT),
+                      "config": _shallow(_fields({"months": OPT_INT})), "run": RUN}),
+    "reset": _fields({"step": INT, "agents": _each(_fields({"observation": TEXT}), OBJECT)}),
+    "step": _fields({
+        "step": INT, "done": BOOL, "events": _each(EVENT),
+        "agents": _each(_fields({"observation": TEXT, "reward": NUMBER, "action": ACTION, "events": _each(EVENT),
+                               "usage": OBJECT}), OBJECT),
+    }),
+    "end": _fields({"steps": INT, "returns": _each(NUMBER, OBJECT), "metrics": _shallow(_each(_metric, OBJECT)), "usage": USAGE}),
+    "error": _fields({"step": INT, "error": TEXT, "usage": USAGE}),
+}
+
+
+TYPED = _fields({"type": TEXT})
+
+
+def _check_record(record: dict[str, Any]) -> None:
+    """Raise `_Invalid` naming the field when a log record's fields do not have the types its readers rely on."""
+    TYPED(record)
+    check = RECORD_CHECKS.get(record.get("type"))  # type: ignore[arg-type]
+    if check is not None:
+        check(record)
 
 
 def step_records(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,335 @@
+"""Damaged and edited episode logs (hardening issue, items 3 and 6).
+
+`read_log` must tell a damaged log from a cut-off one: damage (a checksum or length mismatch,
+bytes that are not gzip or UTF-8, a bad line before the last, a field of the wrong type)
+raises `LogError` naming the file, line and field; a log cut off mid-write reads up to its
+last whole line and is never complete. Checked here by flipping every bit near the end of a
+real compressed log, by cutting logs everywhere near their end, and with a corpus of edited
+fields run through `read_log`, `teamenvs report` and `teamenvs replay`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+import agents
+import teamenvs
+from benchmarks.bench import check_log, is_complete, log_path, run_bench
+from benchmarks.report import build_report, load_results
+from benchmarks.suite import load_suite
+from teamenvs.cli import main
+from teamenvs.core.recorder import LogError, dumps, read_log
+from teamenvs.registry import list_envs
+
+TINY = {"name": "tiny", "seeds": 1, "groups": [
+    {"title": "Trade", "env": "day_trader_v0", "conditions": ["baseline"], "policies": ["scripted"], "max_steps": 4}]}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """One short DayTrader episode run by `teamenvs bench`: (episode, its .jsonl.gz log, its records)."""
+    root = tmp_path_factory.mktemp("tiny")
+    path = root / "tiny.json"
+    path.write_text(json.dumps(TINY), encoding="utf-8")
+    suite = load_suite(path)
+    run_bench(suite, root / "out", workers=1, progress=False, report=False)
+    episode = suite.episodes()[0]
+    log = log_path(root / "out", episode)
+    return episode, log, read_log(log)
+
+
+def lines_of(records) -> list[str]:
+    return [dumps(r) for r in records]
+
+
+def write_plain(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------- damage to the bytes
+
+
+def test_no_bit_flip_near_the_end_passes_as_a_complete_log_with_other_numbers(tiny, tmp_path):
+    episode, log, records = tiny
+    data = log.read_bytes()
+    assert is_complete(log, episode) and records[-1]["type"] == "end"
+    target = tmp_path / log.name
+    target.write_bytes(data)
+    outcomes = {"damaged": 0, "incomplete": 0, "same": 0}
+    wrong = []
+    start = max(0, len(data) - 400)
+    for offset in range(start, len(data)):
+        for bit in range(8):
+            with open(target, "r+b") as f:  # in place: truncating a file is slow on some file systems
+                f.seek(offset)
+                f.write(bytes([data[offset] ^ (1 << bit)]))
+            done, why = check_log(target, episode)
+            with open(target, "r+b") as f:
+                f.seek(offset)
+                f.write(data[offset:offset + 1])
+            if why is not None:
+                outcomes["damaged"] += 1
+                assert f"{target}: gzip: " in why or f"{target}:" in why
+            elif not done:
+                outcomes["incomplete"] += 1
+            elif read_log(target) == records:
+                outcomes["same"] += 1  # e.g. a padding bit after the last block
+            else:
+                wrong.append((offset, bit))
+    assert wrong == [], f"{len(wrong)} flips read as complete logs with other contents: {wrong[:5]}"
+    assert outcomes["damaged"] > 0.9 * sum(outcomes.values()), outcomes
+
+
+def test_checksum_length_and_trailing_data_are_damage_not_a_cut(tiny, tmp_path):
+    _, log, _ = tiny
+    data = log.read_bytes()
+    crc, size = struct.unpack("<II", data[-8:])
+    cases = {
+        "crc": (data[:-8] + struct.pack("<II", crc ^ 1, size), "damaged: checksum mismatch"),
+        "size": (data[:-8] + struct.pack("<II", crc, size + 1), "damaged: length mismatch"),
+        "trailing": (data + b"extra bytes", "damaged: data after the end of the compressed stream"),
+        "not_gzip": (b"hello, plain text\n", "not gzip-compressed data"),
+    }
+    for name, (raw, why) in cases.items():
+        path = tmp_path / f"{name}.jsonl.gz"
+        path.write_bytes(raw)
+        with pytest.raises(LogError) as caught:
+            read_log(path)
+        assert str(caught.value).startswith(f"{path}: gzip: {why}"), str(caught.value)
+        assert caught.value.line is None and caught.value.field == "gzip"
+    padded = tmp_path / "padded.jsonl.gz"
+    padded.write_bytes(data + b"\0" * 16)  # zero padding after the stream (tape, some copy tools) is no damage
+    assert read_log(padded)[-1]["type"] == "end"
+
+
+def test_a_log_cut_anywhere_reads_as_incomplete_never_complete(tiny, tmp_path):
+    episode, log, records = tiny
+    data = log.read_bytes()
+    cuts = sorted(set(range(0, len(data), 37)) | set(range(len(data) - 40, len(data))))
+    for size in cuts:
+        cut = tmp_path / f"cut{size}.jsonl.gz"
+        cut.write_bytes(data[:size])
+        got = read_log(cut)  # no LogError: a cut is not damage
+        assert got == records[: len(got)], size
+        assert not got or got[-1]["type"] != "end", size
+        assert not is_complete(cut, episode)
+    # a plain log cut anywhere in its last line, even just before the final newline
+    text = "".join(line + "\n" for line in lines_of(records))
+    last = text.rindex("\n", 0, len(text) - 1) + 1
+    for size in range(last, len(text)):
+        plain = tmp_path / f"cut{size}.jsonl"
+        plain.write_text(text[:size], encoding="utf-8")
+        got = read_log(plain)
+        assert got == records[:-1], size
+    plain.write_text(text, encoding="utf-8")
+    assert read_log(plain) == records
+
+
+def test_one_bad_line_mid_file_is_reported_with_its_line_number(tiny, tmp_path):
+    _, _, records = tiny
+    lines = lines_of(records)
+    bad = list(lines)
+    bad[3] = bad[3][: len(bad[3]) // 2]  # a line cut in half, with lines after it
+    plain = write_plain(tmp_path / "bad.jsonl", bad)
+    with pytest.raises(LogError, match=rf"^{re.escape(str(plain))}:4: line: not valid JSON"):
+        read_log(plain)
+    packed = tmp_path / "bad.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(LogError, match=rf"^{re.escape(str(packed))}:4: line: not valid JSON"):
+        read_log(packed)
+    # the same half line as the last line, with its newline: written whole, so damage too
+    with pytest.raises(LogError, match=rf":{len(lines)}: line: not valid JSON"):
+        read_log(write_plain(tmp_path / "last.jsonl", lines[:-1] + [bad[3]]))
+    # bytes that are not UTF-8, and a line that is JSON but not an object
+    raw = "".join(line + "\n" for line in lines).encode("utf-8")
+    at = raw.index(b"\n", raw.index(b"\n") + 1) + 5  # in line 3
+    undecodable = tmp_path / "latin.jsonl"
+    undecodable.write_bytes(raw[:at] + b"\xff\xfe" + raw[at:])
+    with pytest.raises(LogError, match=rf"^{re.escape(str(undecodable))}:3: text: not UTF-8 \(byte 0xff at column 5\)"):
+        read_log(undecodable)
+    with pytest.raises(LogError, match=rf"^{re.escape(str(tmp_path / 'array.jsonl'))}:2: line: expected a JSON object, got a list"):
+        read_log(write_plain(tmp_path / "array.jsonl", [lines[0], "[1, 2]", *lines[1:]]))
+    with pytest.raises(LogError, match=r":5: line: JSON nested too deeply"):
+        read_log(write_plain(tmp_path / "deep.jsonl", lines[:4] + ["[" * 100_000 + "]" * 100_000] + lines[4:]))
+
+
+def test_a_damaged_log_is_rerun_by_bench_and_said_so(tiny, tmp_path):
+    episode, log, records = tiny
+    out = log.parent.parent
+    data = log.read_bytes()
+    crc, size = struct.unpack("<II", data[-8:])
+    try:
+        log.write_bytes(data[:-8] + struct.pack("<II", crc ^ 0xFF, size))
+        suite = load_suite(out.parent / "tiny.json")
+        outcome = run_bench(suite, out, workers=1, progress=False, report=False)
+        assert (outcome.ran, outcome.skipped, outcome.failed) == (1, 0, [])
+        assert f"damaged log, rerun: {log}: gzip: damaged: checksum mismatch" in outcome.summary()
+        assert log.read_bytes() == data  # rerun from scratch: the same bytes as the first run
+    finally:
+        log.write_bytes(data)
+
+
+# ---------------------------------------------------------------------------- edited fields
+
+HUGE = 10**400
+NAN, INF = float("nan"), float("inf")
+
+# (line type, where to put the value, the value, the field the error names); "A" stands for the first agent
+CORPUS = [
+    ("header", ["env_id"], 123, "env_id"),
+    ("header", ["env_id"], None, "env_id"),
+    ("header", ["version"], ["1"], "version"),
+    ("header", ["preset"], 7, "preset"),
+    ("header", ["seed"], "0", "seed"),
+    ("header", ["seed"], 1.5, "seed"),
+    ("header", ["seed"], HUGE, "seed"),
+    ("header", ["agents"], "trader_1,trader_2", "agents"),
+    ("header", ["agents"], [1, 2], "agents.0"),
+    ("header", ["agents"], {"a": 1}, "agents"),
+    ("header", ["config"], "rounds=3", "config"),
+    ("header", ["config"], [], "config"),
+    ("header", ["config", "months"], "12", "config.months"),
+    ("header", ["config", "deep"], json.loads("[" * 40 + "]" * 40), "config"),
+    ("header", ["run"], "bench", "run"),
+    ("header", ["run", "suite"], 1, "run.suite"),
+    ("header", ["run", "group"], None, "run.group"),
+    ("header", ["run", "condition"], "baseline", "run.condition"),
+    ("header", ["run", "condition", "name"], ["c"], "run.condition.name"),
+    ("header", ["run", "condition", "set"], "x=1", "run.condition.set"),
+    ("header", ["run", "policy"], "scripted", "run.policy"),
+    ("header", ["run", "policy", "label"], {"x": 1}, "run.policy.label"),
+    ("header", ["run", "index"], 5, "run.index"),
+    ("header", ["run", "index"], [0, 0], "run.index"),
+    ("header", ["run", "index"], ["a", "b", "c"], "run.index.0"),
+    ("header", ["run", "model"], 4, "run.model"),
+    ("header", ["type"], 1, "type"),
+    ("reset", ["agents"], "everyone", "agents"),
+    ("reset", ["agents", "A"], "hi", "agents.A"),
+    ("reset", ["agents", "A", "observation"], 5, "agents.A.observation"),
+    ("step", ["step"], "1", "step"),
+    ("step", ["step"], 1.5, "step"),
+    ("step", ["agents"], [], "agents"),
+    ("step", ["agents", "A"], "x", "agents.A"),
+    ("step", ["agents", "A", "reward"], "10", "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], NAN, "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], INF, "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], HUGE, "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], 1e300, "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], None, "agents.A.reward"),
+    ("step", ["agents", "A", "reward"], True, "agents.A.reward"),
+    ("step", ["agents", "A", "action"], "invest", "agents.A.action"),
+    ("step", ["agents", "A", "action"], [1], "agents.A.action"),
+    ("step", ["agents", "A", "action", "ok"], "yes", "agents.A.action.ok"),
+    ("step", ["agents", "A", "action", "command"], ["invest"], "agents.A.action.command"),
+    ("step", ["agents", "A", "action", "kind"], {"k": 1}, "agents.A.action.kind"),
+    ("step", ["agents", "A", "events"], "none", "agents.A.events"),
+    ("step", ["agents", "A", "events"], [1], "agents.A.events.0"),
+    ("step", ["agents", "A", "events"], [{"type": ["x"]}], "agents.A.events.0.type"),
+    ("step", ["events"], "none", "events"),
+    ("step", ["events"], ["msg"], "events.0"),
+    ("step", ["events"], [{"type": "message", "sender": ["a"]}], "events.0.sender"),
+    ("step", ["events"], [{"type": "drawing", "accuracy": HUGE}], "events.0.accuracy"),
+    ("step", ["done"], "yes", "done"),
+    ("end", ["steps"], "4", "steps"),
+    ("end", ["returns"], "lots", "returns"),
+    ("end", ["returns", "A"], "10", "returns.A"),
+    ("end", ["returns", "A"], NAN, "returns.A"),
+    ("end", ["returns", "A"], HUGE, "returns.A"),
+    ("end", ["metrics"], "good", "metrics"),
+    ("end", ["metrics"], [1, 2], "metrics"),
+    ("end", ["metrics", "mean_final_wealth"], INF, "metrics.mean_final_wealth"),
+    ("end", ["metrics", "mean_final_wealth"], HUGE, "metrics.mean_final_wealth"),
+    ("end", ["metrics", "mean_final_wealth"], -1e200, "metrics.mean_final_wealth"),
+    ("end", ["metrics", "deep"], json.loads('{"a": ' * 40 + "1" + "}" * 40), "metrics"),
+    ("end", ["usage"], "cheap", "usage"),
+    ("end", ["usage", "total"], 3, "usage.total"),
+    ("end", ["usage", "total"], {"calls": "3"}, "usage.total.calls"),
+    ("end", ["type"], None, "type"),
+]
+
+
+def edited(records, kind: str, where: list[str], value) -> tuple[list[dict], int]:
+    """A deep copy of `records` with `value` put at `where` in the first line of type `kind`; (records, its line)."""
+    copy = json.loads(json.dumps(records))
+    index = next(i for i, r in enumerate(copy) if r.get("type") == kind)
+    agent = copy[0]["agents"][0]
+    keys = [agent if k == "A" else k for k in where]
+    target = copy[index]
+    for key in keys[:-1]:
+        target = target.setdefault(key, {})
+    target[keys[-1]] = value
+    return copy, index + 1
+
+
+def write_edited(path: Path, records) -> Path:
+    # json.dumps writes NaN/Infinity and huge ints as Python's json reads them back
+    return write_plain(path, [json.dumps(r, ensure_ascii=False) for r in records])
+
+
+@pytest.mark.parametrize("kind, where, value, field", CORPUS, ids=[f"{c[0]}.{'.'.join(c[1])}={str(c[2])[:12]}" for c in CORPUS])
+def test_an_edited_field_is_a_log_error_naming_file_line_and_field(tiny, tmp_path, capsys, kind, where, value, field):
+    _, _, records = tiny
+    bad, line = edited(records, kind, where, value)
+    agent = records[0]["agents"][0]
+    field = field.replace(".A", f".{agent}")
+    path = write_edited(tmp_path / "logs" / "edited.jsonl", bad)
+    with pytest.raises(LogError) as caught:
+        read_log(path)
+    assert str(caught.value).startswith(f"{path}:{line}: {field}: "), str(caught.value)
+    assert (caught.value.line, caught.value.field) == (line, field)
+    # the commands say the same, as an error line, and exit nonzero (a traceback would fail the test)
+    for argv in (["replay", str(path), "--no-color"], ["report", str(tmp_path)]):
+        assert main(argv) != 0
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and f"{path}:{line}: {field}: " in err, err
+
+
+def test_report_leaves_an_edited_log_out_and_says_which_and_why(tiny, tmp_path):
+    _, log, records = tiny
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / log.name).write_bytes(log.read_bytes())
+    bad, line = edited(records, "end", ["returns", "A"], "lots")
+    path = write_edited(logs / "Trade__baseline__scripted__seed9.jsonl", bad)
+    (logs / "cut.jsonl.gz").write_bytes(log.read_bytes()[:-9])  # a cut log: incomplete, not left out
+    (logs / "notes.jsonl").write_text('{"type": "note"}\n', encoding="utf-8")  # JSONL, but no episode log
+    out = build_report(tmp_path, plots=False).summary()
+    assert "report: 1 of 2 episodes complete" in out
+    assert "2 log(s) left out, damaged or not episode logs" in out
+    assert f"{path}:{line}: returns.{records[0]['agents'][0]}: expected a number, got a string" in out
+    assert f"{logs / 'notes.jsonl'}: header: the first line is not a header" in out
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Logs left out" in md and f"`{path.name}` line {line}: returns." in md
+    assert "- `cut.jsonl.gz`: incomplete" in md
+    rows = load_results(tmp_path)
+    assert sorted(r["status"] for r in rows) == ["complete", "incomplete"]  # the left-out ones are nowhere
+    assert all(r["seed"] != "9" for r in rows)
+
+
+def test_the_logs_of_every_env_pass_the_checks(tmp_path):
+    for env_id in list_envs():
+        env = teamenvs.make(env_id)
+        result = agents.run_episode(env, agents.make_policies(env, "random", seed=0), seed=0, log_dir=tmp_path,
+                                    max_steps=30, compress=True, run={"suite": "s"})
+        records = read_log(result.log_path)
+        assert records[-1]["type"] == "end" and len(records) == result.steps + 3, env_id
+
+
+def test_report_of_far_apart_seeds_builds_no_giant_list(tiny, tmp_path):
+    # the seeds line once listed range(first, last + 1) to see whether the seeds had gaps
+    _, _, records = tiny
+    logs = tmp_path / "logs"
+    for seed in (0, 10**18, 2 * 10**18):
+        copy, _ = edited(records, "header", ["seed"], seed)
+        write_edited(logs / f"s{seed}.jsonl", copy)
+    report = build_report(tmp_path, plots=False)
+    assert [r.status for r in report.rows] == ["complete"] * 3
+    assert "seeds 0, 1000000000000000000, 2000000000000000000" in (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -9,18 +9,22 @@ policy seed are both 0..n-1 for n seeds. Metrics are those of `teamenvs.job_fair
 at the end of each episode.
 
 1. `paper`: the layout of MetaAgents' results (Fig. 4, App. E): for each policy, scenarios
-   S1-S4 (presets `S1`..`S4`) against Metric 1.1 (`company_identification`: every capable
-   seeker applied to a company it fits), 2.1 (`identification`: every recruiter hired exactly
-   a full team), 2.2 (`workflow`: every recruiter's workflow is the canonical one, in order),
-   2.3 (`assignment`: every step has a qualified hire and nobody is misplaced) and
+   S1-S4 (presets `S1`..`S4`; company descriptions list one skill, as the paper's example
+   does) against Metric 1.1 (`company_identification`: every capable seeker applied to a
+   company it fits), 2.1 (`identification`: every recruiter hired exactly a full team), 2.2
+   (`workflow`: every recruiter's workflow is the canonical one, in order), 2.3
+   (`assignment`: every workflow step has a qualified hire, as the paper defines it) and
    `overall_success` (all four), as the percentage of `--seeds` episodes (default 50, the
-   paper's number of runs) in which the metric held. Beside them, the recruiters' confusion
+   paper's number of runs) in which the metric held; then `misplacement` (some hire placed
+   on a step they are not qualified for) over all episodes and over those in which 2.1 held
+   (the paper's 11.4% for S1, 5.3). Beside them, the recruiters' confusion
    matrix over their applicants summed over the episodes (TP: capable hired, FN: capable
    not hired, FP: not capable hired, TN: not capable not hired; capable = fits a role of
    the company), and how the redundant seeker (S2-S4) answered offers: the episodes in which
    it got at least one, the mean of `redundant_offer_acceptance` (accepted / offered) over
    those episodes, and in how many of them it accepted one. Then the paper's gpt-3.5-turbo-16k
-   figures as a separate reference table, exactly as the paper gives them.
+   figures as a separate reference table, exactly as the paper gives them, and Table 2's
+   layout: Metric 2.2 per team (business) in S3 and S4 for each policy beside the paper's.
 2. `speed`: the wall time of the whole `run_episode` call (reset, every policy, every
    `env.step` with its text observations, in-memory recording, the metrics) for a full S4
    episode, `--speed-episodes` seeds (default 20) with honest and with boastful agents, after
@@ -53,6 +57,7 @@ import argparse
 import gc
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,13 +88,16 @@ SPEED_TARGET_LARGE_S = 5.0
 DEFAULTS = {"seeds": 50, "scaling_seeds": 5, "speed_episodes": 20, "large_seeds": 3}
 QUICK = {"seeds": 5, "scaling_seeds": 2, "speed_episodes": 5, "large_seeds": 1}
 
-# MetaAgents (gpt-3.5-turbo-16k), as the paper gives them: Fig. 4 / App. E, per-team Table 2.
+# MetaAgents (gpt-3.5-turbo-16k), as the paper gives them: Fig. 4 / App. E, per-team Table 2, misplacement (5.3).
 PAPER = {
     "S1": ("100", "72", "96", "64", "64"),
     "S2": ("100", "50", "96", "76", "48"),
     "S3": ("44", "55", "96 / 81 / 86 (per team, Table 2)", "23", "12"),
     "S4": ("56", "3.6", "89 / 68 / 93 (per team, Table 2); 50 overall (App. E.4)", "21", '"barely" (about 0; no number given)'),
 }
+PAPER_MISPLACED_GIVEN_IDENTIFICATION = {"S1": "11.4"}  # 5.3: "for cases that identify capable agents"; other scenarios: none given
+TEAMS = (("Team 1", "software development"), ("Team 2", "data analysis"), ("Team 3", "advertising"))
+PAPER_TABLE_2 = {"software development": ("96", "89"), "data analysis": ("81", "68"), "advertising": ("86", "93")}
 
 
 # ---------------------------------------------------------------------- helpers
@@ -131,7 +139,15 @@ def runs(seeds: Sequence[int], policy: str, collect: bool = False, **config: Any
     return out
 
 
+@lru_cache(maxsize=None)
+def scenario_runs(policy: str, scenario: str, seeds: int) -> tuple[Episode, ...]:
+    """`runs` of a paper scenario, kept for the tables that read the same episodes."""
+    return tuple(runs(range(seeds), policy, preset=scenario))
+
+
 def percent(values: Sequence[Any]) -> str:
+    if len(values) == 0:
+        return "-"
     return f"{100 * np.mean(np.asarray(values, dtype=float)):.0f}"
 
 
@@ -151,24 +167,39 @@ def redundant_summary(metrics: Sequence[dict[str, Any]]) -> tuple[str, str, str]
 
 # ---------------------------------------------------------------------- 1. MetaAgents layout
 def paper_rows(policy: str, seeds: int) -> list[list[str]]:
-    """One row per scenario: the five metrics in %, confusion totals, redundant-offer figures."""
+    """One row per scenario: the five metrics in %, misplacement (all episodes, episodes meeting 2.1) in %,
+    confusion totals, redundant-offer figures."""
     rows = []
     for scenario in SCENARIOS:
-        episodes = runs(range(seeds), policy, preset=scenario)
+        episodes = scenario_runs(policy, scenario, seeds)
         m = [e.metrics for e in episodes]
         totals = {k: sum(x["confusion"][k] for x in m) for k in ("tp", "fn", "fp", "tn")}
         offered, acceptance, accepted = redundant_summary(m) if any(e.has_redundant for e in episodes) else ("no redundant seeker", "-", "-")
         rows.append(
             [scenario]
             + [percent([x[key] for x in m]) for key, _ in METRICS]
+            + [percent([x["misplacement"] for x in m]), percent([x["misplacement"] for x in m if x["identification"]])]
             + [f"{totals[k]:,}" for k in ("tp", "fn", "fp", "tn")]
             + [offered, acceptance, accepted]
         )
     return rows
 
 
+def team_rows(seeds: int) -> list[list[str]]:
+    """MetaAgents Table 2's layout: per team, Metric 2.2 in % of episodes in S3 and S4 for each policy, then the paper's."""
+    rows = []
+    for label, business in TEAMS:
+        row = [f"{label} ({business})"]
+        for policy in POLICIES:
+            for scenario in ("S3", "S4"):
+                row.append(percent([e.metrics["workflow_per_team"][business] for e in scenario_runs(policy, scenario, seeds)]))
+        rows.append(row + list(PAPER_TABLE_2[business]))
+    return rows
+
+
 def section_paper(seeds: int) -> None:
-    header = ["Scenario"] + [f"{label} (%)" for _, label in METRICS] + ["TP", "FN", "FP", "TN", "Redundant offered", "Redundant acceptance (%)", "Redundant accepted"]
+    header = (["Scenario"] + [f"{label} (%)" for _, label in METRICS] + ["Misplacement (%)", "Misplacement given 2.1 (%)"]
+              + ["TP", "FN", "FP", "TN", "Redundant offered", "Redundant acceptance (%)", "Redundant accepted"])
     for policy in POLICIES:
         print(f"### MetaAgents Fig. 4 layout: policy `{policy}` ({seeds_caption(seeds)}; % of episodes in which the metric held)\n")
         table(header, paper_rows(policy, seeds))
@@ -176,7 +207,9 @@ def section_paper(seeds: int) -> None:
     print(
         "Metric 1.1: every capable seeker applied to a company it fits (S4: included one); 2.1: every recruiter hired "
         "exactly a full team for its roles; 2.2: every recruiter's workflow maps onto its business's canonical steps, "
-        "complete and in order; 2.3: every canonical step has a qualified hire and nobody is misplaced; Overall: all four. "
+        "complete and in order; 2.3: every canonical step has a qualified hire (MetaAgents 3.5: 'successful if all "
+        "workflow steps have qualified agents'); Overall: all four. Misplacement: some recruiter placed a hire on a step "
+        "they are not qualified for (a redundant hire's placement included), over all episodes and over those meeting 2.1. "
         "TP/FN/FP/TN: recruiters' hires among their applicants, summed over recruiters and episodes (capable = fits a role "
         "of the company). Redundant offered: episodes in which the redundant seeker (S2-S4; S1 has none) got at least one "
         "offer; Redundant acceptance: mean over those episodes of accepted / offered (`redundant_offer_acceptance`; "
@@ -184,12 +217,24 @@ def section_paper(seeds: int) -> None:
     )
     print()
     print("### MetaAgents reference (gpt-3.5-turbo-16k, as reported in the paper, %)\n")
-    table(["Scenario"] + [label for _, label in METRICS], [[s, *PAPER[s]] for s in SCENARIOS])
+    table(["Scenario"] + [label for _, label in METRICS] + ["Misplacement given 2.1"],
+          [[s, *PAPER[s], PAPER_MISPLACED_GIVEN_IDENTIFICATION.get(s, "-")] for s in SCENARIOS])
     print()
     print(
         "From MetaAgents Fig. 4 / App. E over 50 runs. Metric 2.2 in S3 and S4 is reported per team "
         "(software development / data analysis / advertising, Table 2); App. E.4 gives 50 for S4 overall. "
-        'The paper gives no number for the overall success in S4 ("barely").'
+        'The paper gives no number for the overall success in S4 ("barely"). Misplacement: 5.3 ("for cases that identify '
+        'capable agents, there are still 11.4% cases in Scenario 1 that fail to perform correct skill matching").'
+    )
+    print()
+    print(f"### MetaAgents Table 2 layout: Metric 2.2 per team ({seeds_caption(seeds)}; % of episodes)\n")
+    header = ["Team"] + [f"`{p}` {s} (%)" for p in POLICIES for s in ("S3", "S4")] + ["Paper S3 (%)", "Paper S4 (%)"]
+    table(header, team_rows(seeds))
+    print()
+    print(
+        "Metric 2.2 of each team's recruiter, judged by the default rule-based step mapper (`scoring.synonym_mapper`); "
+        "`job_fair_metrics(records, step_mapper=...)` takes an LLM judge instead. The scripted recruiters propose their "
+        "business's standard workflow, so they meet 2.2 whenever they submit one; random recruiters never do."
     )
     print()
 

@@ -2,18 +2,22 @@
 
 One class plays either side, reading its role from the view.
 
-Seeker (`honest`): applies to the companies whose advertised skills match its own skills
-best (only those that match, within the limit, equal matches in random order; a seeker
-nothing matches picks one at random); in an interview it introduces itself with its real skills and experience, and
-when asked about skill areas names only those among its own skills; it accepts the offer
-that matches its skills best and declines offers that match nothing.
+Seeker (`honest`): applies to the companies whose skill areas match its own skills best
+(only those that match, within the limit, equal matches in random order; a seeker nothing
+matches picks one at random). A company's skill areas are those its description lists and
+those a team of its type needs by the shipped catalogue (`fair.team_areas`): descriptions
+list one skill by default (`advertised_skills`), and the seeker knows, as an LLM would, that
+a software company also needs programmers. In an interview it introduces itself with its
+real skills and experience, and when asked about skill areas names only those among its own
+skills; it accepts the offer that matches its skills best and declines offers that match nothing.
 
 Seeker (`boastful`, MetaAgents 5.3): applies to its best match and then to others up to
 the limit; introduces itself truthfully but, asked about skill areas, claims every one of
 them ("All of them"); accepts its best-matching offer, else the first.
 
-Recruiter (both): thinks about the skills it wants; in each interview asks the candidate to
-introduce themselves, then asks which of the company's skill areas they can take on, then
+Recruiter (both): thinks about the skills its team needs (by the catalogue, from its
+company type); in each interview asks the candidate to
+introduce themselves, then asks which of those skill areas they can take on, then
 ends the interview. It believes what it hears: for each role of its team, in order, it
 hires the earliest-interviewed candidate not yet chosen who named that role's skill area
 (as a skill or as an answer). It proposes its business's standard workflow, gives each
@@ -30,7 +34,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from teamenvs.core.policy import ScriptedPolicy
-from teamenvs.job_fair.fair import Business, catalogue
+from teamenvs.job_fair.fair import Business, catalogue, team_areas
 
 
 def _said_by(lines: tuple[str, ...], speaker: str) -> list[str]:
@@ -59,9 +63,14 @@ class JobFairAgent(ScriptedPolicy):
         mine = {s.lower() for s in own}
         return sum(w.lower() in mine for w in wanted)
 
+    @staticmethod
+    def _wanted(company: Mapping[str, Any]) -> tuple[str, ...]:
+        """The skill areas a company listed in the view needs: those its description lists, then its type's by the catalogue."""
+        return tuple(dict.fromkeys((*company["skills"], *team_areas(company["company_type"]))))
+
     def _seek(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         companies = view["companies"]
-        fits = {c["name"]: self._fit(view["skills"], c["skills"]) for c in companies}
+        fits = {c["name"]: self._fit(view["skills"], self._wanted(c)) for c in companies}
         if self.allowed(info, "apply"):
             shuffled = [companies[int(i)]["name"] for i in self.rng.permutation(len(companies))]
             ranked = sorted(shuffled, key=lambda n: -fits[n])  # equal fits in random order
@@ -72,7 +81,7 @@ class JobFairAgent(ScriptedPolicy):
                 chosen += [n for n in ranked if n not in chosen]
             return "apply " + ", ".join(chosen[: view["max_applications"]])
         if self.allowed(info, "say"):
-            return "say " + self._answer(view, {c["name"]: c["skills"] for c in companies})
+            return "say " + self._answer(view, {c["name"]: self._wanted(c) for c in companies})
         if self.allowed(info, "accept"):
             offers = sorted(view["offers"], key=lambda n: -fits[n])
             if fits[offers[0]] > 0:
@@ -99,13 +108,13 @@ class JobFairAgent(ScriptedPolicy):
     # ------------------------------------------------------------------ recruiter
     def _recruit(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         if self.allowed(info, "think"):
-            return f"think I am looking for people skilled in {', '.join(view['skills_wanted'])} to {view['goal']}."
+            return f"think I am looking for people skilled in {', '.join(team_areas(view['company_type']))} to {view['goal']}."
         if self.allowed(info, "say"):
             asked = len(_said_by(view["interview"]["lines"], view["name"]))
             if asked == 0:
                 return f"say Welcome to {view['company']}. Please tell me about your skills and experience."
             if asked == 1:
-                return f"say Our project needs {', '.join(view['skills_wanted'])}. Which of these can you take on?"
+                return f"say Our project needs {', '.join(team_areas(view['company_type']))}. Which of these can you take on?"
             return "end interview"
         if self.allowed(info, "submit"):
             return self._decision(view, info)

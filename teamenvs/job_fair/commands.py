@@ -26,6 +26,7 @@ from teamenvs.core.messaging import SAY
 from teamenvs.core.rl import NOOP
 from teamenvs.core.text import clean_text, quote
 from teamenvs.job_fair.config import JobFairConfig
+from teamenvs.job_fair.fair import team_areas
 from teamenvs.job_fair.layout import layout
 
 if TYPE_CHECKING:
@@ -475,9 +476,9 @@ _last: list[Any] = [None, None]  # (a view, its table): the core asks command_fo
 
 
 def _wanted(view: Mapping[str, Any]) -> tuple[str, ...]:
-    """The areas the company of the seeker's current interview advertises."""
+    """The areas a team of the seeker's current interview company's type needs (the shipped catalogue)."""
     company = view["interview"]["company"]
-    return next((tuple(c["skills"]) for c in view["companies"] if c["name"] == company), ())
+    return next((team_areas(c["company_type"]) for c in view["companies"] if c["name"] == company), ())
 
 
 def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
@@ -494,7 +495,7 @@ def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
         table["end interview"] = "end interview"
         if role == "recruiter":
             for label, line in RECRUITER_LINES.items():
-                table[label] = "say " + line.format(company=view["company"], areas=", ".join(view["skills_wanted"]))
+                table[label] = "say " + line.format(company=view["company"], areas=", ".join(team_areas(view["company_type"])))
             return table
         skills = ", ".join(view["skills"])
         wanted = _wanted(view)
@@ -516,7 +517,7 @@ def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
         return table
     if phase == "applications":
         table[NOOP] = "wait"
-        table["think"] = f"think I am looking for people skilled in {', '.join(view['skills_wanted'])} to {view['goal']}."
+        table["think"] = f"think I am looking for people skilled in {', '.join(team_areas(view['company_type']))} to {view['goal']}."
         return table
     if phase != "decisions":
         return table

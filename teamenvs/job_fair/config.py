@@ -1,8 +1,12 @@
 """The job fair's configuration: scenario, phase limits, the generator's knobs and the interview conditions.
 
 `JobFairConfig` inherits the messaging conditions; `communication=False` skips the
-interviews (recruiters decide from names alone). `PRESETS` are the MetaAgents scenarios
-S1-S4 and two conditions beyond the paper.
+interviews (recruiters decide from names alone). `advertised_skills` is the detail of the
+company descriptions: MetaAgents' example (3.2) lists one skill for a software company
+whose team needs four, so by default a description names only its team's first role's
+area, and a seeker must infer the rest from the company's type, specialty and mission;
+`all` lists every role's area (which makes Metric 1.1 a matter of string matching), `none`
+no skill. `PRESETS` are the MetaAgents scenarios S1-S4 and three conditions beyond the paper.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass
 
 from teamenvs.core.config import ConfigError, setting
 from teamenvs.core.messaging import MessagingConditions
-from teamenvs.job_fair.fair import catalogue, fair_data
+from teamenvs.job_fair.fair import ADVERTISED, catalogue, fair_data
 
 SCENARIOS = ("S1", "S2", "S3", "S4", "generated")
 MAX_COMPANIES, MAX_SEEKERS = 50, 500
@@ -32,6 +36,9 @@ class JobFairConfig(MessagingConditions):
                                            doc="companies a seeker may apply to; None: the scenario's limit (S1-S3: 1, S4 and generated: 3)")
     interview_turns: int = setting(3, low=1, high=50, doc="turns each side has in an interview")
     phase_steps: int = setting(10, low=1, high=1_000, doc="steps the applications, decisions and offers phases last at most")
+    advertised_skills: str = setting("one", choices=ADVERTISED,
+                                     doc="skill areas a company's public description lists: one (its team's first role's, as in "
+                                         "MetaAgents' example description), all (every role's), none")
     n_companies: int | None = setting(None, low=1, high=MAX_COMPANIES, doc="generated fair: companies (None: 3)")
     n_seekers: int | None = setting(None, low=1, high=MAX_SEEKERS, doc="generated fair: job seekers (None: 10)")
     redundant_share: float | None = setting(None, low=0, high=1, doc="generated fair: share of seekers no company needs (None: 0.1)")
@@ -82,4 +89,5 @@ PRESETS: dict[str, dict[str, object]] = {
     # beyond the paper: a large generated fair for scaling studies, and interviews switched off
     "large_fair": {"scenario": "generated", "n_companies": 20, "n_seekers": 100, "redundant_share": 0.1},
     "no_interviews": {"communication": False},
+    "full_descriptions": {"advertised_skills": "all"},
 }

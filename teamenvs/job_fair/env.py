@@ -9,9 +9,9 @@ participants only), decisions (recruiters `hire`, give a `workflow`, `assign`, t
 `submit`, or one JSON decision), offers (seekers `accept` or `decline`).
 
 The episode ends after the offers; rewards come then: 1 to a recruiter whose team is right
-(the people who joined are a full team for its roles, and its workflow and assignment are
-right), 1 to a seeker who joined a company it is qualified for (a redundant seeker: who
-joined none). This module is the glue: the rules are in `rules`, the command language in
+(the people who joined are a full team for its roles, its workflow is right, and its
+assignment gives every step a qualified member and misplaces nobody), 1 to a seeker who
+joined a company it is qualified for (a redundant seeker: who joined none). This module is the glue: the rules are in `rules`, the command language in
 `commands`, the text in `view`.
 """
 

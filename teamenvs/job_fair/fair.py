@@ -28,12 +28,14 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 if TYPE_CHECKING:
     from teamenvs.job_fair.config import JobFairConfig
+
+ADVERTISED = ("one", "all", "none")  # the detail levels of company descriptions (JobFairConfig.advertised_skills)
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,16 @@ class Role:
 
 @dataclass(frozen=True)
 class Step:
-    """A canonical workflow step, the roles qualified to do it, and the synonyms that map free text onto it."""
+    """A canonical workflow step, the roles qualified to do it, and the words that map free text onto it.
+
+    `synonyms` name the step's own activity ("test", "quality assurance"); `cues` are weaker
+    hints, generic verbs and objects that only decide when no synonym does ("build", "code").
+    """
 
     name: str
     roles: tuple[str, ...]
     synonyms: tuple[str, ...]
+    cues: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class Business:
     suffix: str
     roles: tuple[str, ...]
     workflow: tuple[Step, ...]
+    outside: tuple[str, ...] = ()  # activities that are no step of the workflow ("deploy", "launch")
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,12 @@ def _load(name: str) -> dict[str, Any]:
     return json.loads(resources.files("teamenvs.job_fair").joinpath("data", name).read_text(encoding="utf-8"))
 
 
-def _business(name: str, data: dict[str, Any]) -> Business:
-    steps = tuple(Step(s["name"], tuple(s["roles"]), tuple(s["synonyms"])) for s in data["workflow"])
-    return Business(name, data["company_type"], data["specialty"], data["mission"], data["goal"], data["suffix"], tuple(data["roles"]), steps)
+def _business(name: str, data: dict[str, Any], outside: Sequence[str] = ()) -> Business:
+    """A business from its catalogue entry (or a log's copy, which holds its own `outside`); logs written
+    before `cues` and `outside` existed read as having none."""
+    steps = tuple(Step(s["name"], tuple(s["roles"]), tuple(s["synonyms"]), tuple(s.get("cues", ()))) for s in data["workflow"])
+    return Business(name, data["company_type"], data["specialty"], data["mission"], data["goal"], data["suffix"], tuple(data["roles"]), steps,
+                    tuple(data.get("outside", outside)))
 
 
 def _role(name: str, data: dict[str, Any]) -> Role:
@@ -123,7 +134,7 @@ def catalogue() -> Catalogue:
     data = _load("catalogue.json")
     return Catalogue(
         {n: _role(n, r) for n, r in data["roles"].items()},
-        {n: _business(n, b) for n, b in data["businesses"].items()},
+        {n: _business(n, b, data["outside"]) for n, b in data["businesses"].items()},
         tuple(data["redundant"]),
     )
 
@@ -162,9 +173,11 @@ class Fair:
             "roles": {n: {**vars(r), "skills": list(r.skills)} for n, r in self.roles.items()},
             "businesses": {
                 n: {
-                    **{k: v for k, v in vars(b).items() if k not in ("workflow", "roles")},
+                    **{k: v for k, v in vars(b).items() if k not in ("workflow", "roles", "outside")},
                     "roles": list(b.roles),
-                    "workflow": [{"name": s.name, "roles": list(s.roles), "synonyms": list(s.synonyms)} for s in b.workflow],
+                    "workflow": [{"name": s.name, "roles": list(s.roles), "synonyms": list(s.synonyms), "cues": list(s.cues)}
+                                 for s in b.workflow],
+                    "outside": list(b.outside),
                 }
                 for n, b in self.businesses.items()
             },
@@ -293,10 +306,28 @@ def biography(seeker: Seeker) -> str:
     )
 
 
-def description(fair: Fair, company: Company) -> str:
-    """The company's public description (section 3.2): type, skills, specialty, mission."""
+def advertised(fair: Fair, company: str, detail: str = "one") -> tuple[str, ...]:
+    """The skill areas `company`'s description lists at `detail` (`ADVERTISED`; see `JobFairConfig.advertised_skills`)."""
+    wanted = fair.skills_wanted(company)
+    return {"one": wanted[:1], "all": wanted, "none": ()}[detail]
+
+
+def description(fair: Fair, company: Company, detail: str = "one") -> str:
+    """The company's public description in MetaAgents' format (section 3.2): type, skills, specialty, mission.
+
+    `detail` sets the skills listed (`advertised`): the paper's example lists one ("Skills: Software
+    product management" for a software company), which is the default.
+    """
     b = fair.businesses[company.business]
-    return (
-        f"{company.name} (recruiter: {company.recruiter}). Company type: {b.company_type}. "
-        f"Skills: {', '.join(fair.skills_wanted(company.name))}. Specialty: {b.specialty}. Mission: {b.mission}"
-    )
+    skills = advertised(fair, company.name, detail)
+    listed = f"Skills: {', '.join(skills)}. " if skills else ""
+    return f"{company.name} (recruiter: {company.recruiter}). Company type: {b.company_type}. {listed}Specialty: {b.specialty}. Mission: {b.mission}"
+
+
+@lru_cache(maxsize=None)
+def team_areas(company_type: str) -> tuple[str, ...]:
+    """The skill areas a team of this company type needs, by the shipped catalogue: the textbook knowledge
+    (MetaAgents 5.4) that scripted agents and the discrete actions use, whatever a description lists."""
+    cat = catalogue()
+    business = next((b for b in cat.businesses.values() if b.company_type == company_type), None)
+    return tuple(cat.roles[r].area for r in business.roles) if business else ()

@@ -4,7 +4,7 @@ Everything is sized from the config alone, so the shapes never change within a c
 `companies` and `seekers` (the config's counts: at most that many candidates per
 recruiter), the application limit, the kinds of business a company of this config can be
 (the scenario's, or the generator's pool) with their standard workflows from the shipped
-catalogue, the skill areas those businesses advertise (the skill vocabulary of the
+catalogue, the skill areas of those businesses' roles (the skill vocabulary of the
 encoding), the most roles and workflow steps one of them has, and the sets of companies a
 seeker may apply to as one discrete action.
 """
@@ -34,9 +34,9 @@ class Layout:
     businesses: tuple[str, ...]  # catalogue order
     workflows: tuple[tuple[str, ...], ...]  # the standard workflow of each business
     business_of_type: dict[str, int]  # company type (as a recruiter's view shows it) -> business index
-    areas: tuple[str, ...]  # the skill areas advertised by those businesses, catalogue order
+    areas: tuple[str, ...]  # the skill areas of those businesses' roles, catalogue order
     area_index: dict[str, int]  # lowercased area -> index
-    roles: int  # the most roles (advertised areas) one company has
+    roles: int  # the most roles (skill areas) one company's team has
     steps: int  # the most steps one standard workflow has
     apply_sets: tuple[tuple[int, ...], ...]  # company index sets, by size then in order
     phase_steps: int

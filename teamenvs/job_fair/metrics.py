@@ -5,10 +5,25 @@ Booleans per run, as MetaAgents counts them over 50 runs:
   (S4: included one); `company_identification_rate` is the share of capable seekers who did;
 - `identification` (2.1): every recruiter hired exactly a full team for its roles;
 - `workflow` (2.2): every recruiter's workflow maps onto its canonical steps, complete and in
-  order (`scoring.synonym_mapper`; pass `step_mapper=` to use another judge, e.g. an LLM);
-- `assignment` (2.3): every recruiter assigned a qualified hire to each canonical step and
-  misplaced nobody;
-- `overall_success`: all four.
+  order; `workflow_per_team` gives it per business, the rows of MetaAgents Table 2;
+- `assignment` (2.3, as the paper defines it: "successful if all workflow steps have qualified
+  agents"): every recruiter assigned a qualified hire to each canonical step. A redundant or
+  unqualified hire placed on a step beside a qualified one does not fail it;
+- `misplacement`: some recruiter placed a hire on a step the hire is not qualified for
+  (MetaAgents' *misplacement*, redundant hires' placements included), reported on its own:
+  `misplacements` counts them, `misplacement_rate` is the share of recruiters with one;
+- `overall_success`: 1.1, 2.1, 2.2 and 2.3.
+
+The judge of Metric 2.2 (and of which canonical steps an assignment's free-text step covers,
+for 2.3) is `step_mapper`: by default `scoring.synonym_mapper`, a rule-based mapper over the
+catalogue's vocabulary. To judge with an LLM, as MetaAgents' research team judged by hand,
+pass any callable `(business, steps) -> [tuple of canonical step names per step]`
+(`scoring.StepMapper`): `business.workflow` holds the canonical steps (their `name`s, in
+order), `steps` the recruiter's free-text steps; return, for each, the canonical names it
+stands for in canonical order, or `()` for a step that is none of them. For example
+`job_fair_metrics(records, step_mapper=lambda business, steps: [ask_llm(business, s) for s in steps])`.
+The env's rewards always use the default mapper (an env holds no LLM).
+
 Beside them: `per_company` detail (each metric, hires, the mapped workflow, unmapped
 steps, uncovered steps, misplacements, the confusion matrix over its applicants, and the
 slots filled by who joined against the best achievable team); `confusion` summed over
@@ -41,8 +56,17 @@ from teamenvs.job_fair.scoring import (
 METRIC_GOALS: dict[str, str] = {
     **{k: "max" for k in ("company_identification", "company_identification_rate", "identification", "workflow", "assignment",
                           "overall_success", "identification_rate", "workflow_rate", "assignment_rate", "teams_formed", "fill_rate")},
-    **{k: "min" for k in ("misplacements", "redundant_offers", "redundant_offer_acceptance", "invalid_action_rate")},
+    **{k: "min" for k in ("misplacement", "misplacement_rate", "misplacements", "redundant_offers", "redundant_offer_acceptance",
+                          "invalid_action_rate")},
 }
+
+
+def per_team(per_company: dict[str, dict[str, Any]], key: str) -> dict[str, float]:
+    """The share of each business's companies (a team in MetaAgents' tables) for which `key` held."""
+    teams: dict[str, list[bool]] = {}
+    for company in per_company.values():
+        teams.setdefault(company["business"], []).append(bool(company[key]))
+    return {business: sum(held) / len(held) for business, held in teams.items()}
 
 
 def job_fair_metrics(records: Sequence[dict[str, Any]], step_mapper: StepMapper | None = None) -> dict[str, Any]:
@@ -98,6 +122,7 @@ def job_fair_metrics(records: Sequence[dict[str, Any]], step_mapper: StepMapper 
             "identification": valid_team(fair, name, hired),
             "workflow": workflow_correct(mapped, [s.name for s in business.workflow]),
             "assignment": check.ok,
+            "misplacement": bool(check.misplaced),
             "hired": hired,
             "workflow_steps": workflow,
             "mapped_workflow": [list(m) for m in mapped],
@@ -132,9 +157,12 @@ def job_fair_metrics(records: Sequence[dict[str, Any]], step_mapper: StepMapper 
         "workflow": every("workflow"),
         "assignment": every("assignment"),
         "overall_success": company_identification and every("identification") and every("workflow") and every("assignment"),
+        "misplacement": any(c["misplacement"] for c in per_company.values()),
         "identification_rate": rate("identification"),
         "workflow_rate": rate("workflow"),
+        "workflow_per_team": per_team(per_company, "workflow"),
         "assignment_rate": rate("assignment"),
+        "misplacement_rate": rate("misplacement"),
         "per_company": per_company,
         "confusion": totals,
         "misplacements": sum(len(c["misplaced"]) for c in per_company.values()),

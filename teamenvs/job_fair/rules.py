@@ -25,7 +25,7 @@ import numpy as np
 
 from teamenvs.core.commands import Action
 from teamenvs.job_fair.config import JobFairConfig
-from teamenvs.job_fair.fair import Company, Fair, Seeker, description, make_fair
+from teamenvs.job_fair.fair import Company, Fair, Seeker, advertised, description, make_fair
 from teamenvs.job_fair.scoring import team_right
 
 Note = dict[str, Any]
@@ -105,8 +105,10 @@ class FairState:
         self.answers: dict[str, list[tuple[str, str]]] = {r: [] for r in self.recruiters}  # (seeker name, answer)
         self.joined: dict[str, str | None] = {s: None for s in self.seekers}
         self.mine: dict[str, list[Interview]] = {a: [] for a in self.recruiters + self.seekers}
+        detail = config.advertised_skills
         self.public = tuple(
-            {"name": c.name, "description": description(self.fair, c), "skills": self.fair.skills_wanted(c.name)}
+            {"name": c.name, "company_type": self.fair.businesses[c.business].company_type,
+             "description": description(self.fair, c, detail), "skills": advertised(self.fair, c.name, detail)}
             for c in self.fair.companies
         )
         self._notes: list[Note] = []

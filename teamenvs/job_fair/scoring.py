@@ -1,16 +1,19 @@
 """The job fair's rules of right and wrong (MetaAgents 3.5), as pure functions shared by the env and the metrics.
 
 - `synonym_mapper`: maps a recruiter's free-text workflow steps onto the business's
-  canonical steps with the synonym table of `data/catalogue.json` (a step such as "Quality
-  assurance and testing" becomes Testing, "Design and coding" becomes Designing then Coding).
-  Any function with the same signature can replace it, e.g. an LLM judge (`StepMapper`).
+  canonical steps with the vocabulary of `data/catalogue.json` (see its `_about`: "Quality
+  assurance and testing" becomes Testing, "Design and coding" Designing then Coding, "Test
+  the code" Testing, "Deploy the code" nothing). Any function with the same signature can
+  replace it, e.g. an LLM judge (`StepMapper`).
 - `workflow_correct` (Metric 2.2): the mapped steps, consecutive repeats merged and
   unmapped steps ignored, are exactly the canonical steps in their order.
 - `valid_team` (Metric 2.1): the people form the company's team: as many as its roles and
   each role filled by someone qualified for it (a bipartite matching, `networkx`).
-- `check_assignment` (Metric 2.3): every canonical step has an assigned hire qualified for
-  one of its roles, and no hire is assigned to a step they are not qualified for
-  (MetaAgents' *misplacement*).
+- `check_assignment` (Metric 2.3, as MetaAgents 3.5 defines it: "successful if all workflow
+  steps have qualified agents"): every canonical step has an assigned hire qualified for one
+  of its roles. Hires assigned to a step they are not qualified for (MetaAgents'
+  *misplacement*, a redundant hire's placement among them) are reported beside it and do not
+  fail it; the recruiter's reward (`team_right`) still requires none.
 - `confusion`: a recruiter's decisions over its applicants (TP capable hired, FN capable not
   hired, FP not capable hired, TN not capable not hired).
 - `best_teams`: the best achievable teams of a whole fair, a maximum matching of every
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 import networkx as nx
@@ -28,26 +32,85 @@ import networkx as nx
 from teamenvs.job_fair.fair import Business, Fair, Seeker
 
 StepMapper = Callable[[Business, Sequence[str]], list[tuple[str, ...]]]
+"""A Metric 2.2 judge: (the business, the recruiter's free-text steps) -> for each step, the canonical
+step names it stands for, in canonical order (an empty tuple: none, e.g. "Deployment")."""
+
 _WORD = re.compile(r"[a-z0-9]+")
+_CLAUSE = re.compile(r"(?<!\s)\s*(?:,|;|/|&|\+|\band\b|\bthen\b|\bplus\b)\s*")
+_DETERMINERS = frozenset("the a an our all each every their its any some your this these those".split())
+_PREPOSITIONS = frozenset("of for on in with from to by using via across against at within through per about before after during".split())
+_NOMINAL = ("ing", "ion", "ment", "ance", "ence", "sis", "ure", "ity")
+_OUTSIDE = ""  # the step name of a business's `outside` cues: activities that are no step of its workflow
 
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _mentions(text_words: Sequence[str], synonym: str) -> bool:
-    syn = words(synonym)
-    n = len(syn)
-    return any(all(text_words[i + j].startswith(syn[j]) for j in range(n)) for i in range(len(text_words) - n + 1))
+def _matches(text_words: Sequence[str], cue_words: Sequence[str]) -> Iterable[tuple[int, int]]:
+    """Where a cue occurs in `text_words` as (first, last) word index: each word of the cue begins a word of the text, in sequence."""
+    n = len(cue_words)
+    for i in range(len(text_words) - n + 1):
+        if all(text_words[i + j].startswith(cue_words[j]) for j in range(n)):
+            yield i, i + n - 1
+
+
+def _head(clause: Sequence[str]) -> int:
+    """The index of the word a clause is about: the verb of "Test the code", the last noun of "Code testing",
+    the noun before a preposition in "Implementation of the design", the result in "Turn the design into code"."""
+    if "into" in clause:
+        return len(clause) - 1
+    if len(clause) > 1 and clause[1] in _DETERMINERS:
+        return 0
+    end = next((i for i, w in enumerate(clause) if w in _PREPOSITIONS and i > 0), len(clause))
+    last = clause[end - 1]
+    if end > 1 and not last.endswith(_NOMINAL):  # "Document code", "Write docs": a verb and its object
+        return 0
+    return end - 1
+
+
+def _clause_step(business: Business, clause: Sequence[str]) -> str | None:
+    """The step one clause names (None: none, or an activity outside the workflow).
+
+    Every cue found competes: a step's synonyms (strong) beat its cues (weak: generic verbs and
+    objects such as "build" or "code" for Coding) and the business's outside activities count as
+    strong; among equals, the cue on the clause's head word wins, then the longer cue, then the
+    one nearer the head, then the earlier step of the workflow.
+    """
+    if not clause:
+        return None
+    head = _head(clause)
+    best = None
+    for step, tier, order, cue in _vocabulary(business):
+        for first, last in _matches(clause, cue):
+            distance = 0 if first <= head <= last else min(abs(head - first), abs(head - last))
+            key = (tier, distance == 0, last - first, -distance, order)
+            if best is None or key > best[0]:
+                best = (key, step)
+    return None if best is None or best[1] == _OUTSIDE else best[1]
+
+
+@lru_cache(maxsize=256)
+def _vocabulary(business: Business) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+    """(step, tier: 1 synonym or outside activity / 0 cue, -position of the step, the cue's words) for every cue of `business`."""
+    out = [(s.name, tier, -i, tuple(words(c))) for i, s in enumerate(business.workflow)
+           for tier, cues in ((1, s.synonyms), (0, s.cues)) for c in cues]
+    return tuple(out + [(_OUTSIDE, 1, -len(business.workflow), tuple(words(c))) for c in business.outside])
 
 
 def synonym_mapper(business: Business, steps: Sequence[str]) -> list[tuple[str, ...]]:
-    """For each free-text step, the canonical steps it names (in canonical order; empty if none)."""
-    out = []
-    for text in steps:
-        ws = words(text)
-        out.append(tuple(s.name for s in business.workflow if any(_mentions(ws, syn) for syn in s.synonyms)))
-    return out
+    """For each free-text step, the canonical steps it names (in canonical order; empty if none).
+
+    A step is cut into clauses at "and", "&", commas, slashes... ("Design and coding" names two
+    steps); each clause names at most one step (`_clause_step`).
+    """
+    return [_steps_named(business, text) for text in steps]
+
+
+@lru_cache(maxsize=4096)
+def _steps_named(business: Business, text: str) -> tuple[str, ...]:
+    named = {_clause_step(business, words(clause)) for clause in _CLAUSE.split(text.lower())}
+    return tuple(s.name for s in business.workflow if s.name in named)
 
 
 def workflow_correct(mapped: Sequence[tuple[str, ...]], canonical: Sequence[str]) -> bool:
@@ -83,7 +146,8 @@ def valid_team(fair: Fair, company: str, members: Iterable[str]) -> bool:
 
 @dataclass(frozen=True)
 class AssignmentCheck:
-    """Metric 2.3 for one recruiter: `ok`, the canonical steps left without a qualified hire, the misplacements."""
+    """Metric 2.3 for one recruiter: `ok` (every canonical step has a qualified hire), the steps left
+    without one, and the misplacements beside it: (hire, free-text step) for hires on a step they are not qualified for."""
 
     ok: bool
     uncovered: tuple[str, ...]
@@ -98,7 +162,11 @@ def check_assignment(
     members: Iterable[str],
     mapper: StepMapper = synonym_mapper,
 ) -> AssignmentCheck:
-    """Metric 2.3 for `company`'s decision: (member, free-text step) assignments against its workflow."""
+    """Metric 2.3 for `company`'s decision: (member, free-text step) assignments against its workflow.
+
+    A misplaced hire beside a qualified one leaves the step covered (MetaAgents E.2: recruiters who
+    hired a redundant seeker along with every qualified one still pass 2.3).
+    """
     business = fair.business_of(company)
     mapped = dict(zip(workflow, mapper(business, workflow)))
     steps = {s.name: s for s in business.workflow}
@@ -115,7 +183,7 @@ def check_assignment(
         if canonical and not fit:
             misplaced.append((name, step))
     uncovered = tuple(s.name for s in business.workflow if s.name not in covered)
-    return AssignmentCheck(not uncovered and not misplaced, uncovered, tuple(misplaced))
+    return AssignmentCheck(not uncovered, uncovered, tuple(misplaced))
 
 
 def confusion(fair: Fair, company: str, applicants: Iterable[str], hired: Iterable[str]) -> dict[str, int]:
@@ -154,11 +222,11 @@ def team_right(
     assignments: Sequence[tuple[str, str]],
     mapper: StepMapper = synonym_mapper,
 ) -> bool:
-    """The recruiter's reward: who joined is a full team, the workflow is right, and so is the assignment of who joined."""
+    """The recruiter's reward: who joined is a full team, the workflow is right, and the assignment of who
+    joined covers every step and misplaces nobody (stricter than Metric 2.3, which allows misplacements)."""
     joined = list(joined)
     business = fair.business_of(company)
-    return (
-        valid_team(fair, company, joined)
-        and workflow_correct(mapper(business, workflow), [s.name for s in business.workflow])
-        and check_assignment(fair, company, workflow, assignments, joined, mapper).ok
-    )
+    if not valid_team(fair, company, joined) or not workflow_correct(mapper(business, workflow), [s.name for s in business.workflow]):
+        return False
+    check = check_assignment(fair, company, workflow, assignments, joined, mapper)
+    return check.ok and not check.misplaced

@@ -20,7 +20,7 @@ from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.job_fair.commands import COMMANDS, MAX_STEPS
 from teamenvs.job_fair.config import JobFairConfig
-from teamenvs.job_fair.fair import biography, description
+from teamenvs.job_fair.fair import biography, team_areas
 from teamenvs.job_fair.layout import PHASES, Layout, layout
 from teamenvs.job_fair.rules import FairState, Interview, Note
 
@@ -220,7 +220,7 @@ def role_briefing(game: FairState, agent: str) -> str:
     business = fair.businesses[company.business]
     return (
         f"{common} You are {company.recruiter}, human resources manager of {company.name}, a "
-        f"{business.company_type.lower()}. Description: {description(fair, company)} You recruit a team to "
+        f"{business.company_type.lower()}. Description: {game.public[game.recruiters.index(agent)]['description']} You recruit a team to "
         f"{business.goal}: hire only people whose skills the project needs, propose a concise workflow from "
         "start to finish, and assign each hire to the steps that match their skills. You score if the people who "
         "join are exactly the team the project needs and your workflow and assignments are right."
@@ -262,21 +262,23 @@ def _features(lay: Layout) -> tuple[Feature, ...]:
                 f"{lay.interview_turns}, lines the other side said / {lay.interview_turns}] (zeros when none)"),
         Feature("past_interviews", doc=f"interviews the agent has finished / {max(C, N)}"),
         # seeker
-        Feature("my_areas", A, doc=f"seeker: multi-hot of the advertised skill areas among its own skills (its biography): {areas}"),
+        Feature("my_areas", A, doc=f"seeker: multi-hot of the skill areas (of the roles of the config's businesses) among its own skills (its biography): {areas}"),
         Feature("application_limit", doc=f"seeker: companies it may apply to / {C}"),
         Feature("applied_any", doc="seeker: 1 once it has applied"),
-        Feature("company_areas", C * A, doc=f"seeker: per company (C={C}) the multi-hot of the skill areas it advertises (same area order)"),
-        Feature("company_fit", C, doc=f"seeker: per company, its advertised areas among the seeker's own skills / {R}"),
+        Feature("company_areas", C * A, doc=f"seeker: per company (C={C}) the multi-hot of the skill areas its description lists "
+                "(same area order; `advertised_skills`: by default only its team's first role's)"),
+        Feature("company_fit", C, doc=f"seeker: per company, the areas its description lists among the seeker's own skills / {R}"),
         Feature("applied", C, doc="seeker: per company, 1 if it applied there"),
         Feature("interviewed", C, doc="seeker: per company, 1 if its interview there is over"),
         Feature("interviewing", C, doc="seeker: per company, 1 if it is in an interview there now"),
         Feature("offer", C, doc="seeker: per company, 1 if an offer from it awaits an answer"),
         Feature("joined", C, doc="seeker: per company, 1 if it joined it"),
-        Feature("asked_areas", doc="seeker: 1 if the recruiter of its interview now has named one of the company's skill areas"),
+        Feature("asked_areas", doc="seeker: 1 if the recruiter of its interview now has named one of the skill areas a team of the "
+                "company's type needs (the shipped catalogue)"),
         # recruiter
         Feature("my_company", C, doc="recruiter: one-hot of its company (recruiter_k: company k)"),
         Feature("business", B, doc="recruiter: one-hot of its company's business: " + ", ".join(lay.businesses)),
-        Feature("wanted_areas", A, doc="recruiter: multi-hot of the skill areas its company advertises (the area order of my_areas)"),
+        Feature("wanted_areas", A, doc="recruiter: multi-hot of the skill areas its company's description lists (the area order of my_areas)"),
         Feature("thought", doc="recruiter: 1 once it noted initial thoughts (think)"),
         Feature("waiting", doc=f"recruiter: applicants waiting for an interview / {N}"),
         Feature("candidates", doc=f"recruiter: candidates (interview started) / {N}"),
@@ -285,8 +287,9 @@ def _features(lay: Layout) -> tuple[Feature, ...]:
         Feature("cand_interviewed", N, doc="recruiter: per candidate, 1 if its interview is over"),
         Feature("cand_hired", N, doc="recruiter: per candidate, 1 if in the draft's hires"),
         Feature("cand_steps", N * S, doc=f"recruiter: per candidate, multi-hot of the draft workflow steps (S={S}) it is assigned to"),
-        Feature("cand_claims", N * R, doc=f"recruiter: per candidate, multi-hot over the company's advertised areas (in its order, R={R}) "
-                "that the candidate named in the interview (case-insensitive text match of its lines)"),
+        Feature("cand_claims", N * R, doc=f"recruiter: per candidate, multi-hot over the skill areas its team needs (its business's roles "
+                f"in the shipped catalogue, in their order, R={R}) that the candidate named in the interview (case-insensitive text "
+                "match of its lines)"),
         Feature("cand_accepted", N, doc="recruiter: per candidate, 1 if it accepted the company's offer"),
         Feature("cand_declined", N, doc="recruiter: per candidate, 1 if it declined the company's offer"),
         Feature("draft_workflow", B + 1, doc="recruiter: one-hot: the draft's workflow is the standard workflow of business b "
@@ -360,7 +363,7 @@ def _seeker_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int]) ->
 
 
 def _recruiter_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int]) -> tuple[tuple[int, float], ...]:
-    """A recruiter's slots that stay put all episode: its company, business and advertised areas."""
+    """A recruiter's slots that stay put all episode: its company, business and the areas its description lists."""
     k = int(view["agent"].rsplit("_", 1)[1]) - 1
     slots = [(at["my_company"] + k, 1.0)] if k < lay.companies else []
     b = lay.business_of_type.get(view["company_type"])
@@ -405,7 +408,7 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
                         len(_said(lines, iv["with"])) / turns)
     out[at["past_interviews"]] = len(view["past_interviews"]) / max(C, N)
     key = (view["agent"], view["name"], view["role"], view.get("company_type"), tuple(view.get("skills", ())),
-           tuple(c["name"] for c in view.get("companies", ())))
+           tuple(view.get("skills_wanted", ())), tuple((c["name"], tuple(c["skills"])) for c in view.get("companies", ())))
     statics = tables.statics.get(key)
     if statics is None:
         statics = _seeker_statics(view, lay, at) if seeker else _recruiter_statics(view, lay, at)
@@ -432,12 +435,12 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
             flag("joined", (view["joined"],))
         if iv is not None:
             flag("interviewing", (iv["company"],))
-            wanted = next((c["skills"] for c in view["companies"] if c["name"] == iv["company"]), ())
+            wanted = next((team_areas(c["company_type"]) for c in view["companies"] if c["name"] == iv["company"]), ())
             asked = " ".join(_said(iv["lines"], iv["with"])).lower()
             if any(a.lower() in asked for a in wanted):
                 out[at["asked_areas"]] = 1.0
     else:
-        wanted = tuple(view["skills_wanted"])[:R]
+        wanted = team_areas(view["company_type"])[:R]
         if view["thought"] is not None:
             out[at["thought"]] = 1.0
         out[at["waiting"]] = len(view["applicants"]) / N

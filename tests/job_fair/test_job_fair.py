@@ -772,3 +772,63 @@ def test_briefings_list_only_the_role_s_commands():
     assert "You may apply to 1 to 3 companies." in seeker and env.game.persona["seeker_1"].experience in seeker
     assert "human resources manager of Brightloop Software" in recruiter
     assert not re.search(r"redundant", seeker + recruiter, re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------- company descriptions (MetaAgents 3.2)
+# The paper's example description of a software company lists one skill ("Skills: Software product
+# management") although its team needs four; descriptions listing every area made Metric 1.1 a string match.
+PAPER_SOFTWARE_DESCRIPTION = ("Company type: Software Company. Skills: software product management. "
+                              "Specialty: Advanced software solutions. Mission: Deliver innovative and reliable software solutions.")
+
+
+def company_lines(observation: str) -> list[str]:
+    return [line for line in observation.splitlines() if line.startswith("- ")]
+
+
+def test_descriptions_follow_the_papers_format_by_default():
+    env = make("S3")
+    observations, infos = env.reset(seed=0)
+    first_areas = {"Software Company": "software product management", "Data Analytics Company": "data engineering",
+                   "Advertising Company": "content strategy"}
+    for seeker in env.game.seekers:
+        lines = company_lines(observations[seeker])
+        assert len(lines) == 3
+        for line, company in zip(lines, infos[seeker]["view"]["companies"]):
+            assert line.count("Skills: ") == 1
+            listed = re.search(r"Skills: ([^.]*)\.", line).group(1)
+            assert listed == first_areas[company["company_type"]]  # one skill, the team's first role's area
+            assert company["skills"] == (listed,)
+    software = next(line for line in company_lines(observations["seeker_1"]) if "Software Company" in line)
+    assert software.endswith(PAPER_SOFTWARE_DESCRIPTION)
+    for area in ("programming", "software testing", "user interface design", "machine learning", "copywriting", "graphic design"):
+        assert all(area not in line for s in env.game.seekers for line in company_lines(observations[s]))
+    recruiter = infos["recruiter_1"]["view"]
+    assert recruiter["skills_wanted"] == ("software product management",)
+    assert PAPER_SOFTWARE_DESCRIPTION in recruiter["company_description"] and PAPER_SOFTWARE_DESCRIPTION in env.briefing("recruiter_1")
+
+
+@pytest.mark.parametrize("detail, listed", [("all", 4), ("one", 1), ("none", 0)])
+def test_description_detail_is_a_condition(detail, listed):
+    env = make("S1", advertised_skills=detail)
+    observations, infos = env.reset(seed=0)
+    (line,) = company_lines(observations["seeker_1"])
+    skills = infos["seeker_1"]["view"]["companies"][0]["skills"]
+    assert len(skills) == listed and ("Skills: " in line) == bool(listed)
+    if listed:
+        assert f"Skills: {', '.join(skills)}." in line
+    assert "Specialty: Advanced software solutions. Mission: Deliver innovative and reliable software solutions." in line
+    assert teamenvs.make("job_fair_v0", preset="full_descriptions").unwrapped.config.advertised_skills == "all"
+
+
+def test_unknown_description_detail_is_a_config_error():
+    from teamenvs.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="advertised_skills"):
+        make("S1", advertised_skills="every")
+
+
+@pytest.mark.parametrize("detail", ["one", "none"])
+def test_honest_seekers_still_find_their_company_from_the_company_type(detail):
+    env = make("S4", advertised_skills=detail)
+    result = agents.run_episode(env, agents.make_policies(env, "honest", seed=1), seed=1)
+    assert result.metrics["company_identification"] is True and result.metrics["overall_success"] is True

@@ -472,7 +472,8 @@ def test_film_production_misplacement_on_post_production_is_detected():
               (who["film editor"], "Post-production"), (who["cinematographer"], "Post-production")]
     check = check_assignment(f, company, workflow, assign, list(who.values()))
     assert check.misplaced == ((who["cinematographer"], "Post-production"),)
-    assert not check.ok
+    assert check.ok  # the film editor covers Post-production: Metric 2.3 holds, the misplacement is reported beside it
+    assert not team_right(f, company, list(who.values()), workflow, assign)  # the reward allows none
 
 
 # ====================================================================== scoring: teams
@@ -512,16 +513,16 @@ def test_check_assignment_correct():
 
 def test_check_assignment_misplacement():
     f = fair("S2")
-    assign = [*SW_ASSIGN, (TEST, "Designing")]  # a tester assigned to Designing
+    assign = [*SW_ASSIGN, (TEST, "Designing")]  # a tester assigned to Designing, beside the designer
     check = check_assignment(f, SW, SW_STEPS, assign, SW_TEAM)
-    assert not check.ok
+    assert check.ok  # every step still has a qualified hire (MetaAgents 3.5)
     assert check.misplaced == ((TEST, "Designing"),)
     assert check.uncovered == ()
     # tester and designer swapped: two misplacements, and their two steps are left uncovered
     swapped = [(TEST, "Designing"), (PROG, "Coding"), (UI, "Testing"), (PM, "Documenting")]
     check = check_assignment(f, SW, SW_STEPS, swapped, SW_TEAM)
     assert check.misplaced == ((TEST, "Designing"), (UI, "Testing"))
-    assert check.uncovered == ("Designing", "Testing")
+    assert check.uncovered == ("Designing", "Testing") and not check.ok
 
 
 def test_check_assignment_unassigned_step_is_uncovered():
@@ -701,6 +702,8 @@ def test_workflow_edit_wrong_order():
     assert m["workflow"] is False and m["overall_success"] is False
     assert m["workflow_rate"] == pytest.approx(2 / 3)
     assert m["per_company"][AD]["workflow"] is False and m["per_company"][SW]["workflow"] is True
+    # per team, as MetaAgents Table 2 reports Metric 2.2
+    assert m["workflow_per_team"] == {"software development": 1.0, "data analysis": 1.0, "advertising": 0.0}
     assert m["assignment"] is True  # every step is still covered by the right person
     assert m["teams_formed"] == 2  # the advertising recruiter's reward needs the workflow
 
@@ -720,10 +723,48 @@ def test_assignment_edit_misplacement():
     records, _ = honest("S2")
     decision(records, SW)["assign"].append([TEST, "Designing"])
     m = job_fair_metrics(records)
-    assert m["assignment"] is False and m["overall_success"] is False
+    assert m["assignment"] is True and m["overall_success"] is True  # the designer still covers Designing
+    assert m["misplacement"] is True and m["misplacement_rate"] == 1.0
     assert m["misplacements"] == 1 and m["per_company"][SW]["misplaced"] == [[TEST, "Designing"]]
+    assert m["per_company"][SW]["misplacement"] is True
     assert m["workflow"] is True and m["identification"] is True
-    assert m["teams_formed"] == 0
+    assert m["teams_formed"] == 0  # the reward allows no misplacement
+
+
+# MetaAgents E.2: in S2 most failures of 2.1 hired the redundant seeker along with every qualified one,
+# so 2.3 (76%) came out above 2.1 (50%). A redundant hire on a step beside its qualified hire must pass 2.3.
+def test_redundant_hire_placed_beside_the_qualified_one_passes_metric_2_3():
+    records, _ = honest("S2")
+    d = decision(records, SW)
+    d["hire"].append(BEN)
+    d["assign"].append([BEN, "Coding"])
+    m = job_fair_metrics(records)
+    assert m["identification"] is False  # 2.1 fails: one hire too many
+    assert m["assignment"] is True  # 2.3 holds: every step has a qualified hire
+    assert m["per_company"][SW]["uncovered_steps"] == []
+    assert m["misplacement"] is True and m["misplacements"] == 1 and m["per_company"][SW]["misplaced"] == [[BEN, "Coding"]]
+    assert m["overall_success"] is False
+    # placed alone on Coding instead of the programmer, he leaves Coding uncovered: 2.3 fails too
+    d["assign"] = [p for p in d["assign"] if p != [PROG, "Coding"]]
+    m = job_fair_metrics(records)
+    assert m["assignment"] is False and m["per_company"][SW]["uncovered_steps"] == ["Coding"]
+    assert m["misplacements"] == 1
+
+
+def test_s2_pattern_assignment_above_identification_over_runs():
+    """Over runs that fail 2.1 by a redundant hire placed beside the team, 2.3 can exceed 2.1 (the paper's S2)."""
+    runs = []
+    for redundant in (False, True, True, False):
+        records, _ = honest("S2")
+        if redundant:
+            d = decision(records, SW)
+            d["hire"].append(BEN)
+            d["assign"].append([BEN, "Testing"])
+        runs.append(job_fair_metrics(records))
+    identification = sum(m["identification"] for m in runs) / len(runs)
+    assignment = sum(m["assignment"] for m in runs) / len(runs)
+    misplacement = sum(m["misplacement"] for m in runs) / len(runs)
+    assert (identification, assignment, misplacement) == (0.5, 1.0, 0.5)
 
 
 def test_declined_offer_edit_lowers_fill_rate():
@@ -736,6 +777,18 @@ def test_declined_offer_edit_lowers_fill_rate():
     assert m["per_company"][AD]["filled_slots"] == 2 and m["per_company"][AD]["best_slots"] == 3
     assert m["offers_accepted"] == 8
     assert m["overall_success"] is True  # decisions were right; who joined is a separate measure
+
+
+def test_free_text_workflow_phrased_loosely_is_judged_right():
+    """Everyday phrasings (the issue's "Write docs", "Test the code") complete the workflow with the default mapper."""
+    records, _ = honest("S2")
+    d = decision(records, SW)
+    d["workflow"] = ["Sketch the screens", "Write code for the features", "Test the code", "Write docs", "Deploy the code"]
+    d["assign"] = [[UI, "Sketch the screens"], [PROG, "Write code for the features"], [TEST, "Test the code"], [PM, "Write docs"]]
+    m = job_fair_metrics(records)
+    assert m["per_company"][SW]["mapped_workflow"] == [["Designing"], ["Coding"], ["Testing"], ["Documenting"], []]
+    assert m["workflow"] is True and m["assignment"] is True and m["misplacement"] is False
+    assert m["per_company"][SW]["unmapped_steps"] == ["Deploy the code"]
 
 
 def test_step_mapper_hook():

@@ -108,15 +108,16 @@ def test_hand_checked_slots():
     r = vec(env, "recruiter_1")
     assert r["role"].tolist() == [1, 0] and r["phase"].tolist() == [1, 0, 0, 0, 0]
     assert (r["step"][0], r["phase_left"][0], r["needs_action"][0]) == (0, 1, 1)
-    assert r["my_company"].tolist() == [1] and r["business"].tolist() == [1] and r["wanted_areas"].tolist() == [1, 1, 1, 1]
+    # the description lists one skill (advertised_skills="one", MetaAgents 3.2): the team's first role's area
+    assert r["my_company"].tolist() == [1] and r["business"].tolist() == [1] and r["wanted_areas"].tolist() == [1, 0, 0, 0]
     assert not r["my_areas"].any() and not r["company_areas"].any() and not r["cand_present"].any()
     seekers = {a: env.game.persona[a] for a in env.game.seekers}
     for agent, person in seekers.items():
         s = vec(env, agent)
         assert s["role"].tolist() == [0, 1] and not s["my_company"].any()
         assert s["my_areas"].tolist() == [float(a in person.skills) for a in SOFTWARE_AREAS]
-        assert s["application_limit"][0] == 1 and s["company_areas"].tolist() == [1, 1, 1, 1]
-        assert s["company_fit"][0] == pytest.approx(0.25) and s["applied_any"][0] == 0
+        assert s["application_limit"][0] == 1 and s["company_areas"].tolist() == [1, 0, 0, 0]
+        assert s["company_fit"][0] == pytest.approx(0.25 * (SOFTWARE_AREAS[0] in person.skills)) and s["applied_any"][0] == 0
     # everyone applies, the recruiter thinks: the interviews begin with seeker_1 (the first to apply)
     env.step({a: index(env, "think" if a == "recruiter_1" else "apply company 1") for a in env.agents})
     r = vec(env, "recruiter_1")
@@ -160,6 +161,14 @@ def test_hand_checked_slots():
     env.step({hired: index(env, "accept company 1")})
     assert env.game.phase == "done"
     assert vec(env, "recruiter_1")["cand_accepted"].tolist() == [0, 1, 0, 0] and vec(env, hired)["joined"].tolist() == [1]
+
+
+def test_full_descriptions_list_every_area_in_the_vector():
+    env, _, _ = numeric(preset="S1", advertised_skills="all")
+    assert vec(env, "recruiter_1")["wanted_areas"].tolist() == [1, 1, 1, 1]
+    for agent in env.game.seekers:
+        s = vec(env, agent)
+        assert s["company_areas"].tolist() == [1, 1, 1, 1] and s["company_fit"][0] == pytest.approx(0.25)
 
 
 def test_deadline_slot_counts_down():

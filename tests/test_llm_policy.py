@@ -424,3 +424,76 @@ def test_cli_max_calls(tmp_path, capsys):
     assert "model usage" not in out
     records = read_log(next(tmp_path.glob("*.jsonl")))
     assert records[-1]["type"] == "error" and "budget" in records[-1]["error"]
+
+
+# ---------------------------------------------------------------------------- constrained decoding
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_constrained_json_replies_always_parse(server, env_id):
+    """With `constrain="json"` every call carries the JSON schema of the agent's valid commands now;
+    the built-in server answers an instance of it (as a constraining server does), so no reply is
+    ever a parse error and no repair is needed; the log says where each action came from."""
+    env = teamenvs.make(env_id)
+    policies = policies_for(env, server, constrain="json", max_repairs=0)
+    result = agents.run_episode(env, policies, seed=1, max_steps=25)
+    acting = 0
+    for record in step_records(result.records):
+        for entry in record["agents"].values():
+            if not acted(entry):
+                continue
+            acting += 1
+            assert entry["source"] == "constrained json"
+            assert json.loads(entry["reply"])["action"]["command"]
+            assert entry["action"]["ok"] or entry["action"]["kind"] == "rejected", entry  # the rules may still refuse
+    assert acting > 0
+
+
+def test_constrained_requests_take_each_server_familys_field():
+    from agents.llm.policy import constrained_request
+    from teamenvs.core.constrain import constraint_for
+
+    env = teamenvs.make("commons_v0")
+    _, infos = env.reset(seed=0)
+    forms = infos[env.agents[0]]["valid_actions"]
+    constraint = constraint_for(forms)
+    assert constrained_request("off", forms) == {}
+    assert constrained_request("json", forms) == {"response_format": constraint.response_format()}
+    assert constrained_request("grammar", forms) == {"extra_body": {"grammar": constraint.gbnf}}
+    assert constrained_request("regex", forms) == {"extra_body": {"guided_regex": constraint.regex}}
+    assert constrained_request("json", ()) == {}  # nothing to decide: an unconstrained call
+    with pytest.raises(ValueError, match="constrain must be one of"):
+        LLMPolicy("random-valid", constrain="yes")
+
+
+def test_a_grammar_constrained_call_sends_the_grammar_and_logs_its_source(server):
+    sent = []
+
+    class Recording(LLMClient):
+        async def chat(self, messages, **kwargs):
+            sent.append(kwargs)
+            return await super().chat(messages, **kwargs)
+
+    env = teamenvs.make("commons_v0")
+    client = Recording("random-valid", base_url=server.url, cache=False)
+    policies = make_llm_policies(env, "random-valid", client=client, constrain="grammar")
+    result = agents.run_episode(env, policies, seed=0, max_steps=3)
+    assert sent and all("root ::= reasoning" in kw["extra_body"]["grammar"] for kw in sent)
+    sources = {e["source"] for r in step_records(result.records) for e in r["agents"].values() if acted(e)}
+    assert sources == {"constrained action line"}
+
+
+@pytest.mark.parametrize(
+    "reply, source",
+    [
+        ('{"reasoning": "my action: wait", "action": {"command": "harvest", "args": {"amount": 3}}}', "json"),
+        ('{"action": "wait"}', "json"),
+        ("thinking\nACTION: wait", "action line"),
+        ("wait", "single line"),
+        ("I would wait.\nYes, wait.", "prose"),
+    ],
+)
+def test_read_reply_says_where_the_action_came_from(reply, source):
+    from agents.llm.policy import read_reply
+
+    assert read_reply(reply)[2] == source

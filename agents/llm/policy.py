@@ -10,7 +10,14 @@ rationale; reasoning tags and code fences are tolerated. When the env's own pars
 rejects the action (checked against the situation it was offered in), the model is asked
 again with that exact error, up to `max_repairs` times; after that the action goes to the
 env, which rejects it with the same error next step. Rationale, raw reply, repairs and the
-call's usage go into the episode log (`last_extras`); per-episode usage is `usage`.
+call's usage go into the episode log (`last_extras`), with the action's `source` (a JSON
+object, an `ACTION:` line, a single line or the prose fallback; "constrained ..." when the
+reply was constrained); per-episode usage is `usage`.
+
+Constrained decoding (`constrain="json"|"grammar"|"regex"`, default "off"): every call carries
+a constraint generated from the agent's valid actions now (`teamenvs.core.constrain`), sent
+the way the server family takes it (`constrained_request`), so the model can only write a
+command that parses.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
+from teamenvs.core.constrain import constraint_for
 
 from agents.llm.client import Budget, LLMClient, Usage
 
@@ -48,17 +56,31 @@ def strip_thinking(text: str) -> str:
     return "".join(parts) + text[pos:]
 
 
-def split_reply(reply: str) -> tuple[str, str]:
-    """(action text, rationale) from a model reply; the action is '' when none can be found."""
+SOURCES = ("json", "action line", "single line", "prose")  # where `read_reply` found the action
+
+
+def _json_action(obj: Any) -> bool:
+    """Whether a decoded JSON value is an action: `{"action": "<command>"}` or, as constrained
+    decoding writes it, `{"reasoning": ..., "action": {"command": ..., "args": {...}}}`."""
+    return isinstance(obj, dict) and (isinstance(obj.get("action"), str) or isinstance(obj.get("action"), dict))
+
+
+def _json_rationale(obj: dict[str, Any], default: str = "") -> str:
+    return str(obj.get("reasoning") or obj.get("rationale") or obj.get("reason") or default).strip()[:MAX_RATIONALE]
+
+
+def read_reply(reply: str) -> tuple[str, str, str]:
+    """(action text, rationale, source) from a model reply; the action is '' when none can be
+    found, and the source (one of SOURCES) says where it was found."""
     text = strip_thinking(reply or "").strip()
     bare = _FENCE.sub("", text).strip()
     if bare.startswith("{") and bare.endswith("}"):
         try:
             obj = json.loads(bare)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
-        if isinstance(obj, dict) and isinstance(obj.get("action"), str):
-            return bare, str(obj.get("rationale") or obj.get("reason") or "").strip()[:MAX_RATIONALE]
+        if _json_action(obj):
+            return bare, _json_rationale(obj), "json"
     lines = bare.splitlines()
     for i in range(len(lines) - 1, -1, -1):
         m = _MARKER.search(lines[i])
@@ -66,21 +88,48 @@ def split_reply(reply: str) -> tuple[str, str]:
             action = m.group(1).strip().strip("`'\"* ")
             if not action and i + 1 < len(lines):  # "ACTION:" alone, the command on the next line
                 action = lines[i + 1].strip().strip("`'\"* ")
-            return action, "\n".join(lines[:i]).strip()[:MAX_RATIONALE]
+            return action, "\n".join(lines[:i]).strip()[:MAX_RATIONALE], "action line"
     body = "\n".join(lines).strip()
     start, end = body.find("{"), body.rfind("}")
     if start >= 0 and end > start:
         try:
             obj = json.loads(body[start : end + 1])
-            if isinstance(obj, dict) and isinstance(obj.get("action"), str):
-                rationale = obj.get("rationale") or obj.get("reason") or body[:start]
-                return body[start : end + 1], str(rationale).strip()[:MAX_RATIONALE]
-        except ValueError:
+            if _json_action(obj):
+                return body[start : end + 1], _json_rationale(obj, body[:start]), "json"
+        except (ValueError, RecursionError):
             pass
     non_empty = [line for line in lines if line.strip()]
     if len(non_empty) == 1:
-        return non_empty[0].strip().strip("`'\"* "), ""
-    return body, ""
+        return non_empty[0].strip().strip("`'\"* "), "", "single line"
+    return body, "", "prose"
+
+
+def split_reply(reply: str) -> tuple[str, str]:
+    """(action text, rationale) from a model reply (`read_reply` without the source)."""
+    action, rationale, _ = read_reply(reply)
+    return action, rationale
+
+
+CONSTRAIN_MODES = ("off", "json", "grammar", "regex")
+JSON_ANSWER_FORMAT = 'Answer with one JSON object: {"reasoning": "<brief>", "action": {"command": "<command>", "args": {...}}}'
+
+
+def constrained_request(mode: str, forms: Sequence[Any]) -> dict[str, Any]:
+    """The request fields that constrain a reply to the valid commands of `forms`, the way each
+    server family takes them: `json` as `response_format` json_schema (OpenAI structured outputs,
+    vLLM, SGLang, llama.cpp, Ollama), `grammar` as a llama.cpp GBNF `grammar`, `regex` as vLLM's
+    `guided_regex`; {} when off or when no command is possible now."""
+    if mode == "off" or not forms:
+        return {}
+    try:
+        constraint = constraint_for(forms)
+    except ValueError:
+        return {}
+    if mode == "json":
+        return {"response_format": constraint.response_format()}
+    if mode == "grammar":
+        return {"extra_body": {"grammar": constraint.gbnf}}
+    return {"extra_body": {"guided_regex": constraint.regex}}
 
 
 def valid_block(forms: Sequence[Any]) -> str:
@@ -108,6 +157,7 @@ class LLMPolicy:
         persona: str | None = None,
         theory: str | None = None,
         budget: Budget | None = None,
+        constrain: str = "off",
         **client_options: Any,
     ) -> None:
         if client is None:
@@ -118,6 +168,9 @@ class LLMPolicy:
             raise ValueError("pass client options to the LLMClient, not beside an existing client")
         if window < 1 or max_repairs < 0:
             raise ValueError("window must be >= 1 and max_repairs >= 0")
+        if constrain not in CONSTRAIN_MODES:
+            raise ValueError(f"constrain must be one of {', '.join(CONSTRAIN_MODES)}, got {constrain!r}")
+        self.constrain = constrain
         self.client = client
         self.commands = commands
         self.window = window
@@ -157,7 +210,7 @@ class LLMPolicy:
             parts.append("Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved))
         parts.append("Your observation now:\n" + str(observation))
         parts.append(valid_block(info.get("valid_actions", ())))
-        parts.append(ANSWER_FORMAT)
+        parts.append(JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT)
         return "\n\n".join(parts)
 
     def _check(self, action: str, info: Mapping[str, Any]) -> str | None:
@@ -179,19 +232,24 @@ class LLMPolicy:
         ]
         step_usage = Usage()
         repairs: list[str] = []
-        while True:
-            result = await self.client.chat(messages, budget=self.budget, ledger=step_usage)
-            action, rationale = split_reply(result.text)
-            error = "your reply was empty" if not result.text.strip() else self._check(action, info)
-            if error is None or len(repairs) >= self.max_repairs:
-                break
-            repairs.append(error)
-            messages += [
-                {"role": "assistant", "content": result.text},
-                {"role": "user", "content": f"That action was rejected: {error}\n{ANSWER_FORMAT}"},
-            ]
-        self.usage.add(step_usage)
-        self.last_extras = {"rationale": rationale, "reply": result.text[:MAX_RATIONALE], "usage": step_usage.to_json()}
+        constrained = constrained_request(self.constrain, info.get("valid_actions") or ())
+        answer_format = JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT
+        try:
+            while True:
+                result = await self.client.chat(messages, budget=self.budget, ledger=step_usage, **constrained)
+                action, rationale, source = read_reply(result.text)
+                error = "your reply was empty" if not result.text.strip() else self._check(action, info)
+                if error is None or len(repairs) >= self.max_repairs:
+                    break
+                repairs.append(error)
+                messages += [
+                    {"role": "assistant", "content": result.text},
+                    {"role": "user", "content": f"That action was rejected: {error}\n{answer_format}"},
+                ]
+        finally:  # a step that fails after retries still counts its calls and retries
+            self.usage.add(step_usage)
+        self.last_extras = {"rationale": rationale, "reply": result.text[:MAX_RATIONALE], "usage": step_usage.to_json(),
+                            "source": f"constrained {source}" if constrained else source}
         if repairs:
             self.last_extras["repairs"] = repairs
         self._recent = (self._recent + [str(observation)])[-(self.window - 1):] if self.window > 1 else []
@@ -248,11 +306,11 @@ def make_llm_policies(
 ) -> dict[str, LLMPolicy]:
     """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget.
 
-    `options` named `window`, `max_repairs` or `memories` go to each `LLMPolicy`, the rest
+    `options` named `window`, `max_repairs`, `memories` or `constrain` go to each `LLMPolicy`, the rest
     to the `LLMClient` made when none is given. For per-agent memory streams build the
     policies yourself: `LLMPolicy(client=..., memory=MemoryStream())`.
     """
-    policy_keys = {"window", "max_repairs", "memories"}
+    policy_keys = {"window", "max_repairs", "memories", "constrain"}
     policy_options = {k: v for k, v in options.items() if k in policy_keys}
     client_options = {k: v for k, v in options.items() if k not in policy_keys}
     client = client or LLMClient(model, base_url=base_url, **client_options)

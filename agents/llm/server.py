@@ -13,6 +13,13 @@ Models:
   asked an interview item, 'Rating: <1-10>. <sentence>';
 - `echo`: the last user message, verbatim.
 
+Structured outputs: with `response_format` `{"type": "json_schema", "json_schema": {"schema": S}}`
+a model's reply is a JSON instance of S drawn with the same seeded generator (objects,
+`anyOf`, `enum`, `const`, integers and numbers within their bounds, strings within their
+lengths, booleans, arrays), as a server doing constrained decoding would give; with
+`{"type": "json_object"}` it is a JSON object. This is how the constrained-decoding path
+(`teamenvs.core.constrain`, `LLMPolicy(constrain="json")`) is tested offline.
+
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
 header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given twice):
 - `latency=MS`: answer after MS milliseconds (at most 60000);
@@ -254,6 +261,137 @@ class _Refused(Exception):
         self.status, self.message, self.close = status, message, close
 
 
+_WORDS = ("plan", "share", "fair", "together", "next", "round", "agree", "trust", "north", "lake")
+MAX_SCHEMA_DEPTH = 32
+
+
+def schema_problem(response_format: Any) -> str | None:
+    """Why a `response_format` cannot be honoured (a 400's message), or None."""
+    if response_format is None:
+        return None
+    if not isinstance(response_format, dict) or response_format.get("type") not in ("text", "json_object", "json_schema"):
+        return "'response_format' must be an object with type text, json_object or json_schema"
+    if response_format["type"] == "json_schema":
+        spec = response_format.get("json_schema")
+        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+            return "'response_format.json_schema.schema' must be a JSON schema object"
+    return None
+
+
+_PRINTABLE = [chr(c) for c in range(32, 127)]
+
+
+def _class_chars(body: str) -> list[str]:
+    """The printable ASCII characters of a regex character class body (`a-z0-9`, `^\\n`)."""
+    negate = body.startswith("^")
+    return [c for c in _PRINTABLE if bool(re.fullmatch(f"[{body[1:] if negate else body}]", c)) != negate]
+
+
+def _regex_atoms(pattern: str, pos: int = 0) -> tuple[list[list[tuple[Any, int, int]]], int]:
+    """Parse the regex subset of structured-output patterns (literals, escapes, classes, `(?:...)`
+    groups, `|`, counts) into alternatives of (atom, low, high) items; returns (alternatives, end)."""
+    options: list[list[tuple[Any, int, int]]] = [[]]
+    while pos < len(pattern) and pattern[pos] != ")":
+        c = pattern[pos]
+        if c == "|":
+            options.append([])
+            pos += 1
+            continue
+        if c == "(":
+            inner, pos = _regex_atoms(pattern, pos + (3 if pattern.startswith("(?:", pos) else 1))
+            atom: Any = ("group", inner)
+            pos += 1  # the ')'
+        elif c == "[":
+            end = pos + 1
+            while pattern[end] != "]" or pattern[end - 1] == "\\":
+                end += 1
+            atom, pos = ("chars", _class_chars(pattern[pos + 1:end])), end + 1
+        elif c == "\\":
+            atom, pos = ("text", pattern[pos + 1]), pos + 2
+        elif c in "^$":
+            pos += 1
+            continue
+        else:
+            atom, pos = ("text", c), pos + 1
+        low, high = 1, 1
+        count = re.match(r"\?|\*|\+|\{(\d+)(,(\d*))?\}", pattern[pos:])
+        if count and count.group(0):
+            token = count.group(0)
+            low, high = {"?": (0, 1), "*": (0, 4), "+": (1, 4)}.get(token, (0, 0))
+            if token.startswith("{"):
+                low = int(count.group(1))
+                high = low if count.group(2) is None else int(count.group(3)) if count.group(3) else low + 4
+            pos += len(token)
+        options[-1].append((atom, low, min(high, low + 12)))
+    return options, pos
+
+
+def regex_instance(pattern: str, rng: np.random.Generator) -> str:
+    """A string matching `pattern` (the subset `teamenvs.core.constrain` writes), drawn with `rng`."""
+    options, _ = _regex_atoms(pattern)
+
+    def draw(alternatives: list[list[tuple[Any, int, int]]]) -> str:
+        out = []
+        for atom, low, high in alternatives[int(rng.integers(len(alternatives)))]:
+            for _ in range(int(rng.integers(low, high + 1))):
+                kind, value = atom
+                out.append(value if kind == "text" else value[int(rng.integers(len(value)))] if kind == "chars" else draw(value))
+        return "".join(out)
+
+    return draw(options)
+
+
+def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
+    """A JSON value satisfying `schema` (the subset structured outputs use), drawn with `rng`;
+    ValueError for a schema it cannot satisfy."""
+    if depth > MAX_SCHEMA_DEPTH or not isinstance(schema, dict):
+        raise ValueError("the schema is nested too deeply or is not an object")
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list):
+        if not schema["enum"]:
+            raise ValueError("an enum with no values cannot be satisfied")
+        return schema["enum"][int(rng.integers(len(schema["enum"])))]
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list) and options:
+        return schema_instance(options[int(rng.integers(len(options)))], rng, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[int(rng.integers(len(kind)))] if kind else None
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties") or {}
+        if not isinstance(properties, dict):
+            raise ValueError("'properties' must be an object")
+        return {name: schema_instance(sub, rng, depth + 1) for name, sub in properties.items()}
+    if kind == "array":
+        low = int(schema.get("minItems", 0))
+        high = int(schema.get("maxItems", low + 3))
+        return [schema_instance(schema.get("items", {"type": "string"}), rng, depth + 1) for _ in range(int(rng.integers(low, max(low, high) + 1)))]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", max(low, 0) + 100)
+        if not (isinstance(low, (int, float)) and isinstance(high, (int, float))) or low > high:
+            raise ValueError("a number's minimum must not exceed its maximum")
+        return int(rng.integers(math.ceil(low), math.floor(high) + 1)) if kind == "integer" else float(low + (high - low) * rng.random())
+    if kind == "boolean":
+        return bool(rng.integers(2))
+    if kind == "null":
+        return None
+    if isinstance(schema.get("pattern"), str):
+        if len(schema["pattern"]) > 100_000:
+            raise ValueError("a pattern longer than 100,000 characters")
+        try:
+            return regex_instance(schema["pattern"], rng)
+        except (IndexError, KeyError, re.error, RecursionError):
+            raise ValueError("the pattern uses regex features this server cannot generate") from None
+    low = int(schema.get("minLength", 1) or 1)
+    high = int(schema.get("maxLength", 60))
+    text = " ".join(_WORDS[int(i)] for i in rng.integers(len(_WORDS), size=int(rng.integers(1, 8))))
+    while len(text) < low:
+        text += " " + text
+    return text[:max(high, 1)]
+
+
 def valid_examples(prompt: str) -> list[str]:
     """The example commands listed in a prompt's 'Valid actions now' block."""
     examples: list[str] = []
@@ -455,6 +593,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             raise _Refused(400, str(exc)) from None
         messages = body["messages"]
+        response_format = body.get("response_format")
+        problem = schema_problem(response_format)
+        if problem is not None:
+            raise _Refused(400, problem)
         key = hashlib.sha256(json.dumps([model_spec, messages], sort_keys=True).encode()).hexdigest()
         state = self.server.state
         attempt = state.attempt(key)
@@ -488,11 +630,16 @@ class _Handler(BaseHTTPRequestHandler):
             reply = ""
         elif faults.get("malformed") or drawn == "malformed":
             reply = "Hmm, that is an interesting situation. I would rather talk about the weather."
+        elif response_format is not None and response_format["type"] != "text":
+            schema = response_format.get("json_schema", {}).get("schema", {"type": "object", "properties": {}})
+            try:
+                reply = json.dumps(schema_instance(schema, np.random.default_rng(self._reply_seed(key))))
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise _Refused(400, f"'response_format' schema cannot be satisfied: {_clip(str(exc))}") from None
         elif model == "echo":
             reply = last_user
         else:
-            seed = int.from_bytes(hashlib.sha256(f"{state.seed}:{key}".encode()).digest()[:8], "little")
-            reply = random_valid_reply(last_user, prompt, np.random.default_rng(seed))
+            reply = random_valid_reply(last_user, prompt, np.random.default_rng(self._reply_seed(key)))
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(reply)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         self._send(200, {
@@ -503,6 +650,10 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
             "usage": usage,
         })
+
+    def _reply_seed(self, key: str) -> int:
+        """The seed of a request's reply: the server seed and the request's identity."""
+        return int.from_bytes(hashlib.sha256(f"{self.server.state.seed}:{key}".encode()).digest()[:8], "little")
 
     def _embeddings(self, body: Any) -> None:
         from agents.embedders import HashingEmbedder

@@ -94,9 +94,16 @@ class Arg(ABC):
 
         return free_text(MAX_TEXT_ARG_CHARS)
 
+    def exact_for(self, situation: Situation) -> bool:
+        """Whether `grammar(situation)` admits only values that parse (False: a looser superset)."""
+        return self.exact
+
     def json_schema(self, situation: Situation) -> dict[str, Any]:
-        """The values admitted now as a JSON schema (a value of the `args` object of a JSON action)."""
-        return {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_ARG_CHARS, "pattern": "[A-Za-z0-9]"}
+        """The values admitted now as a JSON schema (a value of the `args` object of a JSON action):
+        by default a string matching the grammar."""
+        from teamenvs.core.constrain import to_regex
+
+        return {"type": "string", "pattern": f"^(?:{to_regex(self.grammar(situation))})$"}
 
 
 # One optional whitespace run per optional separator: three runs in a row backtracked in

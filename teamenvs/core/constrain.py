@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
+__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
 
 REASONING_MAX_CHARS = 2_000
 
@@ -61,7 +61,16 @@ class Alt:
     options: tuple["Node", ...]
 
 
-Node = Lit | Chars | Seq | Alt
+@dataclass(frozen=True)
+class Repeat:
+    """`low` to `high` repetitions of a node (high None: no upper bound)."""
+
+    node: "Node"
+    low: int = 0
+    high: int | None = None
+
+
+Node = Lit | Chars | Seq | Alt | Repeat
 
 
 def one_of(texts: Iterable[str]) -> Node:
@@ -135,6 +144,8 @@ def to_regex(node: Node) -> str:
         return f"[{node.cls}]" + _count(node.low, node.high)
     if isinstance(node, Seq):
         return "".join(to_regex(i) if not isinstance(i, Alt) else f"(?:{to_regex(i)})" for i in node.items)
+    if isinstance(node, Repeat):
+        return f"(?:{to_regex(node.node)})" + _count(node.low, node.high)
     return "|".join(to_regex(o) for o in node.options)
 
 
@@ -158,6 +169,8 @@ def to_gbnf(node: Node) -> str:
         return f"[{node.cls}]" + _count(node.low, node.high)
     if isinstance(node, Seq):
         return " ".join(to_gbnf(i) if not isinstance(i, Alt) else f"({to_gbnf(i)})" for i in node.items)
+    if isinstance(node, Repeat):
+        return f"({to_gbnf(node.node)})" + _count(node.low, node.high)
     return " | ".join(to_gbnf(o) for o in node.options)
 
 
@@ -183,7 +196,8 @@ def _command_node(form: Any) -> Node | None:
         node = arg.grammar(form.situation)
         if node is None:
             return None
-        parts += [Lit(" "), node]
+        if node != Lit(""):  # an optional argument written as nothing takes no space either
+            parts += [Lit(" "), node]
     return parts[0] if len(parts) == 1 else Seq(tuple(parts))
 
 
@@ -199,7 +213,7 @@ def constraint_for(forms: Sequence[Any]) -> Constraint:
         raise ValueError("no command can be given now: the agent has nothing to decide")
     forms = [f for f, _ in possible]
     nodes = [node for _, node in possible]
-    exact = all(arg.exact for f in forms for arg in f._command.args)
+    exact = all(arg.exact_for(f.situation) for f in forms for arg in f._command.args)
     action = nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
     branches = [{"type": "object", "properties": {"command": {"type": "string", "enum": [f.command]}, "args": _args_schema(f)},
                  "required": ["command", "args"], "additionalProperties": False} for f in forms]
@@ -234,6 +248,9 @@ def sample_text(node: Node, rng: Any, max_free: int = 12) -> str:
         return "".join(sample_text(i, rng, max_free) for i in node.items)
     if isinstance(node, Alt):
         return sample_text(node.options[int(rng.integers(len(node.options)))], rng, max_free)
+    if isinstance(node, Repeat):
+        high = node.high if node.high is not None else node.low + 3
+        return "".join(sample_text(node.node, rng, max_free) for _ in range(int(rng.integers(node.low, high + 1))))
     allowed = [c for c in map(chr, range(32, 127)) if re.fullmatch(f"[{node.cls}]", c)]
     high = node.low if node.high is not None and node.high == node.low else min(node.high if node.high is not None else node.low + max_free,
                                                                                    node.low + max_free)

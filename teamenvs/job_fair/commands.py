@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from math import comb
 from typing import TYPE_CHECKING, Any, Mapping
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg
@@ -110,6 +111,43 @@ class NamesArg(Arg):
         low, high = self._bounds(situation)
         return {"name": self.name, "kind": "names", "choices": list(situation.names.get(self.source, ()) if situation else ()), "low": low, "high": high}
 
+    # constrained decoding: each allowed set of names once, in the live list's order, while the
+    # sets are few enough to spell out; beyond that a looser list (a name may repeat)
+    MAX_SPELLED_OUT = 2_000
+
+    def _spelled_out(self, situation):
+        names = situation.names.get(self.source, ())
+        high = min(self._bounds(situation)[1], len(names))
+        return sum(comb(len(names), k) for k in range(1, high + 1)) <= self.MAX_SPELLED_OUT
+
+    def exact_for(self, situation):
+        return self._spelled_out(situation)
+
+    def grammar(self, situation):
+        from teamenvs.core.constrain import Lit, Repeat, Seq, one_of
+
+        names = tuple(situation.names.get(self.source, ()))
+        high = min(self._bounds(situation)[1], len(names))
+        if not names or high < 1:
+            return None
+        if not self._spelled_out(situation):
+            return Seq((one_of(names), Repeat(Seq((Lit(", "), one_of(names))), 0, high - 1)))
+        return _chains(names, 0, high)
+
+
+@lru_cache(maxsize=1024)
+def _chains(names: tuple[str, ...], start: int, room: int) -> Any:
+    """Every list of 1 to `room` of `names[start:]` in their order, joined by ', ' (a grammar node)."""
+    from teamenvs.core.constrain import Alt, Lit, Seq
+
+    options: list[Any] = []
+    for j in range(start, len(names)):
+        options.append(Lit(names[j]))
+        rest = _chains(names, j + 1, room - 1) if room > 1 and j + 1 < len(names) else None
+        if rest is not None:
+            options.append(Seq((Lit(names[j]), Lit(", "), rest)))
+    return options[0] if len(options) == 1 else Alt(tuple(options)) if options else None
+
 
 def split_steps(text: str) -> tuple[str, ...]:
     """Free-text workflow steps from 'A -> B -> C' (or 'A; B', 'A, B', '1. A 2. B'); ArgError when malformed."""
@@ -154,6 +192,15 @@ class StepsArg(Arg):
 
     def example(self, situation=None):
         return "Research -> Build -> Review"
+
+    # constrained decoding: steps of letters and single spaces joined by ' -> ', at most MAX_STEPS;
+    # not exact, as a grammar cannot say that the steps differ (the parser refuses a repeat)
+    def grammar(self, situation):
+        from teamenvs.core.constrain import Chars, Lit, Repeat, Seq
+
+        word = Chars("A-Za-z", 1, 12)
+        step = Seq((word, Repeat(Seq((Lit(" "), word)), 0, 5)))  # at most 77 characters
+        return Seq((step, Repeat(Seq((Lit(" -> "), step)), 0, MAX_STEPS - 1)))
 
     def sample(self, rng, situation):
         pool = ("Planning", "Research", "Design", "Build", "Review", "Testing", "Launch", "Reporting")
@@ -211,6 +258,18 @@ class AssignmentsArg(Arg):
         hires = situation.names.get("hire", ()) if situation is not None else ()
         steps = situation.names.get("step", ()) if situation is not None else ()
         return f"{hires[0] if hires else 'Ada Quist'} to {steps[0] if steps else 'Design'}"
+
+    exact = True
+
+    def grammar(self, situation):
+        """'<hire> to <step>' pairs joined by ', ' (constrained decoding)."""
+        from teamenvs.core.constrain import Lit, Repeat, Seq, one_of
+
+        hires, steps = situation.names.get("hire", ()), situation.names.get("step", ())
+        if not hires or not steps:
+            return None
+        pair = Seq((one_of(hires), Lit(" to "), one_of(steps)))
+        return Seq((pair, Repeat(Seq((Lit(", "), pair)), 0, None)))
 
     def sample(self, rng, situation):
         hires, steps = situation.names.get("hire", ()), situation.names.get("step", ())
@@ -313,6 +372,16 @@ class DecisionArg(TextArg):
 
     def sample(self, rng, situation):
         return ""
+
+    # constrained decoding: the bare `submit` (what was given with hire/workflow/assign); the JSON
+    # decision stays for unconstrained replies
+    def grammar(self, situation):
+        from teamenvs.core.constrain import Lit
+
+        return Lit("")
+
+    def json_schema(self, situation):
+        return {"type": "string", "enum": [""]}
 
 
 class JobFairCommands(CommandSet):

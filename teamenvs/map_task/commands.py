@@ -74,6 +74,17 @@ class PathArg(Arg):
     def example(self, situation=None):
         return "2,3 -> 6,3 -> 6,8"
 
+    exact = True
+
+    def grammar(self, situation):
+        """Points `x,y` on the map joined by ` -> `, two or more (constrained decoding)."""
+        from teamenvs.core.constrain import Lit, Repeat, Seq, int_range
+
+        xs = situation.limits.get("x", (0, 59))
+        ys = situation.limits.get("y", (0, 59))
+        point = Seq((int_range(*xs), Lit(","), int_range(*ys)))
+        return Seq((point, Repeat(Seq((Lit(" -> "), point)), 1, None)))
+
     def sample(self, rng, situation):
         xs = situation.limits.get("x", (0, 19))
         ys = situation.limits.get("y", (0, 19))

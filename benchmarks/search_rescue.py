@@ -1,4 +1,4 @@
-"""Search and rescue (`search_rescue_v0`) benchmarks: VIRT-LAB Table 3, the ASIST team, speed, map generation, observation size.
+"""Search and rescue (`search_rescue_v0`) benchmarks: VIRT-LAB Table 3, the ASIST team, the ablations, speed, map generation, observation size.
 
 Prints one markdown table per section to stdout. Every episode runs through the standard
 step loop (`agents.loop.run_episode`, no log files) with one policy kind for every agent
@@ -7,19 +7,23 @@ or a baseline name), episode seed
 and policy seed both 0..n-1 for `--seeds n`. A mean ± sd is over those seeds, with the
 population standard deviation (numpy `std`, ddof=0).
 
-1. `table3`: the layout of VIRT-LAB's Table 3 (scalability): the easy (30x30), medium
-   (40x40) and hard (50x50) maps, each with a fixed layout, times teams of 2 to 5
-   transporters (preset `<map>+transporters_<n>`: all victims stable, no rubble). Victims
-   rescued, simulation duration in steps, action events (accepted actions other than
-   messages and `wait`; a `go to` counts once however long the walk), action events per
-   agent, communication events (messages sent). A run that hits the step limit without
+1. `table3`: the layout of VIRT-LAB's Table 3 (scalability): the easy (30x30, complexity 4),
+   medium (40x40, complexity 6) and hard (50x50, complexity 8) maps, each with a fixed layout,
+   times teams of 2 to 5 transporters (preset `<map>+transporters_<n>`: all victims stable, no
+   rubble). Victims rescued, simulation duration in steps, action events (accepted actions other
+   than messages and `wait`; a `go to` counts once however long the walk), action events per
+   agent, communication events (conversations, as VIRT-LAB counts them: see
+   `teamenvs.search_rescue.metrics.conversations`) and messages sent. A run that hits the step limit without
    rescuing everyone has lasted at least the limit: when every run of a row did, the
    duration reads like the paper's ">2,000"; when only some did, the mean ± sd counts
    them at the limit (a lower bound) and is marked with a dagger.
 2. `teams`: the default ASIST Study 3 team (medic, engineer, transporter; 20% critical
    victims, rubble on 15% of the doorways) on each map: victims rescued (all, stable,
-   critical), duration, action events, communication events, share of rooms visited.
-3. `speed`: one full episode (seed 0) on the hard map with 5 transporters and with the
+   critical), duration, action events, communication events, messages sent, share of rooms visited.
+3. `ablations`: VIRT-LAB 4.3 / 5.3 on the easy map with 5 transporters (the paper's full-system
+   row is its easy map with 5 agents, 730.67 steps): the full env, `no_communication`,
+   `no_navigation` and `round_robin`; victims rescued, duration, share of rooms visited.
+4. `speed`: one full episode (seed 0) on the hard map with 5 transporters and with the
    default team. The loop figure covers the whole `run_episode` call: reset, the policies,
    every `env.step` (which renders the text observation of every agent every step and
    records the step in memory) and the final metrics; env steps/s is episode steps over that
@@ -27,16 +31,16 @@ population standard deviation (numpy `std`, ddof=0).
    timed separately with `time.perf_counter` around each call, and the policies' own time
    likewise. The map is generated (and cached) by one untimed `reset` first. The issue's
    target is >= 2,000 env steps/s.
-4. `mapgen`: `generate_floor_plan` at 30x30, 50x50 and 100x100 (complexity 5, the default)
+5. `mapgen`: `generate_floor_plan` at 30x30, 50x50 and 100x100 (complexity 5, the default)
    and 100x100 at complexity 10, 50 generator seeds each: median and max milliseconds.
    Target: 50x50 under 50 ms.
-5. `tokens`: over one episode (seed 0) on the hard map with the default team, the length of
+6. `tokens`: over one episode (seed 0) on the hard map with the default team, the length of
    every observation a policy was asked to act on (`info[agent]["needs_action"]` true), in
    characters and estimated tokens (tiktoken `cl100k_base` when installed, else characters
    / 4; the caption says which): mean, median, 95th percentile, max. Target: a typical
    observation under 600 tokens on the hard map.
 
-    python -m benchmarks.search_rescue [--policy scripted] [--seeds 3] [--only table3|teams|speed|mapgen|tokens]
+    python -m benchmarks.search_rescue [--policy scripted] [--seeds 3] [--only table3|teams|ablations|speed|mapgen|tokens]
 
 (`--only` may be given more than once.) Timings are single-process wall-clock figures on
 whatever machine runs the script.
@@ -61,7 +65,9 @@ from teamenvs.search_rescue.world import generate_floor_plan
 ENV_ID = "search_rescue_v0"
 MAPS = ("easy", "medium", "hard")
 TEAM_SIZES = (2, 3, 4, 5)
-SECTIONS = ("table3", "teams", "speed", "mapgen", "tokens")
+SECTIONS = ("table3", "teams", "ablations", "speed", "mapgen", "tokens")
+ABLATIONS = (("full system", "easy+transporters_5"), ("no communication", "easy+transporters_5+no_communication"),
+             ("no navigation", "easy+transporters_5+no_navigation"), ("no event scheduler (round robin)", "easy+transporters_5+round_robin"))
 DAGGER = "†"
 
 
@@ -144,7 +150,7 @@ def section_table3(policy: str, seeds: int) -> None:
     notes: list[str] = []
     for name in MAPS:
         cfg = make_env(name).unwrapped.config
-        rows.append([f"**{name.capitalize()} Map Complexity** ({cfg.width}x{cfg.height})", "", "", "", "", ""])
+        rows.append([f"**{name.capitalize()} Map Complexity** ({cfg.width}x{cfg.height}, complexity {cfg.complexity})", "", "", "", "", "", ""])
         for n in TEAM_SIZES:
             results, cfg = runs(f"{name}+transporters_{n}", policy, seeds)
             dur, timed_out = duration(results, cfg.max_steps)
@@ -159,10 +165,12 @@ def section_table3(policy: str, seeds: int) -> None:
                     mean_sd([x["action_events"] for x in m]),
                     mean_sd([x["action_events_per_agent"] for x in m]),
                     mean_sd([x["communication_events"] for x in m]),
+                    mean_sd([x["messages_sent"] for x in m]),
                 ]
             )
     table(
-        ["Environment", "Victims Rescued", "Simulation Duration (Steps)", "Action Events", "Action Events per Agent", "Communication Events"],
+        ["Environment", "Victims Rescued", "Simulation Duration (Steps)", "Action Events", "Action Events per Agent", "Communication Events",
+         "Messages Sent"],
         rows,
     )
     print_limit_note([row[2] for row in rows], notes)
@@ -190,18 +198,38 @@ def section_teams(policy: str, seeds: int) -> None:
                 dur,
                 mean_sd([x["action_events"] for x in m]),
                 mean_sd([x["communication_events"] for x in m]),
+                mean_sd([x["messages_sent"] for x in m]),
                 mean_sd([x["coverage_rooms"] for x in m], scale=100, suffix=" %"),
             ]
         )
     table(
-        ["Map", "Victims Rescued", "Stable", "Critical", "Duration (Steps)", "Action Events", "Communication Events", "Rooms Visited"],
+        ["Map", "Victims Rescued", "Stable", "Critical", "Duration (Steps)", "Action Events", "Communication Events", "Messages Sent",
+         "Rooms Visited"],
         rows,
     )
     print_limit_note([row[4] for row in rows], notes)
     print()
 
 
-# ---------------------------------------------------------------------- 3. speed
+# ---------------------------------------------------------------------- 3. VIRT-LAB ablations
+def section_ablations(policy: str, seeds: int) -> None:
+    print(f"### VIRT-LAB ablations (4.3 / 5.3), easy map, 5 transporters (policy {policy_caption(policy)}, {seeds} seed{'s' if seeds > 1 else ''}, mean ± population sd)\n")
+    rows = []
+    notes = []
+    for label, preset in ABLATIONS:
+        results, cfg = runs(preset, policy, seeds)
+        dur, timed_out = duration(results, cfg.max_steps)
+        if 0 < timed_out < len(results):
+            notes.append(f"{label}: {timed_out} of {len(results)} runs")
+        m = [r.metrics for r in results]
+        rows.append([f"{label} (`{preset}`)", mean_sd([x["victims_rescued"] for x in m]), dur,
+                     mean_sd([x["coverage_rooms"] for x in m], scale=100, suffix=" %"), mean_sd([x["communication_events"] for x in m])])
+    table(["Condition", "Victims Rescued", "Duration (Steps)", "Rooms Visited", "Communication Events"], rows)
+    print_limit_note([row[2] for row in rows], notes)
+    print()
+
+
+# ---------------------------------------------------------------------- 4. speed
 def measure_speed(preset: str, policy: str, seed: int = 0) -> dict[str, Any]:
     env = make_env(preset)
     env.reset(seed=seed)  # untimed: generates and caches the fixed map
@@ -274,7 +302,7 @@ def section_speed(policy: str) -> None:
     print()
 
 
-# ---------------------------------------------------------------------- 4. map generation
+# ---------------------------------------------------------------------- 5. map generation
 def section_mapgen(n_seeds: int = 50) -> None:
     default = SearchRescueConfig().complexity
     print(f"### Map generation: `generate_floor_plan`, {n_seeds} generator seeds each\n")
@@ -303,7 +331,7 @@ def section_mapgen(n_seeds: int = 50) -> None:
     print()
 
 
-# ---------------------------------------------------------------------- 5. observation size
+# ---------------------------------------------------------------------- 6. observation size
 def token_counter() -> tuple[Callable[[str], int] | None, str]:
     try:
         import tiktoken
@@ -353,7 +381,7 @@ def section_tokens(policy: str, preset: str = "hard", seed: int = 0) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", default="scripted", help="scripted (default baseline), random, or a baseline name")
-    parser.add_argument("--seeds", type=int, default=3, help="episodes per row in table3 and teams (seeds 0..n-1)")
+    parser.add_argument("--seeds", type=int, default=3, help="episodes per row in table3, teams and ablations (seeds 0..n-1)")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section (repeatable)")
     args = parser.parse_args()
     if args.seeds < 1:
@@ -371,6 +399,8 @@ def main() -> None:
             section_table3(args.policy, args.seeds)
         elif section == "teams":
             section_teams(args.policy, args.seeds)
+        elif section == "ablations":
+            section_ablations(args.policy, args.seeds)
         elif section == "speed":
             section_speed(args.policy)
         elif section == "mapgen":

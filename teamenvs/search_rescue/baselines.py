@@ -12,6 +12,13 @@ do not go for the same one. Then, by role:
 
 Exploration picks the nearest unvisited room with a small per-agent random preference, so
 teammates fan out instead of walking in a line.
+
+Without navigation assistance (`navigation=False`: no distances, no `go to`) the team walks with
+`move`: inside a room straight to its target, else to the doorway of its room that leads to the
+target room, or whose doorway lies nearest the target cell (the Hospital: where it started), or,
+exploring, to an unvisited room, else the room it has entered least often. It never plans a
+route beyond its own room. A message that interrupts a busy agent (`interrupt_to_talk`) is not
+answered: the team carries on.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from teamenvs.core.policy import ScriptedPolicy
 
-_CLAIM = re.compile(r"^(\S+?)(?: \(to you\))?: taking victim (\d+)")
+_CLAIM = re.compile(r"^\[step (\d+)\] (\S+?)(?: \(to you\))?: taking victim (\d+)")
 CLAIM_STEPS = 200  # a claim lapses after this many steps (the claimant may have found it gone)
 HOSPITAL = "Hospital"
 NEEDS_MEDIC = "critical, needs the medic"
@@ -30,6 +37,13 @@ _STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 
 def _chebyshev(a, b) -> int:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+_OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+
+
+def _manhattan(a, b) -> int:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
 def _toward(src, dst) -> str:
@@ -50,6 +64,11 @@ class SearchRescueTeam(ScriptedPolicy):
         self.claims: dict[int, tuple[str, int]] = {}
         self.preference: dict[str, float] = {}
         self.next_action: str | None = None
+        self.home: tuple[int, int] | None = None  # where it started: in the Hospital
+        self.heading: str | None = None  # the direction of its last move (walking without navigation)
+        self.entered: dict[str, int] = {}  # room -> how often it walked in (walking without navigation)
+        self.last_room: str | None = None
+        self.came_from: str | None = None
 
     # ------------------------------------------------------------------ helpers
     def _talk(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> bool:
@@ -64,6 +83,8 @@ class SearchRescueTeam(ScriptedPolicy):
         """Rough walking distance to a victim, or None when no known route leads there."""
         if victim["room"] == view["room"] and not view["doorway"]:
             return _chebyshev(view["cell"], victim["cell"])
+        if not view["navigation"]:  # as the crow flies
+            return abs(view["cell"][0] - victim["cell"][0]) + abs(view["cell"][1] - victim["cell"][1])
         rooms = view["rooms"]
         return rooms[victim["room"]] if victim["room"] in rooms else None
 
@@ -80,9 +101,9 @@ class SearchRescueTeam(ScriptedPolicy):
         """Note teammates' claims; of two claims on one victim the earlier wins, then the smaller agent id."""
         for line in view["new_messages"]:
             m = _CLAIM.match(line)
-            if m and m.group(1) != view["agent"]:
-                claim = (view["step"] - 1, m.group(1))  # sent the step before it arrived
-                vid = int(m.group(2))
+            if m and m.group(2) != view["agent"]:
+                claim = (int(m.group(1)), m.group(2))
+                vid = int(m.group(3))
                 if vid not in self.claims or claim < self.claims[vid] or view["step"] - self.claims[vid][0] >= CLAIM_STEPS:
                     self.claims[vid] = claim
 
@@ -114,6 +135,19 @@ class SearchRescueTeam(ScriptedPolicy):
     # ------------------------------------------------------------------ decisions
     def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         self._read_claims(view)
+        if view["interrupted"]:
+            return "continue"
+        if self.home is None:
+            self.home = tuple(view["cell"])
+        if not view["doorway"] and view["room"] != self.last_room:
+            self.entered[view["room"]] = self.entered.get(view["room"], 0) + 1
+            self.came_from, self.last_room = self.last_room, view["room"]
+        action = self._decide(view, info)
+        if action.startswith("move "):
+            self.heading = action[5:]
+        return action
+
+    def _decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         if self.next_action is not None:
             action, self.next_action = self.next_action, None
             return action
@@ -122,9 +156,11 @@ class SearchRescueTeam(ScriptedPolicy):
             if announcement:
                 return announcement
         if view["doorway"]:
-            return f"go to {view['room']}"
+            if not view["navigation"] and self.heading is not None:
+                return f"move {self.heading}"  # on through the doorway
+            return f"go to {view['room']}" if view["navigation"] else self._toward_room(view, view["room"])
         if view["carrying"]:
-            return "drop victim" if view["room"] == HOSPITAL else "go to Hospital"
+            return "drop victim" if view["room"] == HOSPITAL else self._go(view, HOSPITAL, self.home)
         role = view["role"]
         if role == "medic":
             return self._stabilize(view, info) or self._explore(view) or self._carry(view, info) or "wait"
@@ -142,7 +178,7 @@ class SearchRescueTeam(ScriptedPolicy):
             return None
         if self._within_reach(view, v):
             return f"stabilize victim {v['victim']}"
-        return f"go to victim {v['victim']}"
+        return self._go_to_victim(view, v)
 
     def _clear(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
         for event in view["events"]:
@@ -163,6 +199,9 @@ class SearchRescueTeam(ScriptedPolicy):
             if near:
                 side = min((view["rooms"][n], n) for n in r["rooms"] if n in view["rooms"])
                 options.append(side)
+        if not view["navigation"]:
+            near = min(view["known_rubble"], key=lambda r: _manhattan(view["cell"], r["cell"]), default=None)
+            return None if near is None else self._go(view, near["rooms"][0], tuple(near["cell"]))
         if not options:
             return None
         return f"go to {min(options)[1]}"
@@ -176,22 +215,70 @@ class SearchRescueTeam(ScriptedPolicy):
             return f"pick up victim {vid}"
         if self._talk(view, info) and len(view["team"]) > 1 and self.claims.get(vid, (0, ""))[1] != view["agent"]:
             self.claims[vid] = (view["step"], view["agent"])
-            self.next_action = f"go to victim {vid}"
+            if view["navigation"]:
+                self.next_action = f"go to victim {vid}"
             return f"say taking victim {vid}"
-        return f"go to victim {vid}"
+        return self._go_to_victim(view, v)
+
+    # ------------------------------------------------------------------ walking
+    def _go_to_victim(self, view: Mapping[str, Any], v: Mapping[str, Any]) -> str:
+        if view["navigation"]:
+            return f"go to victim {v['victim']}"
+        if v["room"] == view["room"]:
+            return _toward(view["cell"], v["cell"])
+        return self._go(view, v["room"], tuple(v["cell"]))
+
+    def _go(self, view: Mapping[str, Any], room: str, cell: tuple[int, int] | None) -> str:
+        """`go to <room>`, or without navigation a move toward it through the doorways of this room."""
+        if view["navigation"]:
+            return f"go to {room}"
+        exits = [e for e in view["exits"] if not e["rubble"]]
+        through = [e for e in exits if e["to"] == room]
+        exits = [e for e in exits if e["to"] != self.came_from] or exits  # no turning straight back
+        if not through and exits:
+            if cell is not None:
+                through = [min(exits, key=lambda e: (_manhattan(e["cell"], cell), e["to"]))]
+            else:
+                through = [exits[int(self.rng.integers(len(exits)))]]
+        return self._to_doorway(view, through[0]) if through else "wait"
+
+    def _toward_room(self, view: Mapping[str, Any], room: str) -> str:
+        """From a doorway, the move into `room` (one of the two rooms the doorway joins)."""
+        for e in view["exits"]:
+            if tuple(e["cell"]) == tuple(view["cell"]):
+                return f"move {_OPPOSITE[e['direction']]}"
+        return "wait"
+
+    def _to_doorway(self, view: Mapping[str, Any], exit_: Mapping[str, Any]) -> str:
+        """The move toward (and then into) an exit's doorway."""
+        door = tuple(exit_["cell"])
+        dx, dy = _STEP[exit_["direction"]]
+        spot = (door[0] - dx, door[1] - dy)
+        if tuple(view["cell"]) == spot:
+            return f"move {exit_['direction']}"
+        return _toward(view["cell"], spot)
 
     def _explore(self, view: Mapping[str, Any]) -> str | None:
+        if not view["navigation"]:
+            exits = [e for e in view["exits"] if not e["rubble"]]
+            if not exits:
+                return None
+            pick = min(exits, key=lambda e: (e["visited"], self.entered.get(e["to"], 0), self._preference(e["to"])))
+            return self._to_doorway(view, pick)
         visited = set(view["visited"])
         options = []
         for room, cells in view["rooms"].items():
             if room in visited:
                 continue
-            if room not in self.preference:
-                self.preference[room] = float(self.rng.uniform(0, 8))
-            options.append((cells + self.preference[room], room))
+            options.append((cells + self._preference(room), room))
         if not options:
             return None
         return f"go to {min(options)[1]}"
+
+    def _preference(self, room: str) -> float:
+        if room not in self.preference:
+            self.preference[room] = float(self.rng.uniform(0, 8))
+        return self.preference[room]
 
 
 class SearchRescueGreedy(SearchRescueTeam):

@@ -54,14 +54,26 @@ COMMANDS = CommandSet(
         Command("say", SAY.args, SAY.help, ("say victims 3 (critical), 5 in Blue Lounge; rubble at its east door",)),
         Command("tell", TELL.args, TELL.help, ("tell medic victim 3 in Blue Lounge is critical",)),
         Command("wait", (), "do nothing this step", ("wait",)),
+        Command("continue", (), "keep on with the action a message interrupted (offered only then)", ("continue",)),
     ]
 )
+_NOT_INTERRUPTED = "continue is offered only when a message for you interrupts an action you are busy with"
+_NO_NAVIGATION = "there is no navigation assistance in this condition: walk with move, one cell at a time"
 
 
-def situation(s: Rescue, agent: str, team: list[str]) -> Situation:
-    """What `agent` may do now: its role's commands, pick up or drop, the rooms it can name, the victim numbers."""
+def situation(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str]) -> Situation:
+    """What `agent` may do now: its role's commands, pick up or drop, the rooms it can name, the victim numbers;
+    interrupted by a message (`interrupt_to_talk`), only `continue`, `say` and `tell`."""
     role = role_of(agent)
-    denied: dict[str, str] = {}
+    n = len(s.victims)
+    names = {"agent": tuple(a for a in team if a != agent)}
+    if agent in s.interrupted:
+        why = "a message has interrupted what you are doing: answer it with say or tell, or continue"
+        denied = {c: why for c in COMMANDS.commands if c not in ("continue", "say", "tell")}
+        return Situation(denied, {"victim": (1, n)}, names)
+    denied: dict[str, str] = {"continue": _NOT_INTERRUPTED}
+    if not cfg.navigation:
+        denied["go to"] = denied["go to victim"] = _NO_NAVIGATION
     if role != MEDIC:
         denied["stabilize victim"] = "only the medic can stabilize victims"
     if role != ENGINEER:
@@ -71,15 +83,16 @@ def situation(s: Rescue, agent: str, team: list[str]) -> Situation:
         denied["pick up victim"] = f"you are already carrying victim {carried}; drop it first (one victim at a time)"
     else:
         denied["drop victim"] = "you are not carrying a victim"
-    known = sorted(s.room_names[r] for r in s.know[agent].known_rooms(s.plan))
-    names = {"agent": tuple(a for a in team if a != agent), "room": tuple(known)}
-    n = len(s.victims)
+    names["room"] = tuple(sorted(s.room_names[r] for r in s.know[agent].known_rooms(s.plan)))
     return Situation(denied, {"victim": (1, n)}, names, {"victim": f"victims are numbered 1 to {n}"})
 
 
-def briefing_situation(agent: str, team: list[str], n_victims: int) -> Situation:
+def briefing_situation(cfg: SearchRescueConfig, agent: str, team: list[str], n_victims: int) -> Situation:
     """The situation the briefing's command list is written for (before the agent has seen anything)."""
-    return Situation(names={"agent": tuple(a for a in team if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n_victims)})
+    denied = {} if cfg.interrupt_to_talk else {"continue": _NOT_INTERRUPTED}
+    if not cfg.navigation:
+        denied["go to"] = denied["go to victim"] = _NO_NAVIGATION
+    return Situation(denied, names={"agent": tuple(a for a in team if a != agent), "room": (HOSPITAL,)}, limits={"victim": (1, n_victims)})
 
 
 # ---------------------------------------------------------------------- discrete actions
@@ -127,6 +140,10 @@ def commands_now(view: Mapping[str, Any]) -> dict[str, str]:
     for seen, found in _NOW:
         if seen is view:
             return found
+    if view["interrupted"]:  # the no-op carries on; the canned messages answer
+        out = {NOOP: "continue", **(_canned(view) if view["communication"] != "none" else {})}
+        _NOW.append((view, out))
+        return out
     out: dict[str, str] = {NOOP: "wait"}
     local = view["local_map"]
     role = view["role"]
@@ -138,7 +155,7 @@ def commands_now(view: Mapping[str, Any]) -> dict[str, str]:
             out[f"clear rubble {d}"] = f"clear rubble {d}"
     ids = room_ids(view)
     inside = view["room"] if view["doorway"] is None else None
-    for name in view["rooms"]:  # rooms it knows a route to (all of them rooms it can name)
+    for name in view["rooms"]:  # rooms it knows a route to (all of them rooms it can name; none without navigation)
         if name != inside:
             out[f"go to room {ids.get(name)}"] = f"go to {name}"
             if name == HOSPITAL:
@@ -148,7 +165,8 @@ def commands_now(view: Mapping[str, Any]) -> dict[str, str]:
     for j, k in enumerate(nearest_victims(view), 1):
         vx, vy = k.cell
         if abs(vx - x) > 1 or abs(vy - y) > 1:
-            out[f"go to nearest victim {j}"] = f"go to victim {k.victim}"
+            if view["navigation"]:
+                out[f"go to nearest victim {j}"] = f"go to victim {k.victim}"
         elif k.status == _NEEDS_MEDIC:
             if role == MEDIC:
                 out[f"stabilize nearest victim {j}"] = f"stabilize victim {k.victim}"

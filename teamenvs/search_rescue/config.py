@@ -1,8 +1,16 @@
 """Search-and-rescue configuration: the team's roles, the frozen `SearchRescueConfig` and its presets.
 
 The defaults are the ASIST Study 3 scenario of VIRT-LAB; the presets are the conditions of
-its experiments (map sizes of 4.2.2, transporter-only teams of 4.2.1, knowledge and
-communication conditions).
+its experiments (map sizes and layout complexities of 4.2.2, transporter-only teams of 4.2.1,
+knowledge and communication conditions, and the ablations of 4.3: `no_navigation`,
+`round_robin`, `no_communication`).
+
+What an agent knows of the team's progress follows `communication`: the radio reports every
+rescue to everyone under `global` (so the "Team: N/35 rescued" tally is the team's); under
+`same_room` and `none` an agent knows of the rescues it made, saw (everything rescued lies in
+the Hospital, so standing in the Hospital shows the whole tally, and a drop there is seen by
+everyone in it) or was told of by a message naming the victim. The shared reward is a training
+signal, not an observation, and is paid to every agent as before.
 """
 
 from __future__ import annotations
@@ -40,6 +48,13 @@ class SearchRescueConfig(MessagingConditions):
     clear_steps: int = setting(3, low=1, high=1000, doc="steps the engineer needs to clear a doorway")
     carry_steps_per_cell: int = setting(2, low=1, high=100, doc="steps per cell for a medic or engineer carrying a victim")
     full_map: bool = setting(False, doc="whether every agent knows the whole floor plan from the start")
+    navigation: bool = setting(True, doc="VIRT-LAB's navigation assistance: route cues, distances to known rooms, `go to` route "
+                               "following; off (ablation `no_navigation`): agents see only the doorways of their room and walk with `move`")
+    scheduling: str = setting("events", choices=("events", "round_robin"),
+                              doc="`events`: every idle agent decides each step and actions run in parallel (VIRT-LAB's event "
+                                  "scheduler); `round_robin` (ablation): one agent acts per step, in team order, and only its action advances")
+    interrupt_to_talk: bool = setting(False, doc="a busy agent that receives a `tell` addressed to it is asked whether to `continue` or "
+                                      "to answer with `say`/`tell`, which breaks off its action (VIRT-LAB Alg. 1, Fig. 8E)")
 
     def _check(self) -> None:
         if not isinstance(self.team, (tuple, list)) or not 1 <= len(self.team) <= 10:
@@ -75,15 +90,22 @@ def _transporters(n: int) -> dict[str, object]:
 
 
 PRESETS: dict[str, dict[str, object]] = {
-    # VIRT-LAB 4.2.2: the same layout in every run of a map size, victims placed anew per seed.
-    "easy": {"width": 30, "height": 30, "map_seed": 30},
-    "medium": {"width": 40, "height": 40, "map_seed": 40},
-    "hard": {"width": 50, "height": 50, "map_seed": 50},
+    # VIRT-LAB 4.2.2: size and layout complexity grow together ("Low", "Medium", "High complexity");
+    # the same layout in every run of a map, victims placed anew per seed. Each map_seed gives a
+    # layout typical of its size and complexity: its mean Hospital-to-floor-cell walk (25.5, 35.5
+    # and 51.3 cells, the Hospital's doorways open) is within 1 cell of the median over map seeds 100-129.
+    "easy": {"width": 30, "height": 30, "complexity": 4, "map_seed": 30},
+    "medium": {"width": 40, "height": 40, "complexity": 6, "map_seed": 41},
+    "hard": {"width": 50, "height": 50, "complexity": 8, "map_seed": 58},
     # VIRT-LAB 4.2.1 scalability teams: transporters only, all victims stable, no rubble.
     **{f"transporters_{n}": _transporters(n) for n in range(2, 6)},
     "full_map": {"full_map": True},
     "same_room": {"communication": "same_room"},
     "no_communication": {"communication": "none"},
+    # VIRT-LAB 4.3 ablations (run on the easy map in the paper: combine as `easy+no_navigation`)
+    "no_navigation": {"navigation": False},
+    "round_robin": {"scheduling": "round_robin"},
+    "interrupt_to_talk": {"interrupt_to_talk": True},
 }
 
 

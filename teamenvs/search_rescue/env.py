@@ -7,6 +7,13 @@ them to the Hospital. Actions take time, as in VIRT-LAB's event scheduling (3.3.
 clearing rubble 3, and a medic or engineer carrying a victim needs 2 steps per cell.
 While an agent is busy its `needs_action` is false and the step loop does not ask it.
 
+Messages wait for their reader: every message an agent has not yet been shown at a decision
+stays in its view (`new_messages`, each with the step it was sent at) until its next decision;
+afterwards the last `message_history` messages it read or sent stay visible (`recent_messages`).
+Under `interrupt_to_talk` a `tell` to a busy agent asks it at once whether to `continue` or to
+answer (VIRT-LAB Fig. 8E). `scheduling="round_robin"` (the ablation of VIRT-LAB's event
+scheduler) lets one agent act per step, in team order, and advances only its action.
+
 The env is glue: `config.py` (settings and presets), `world.py` (map, victims, rubble),
 `rules.py` (the state and its transitions), `navigation.py` (shortest known routes),
 `knowledge.py` (what each agent has seen or been told), `commands.py` and `view.py` (text,
@@ -15,6 +22,7 @@ and for RL the discrete action catalogue and the numeric observation; see docs/r
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Mapping
 
 import numpy as np
@@ -79,6 +87,8 @@ class SearchRescueEnv(TeamEnv):
             rubble = set(drawn)
             victims = place_victims(plan, cfg.n_victims, cfg.critical_fraction, self._rng)
         self.world = rules.new_rescue(plan, victims, rubble, self.agents, cfg.full_map)
+        self._unread: dict[str, list[str]] = {a: [] for a in self.agents}  # messages not yet shown at a decision
+        self._recent: dict[str, deque[str]] = {a: deque(maxlen=cfg.message_history) for a in self.agents}
         self._report(self.world.drain())
 
     def _floor_plan(self) -> tuple[FloorPlan, frozenset[int]]:
@@ -99,7 +109,18 @@ class SearchRescueEnv(TeamEnv):
         return self.all_rescued, self.step_count >= self.config.max_steps
 
     def _needs_action(self, agent: str) -> bool:
-        return self.world.task[agent] is None
+        w = self.world
+        return (w.task[agent] is None or agent in w.interrupted) and self._has_turn(agent)
+
+    @property
+    def idle_line(self) -> str:  # the base class's line after a step without a decision
+        if self.config.scheduling == "round_robin":
+            return "Your last action: none needed (you were busy, or it was not your turn)."
+        return TeamEnv.idle_line
+
+    def _has_turn(self, agent: str) -> bool:
+        """Whether `agent` may act in the coming step (always, but under `round_robin` scheduling)."""
+        return self.config.scheduling != "round_robin" or agent == rules.turn(self.possible_agents, self.step_count)
 
     def routes(self, agent: str) -> RouteMap:
         """Shortest known routes from `agent`'s cell (cached until it moves or learns something)."""
@@ -107,14 +128,15 @@ class SearchRescueEnv(TeamEnv):
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
-        return agent, self.world.carrying[agent], self.world.know[agent].names_version
+        w = self.world
+        return agent, w.carrying[agent], w.know[agent].names_version, agent in w.interrupted
 
     def _situation(self, agent: str) -> Situation:
-        return situation(self.world, agent, self.possible_agents)
+        return situation(self.world, self.config, agent, self.possible_agents)
 
     def _briefing_situation(self, agent: str) -> Situation:
         world = getattr(self, "world", None)  # the episode's, once reset (a drawn map has its own victims)
-        return briefing_situation(agent, self.possible_agents, len(world.victims) if world is not None else self.config.n_victims)
+        return briefing_situation(self.config, agent, self.possible_agents, len(world.victims) if world is not None else self.config.n_victims)
 
     def _send_refusal(self, sender: str, to: str | None, text: str) -> str | None:
         room = self.world.room
@@ -133,6 +155,11 @@ class SearchRescueEnv(TeamEnv):
     def _on_delivered(self, delivery) -> None:
         w = self.world
         for message, recipients in delivery:
+            self._recent[message.sender].append(view.message_line(message, message.sender))
+            for r in recipients:
+                self._unread[r].append(view.message_line(message, r))
+            if self.config.interrupt_to_talk and message.to is not None and w.task[message.to] is not None:
+                w.interrupted.add(message.to)
             victims = mentioned_victims(message.text)
             rooms = mentioned_rooms(message.text, w.room_re, w.room_ids)
             if not (victims or rooms):
@@ -162,7 +189,7 @@ class SearchRescueEnv(TeamEnv):
         if action.command == "tell":
             return self._send_refusal(agent, action.args["recipient"], action.args["message"])
         w = self.world
-        ready = [a for a in self.agents if w.task[a] is None]  # who acts this step, in team order
+        ready = [a for a in self.agents if w.task[a] is None and self._has_turn(a)]  # who acts this step, in team order
         refusal = rules.refusal(w, self.config, agent, action.command, action.args, ready)
         return None if refusal is None else view.refusal_text(refusal)
 
@@ -170,14 +197,24 @@ class SearchRescueEnv(TeamEnv):
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
         w, cfg, step = self.world, self.config, self.step_count
         order = [self.agents[i] for i in self._rng.permutation(len(self.agents))]
+        for agent in self.agents:
+            if self._offered.get(agent) is not None:  # it has now been shown its messages
+                self._recent[agent].extend(self._unread[agent])
+                self._unread[agent] = []
         for agent in order:
             action = actions.get(agent)
+            if agent in w.interrupted and self._offered.get(agent) is not None:
+                if action is not None and action.command in ("say", "tell") and self._last_action[agent].get("ok"):
+                    rules.interrupt(w, agent)  # it answers, leaving what it was doing
+                else:
+                    w.interrupted.discard(agent)  # it carries on
+                continue
             if action is not None:
                 refusal = rules.act(w, cfg, agent, action.command, action.args, step)
                 if refusal is not None:
                     self.reject(agent, view.refusal_text(refusal))
         for agent in order:
-            if w.task[agent] is not None:
+            if w.task[agent] is not None and self._has_turn(agent):
                 rules.advance(w, cfg, agent, step)
         for agent in order:
             rules.look(w, agent, step)
@@ -199,9 +236,10 @@ class SearchRescueEnv(TeamEnv):
     # ------------------------------------------------------------------ views and text
     def _view(self, agent: str) -> dict[str, Any]:
         over = self.all_rescued or self.step_count >= self.config.max_steps
-        envelope = self.envelope(agent, show_valid=not over and self.world.task[agent] is None)  # a busy agent is shown no "Now:"
+        envelope = self.envelope(agent, show_valid=not over and self._needs_action(agent))  # a busy agent is shown no "Now:"
         own = view.build_view(self.world, self.config, agent, self.possible_agents, self.agents)
-        return {**envelope, **own, "new_messages": self.messages_view(agent)["new_messages"]}
+        turn = rules.turn(self.possible_agents, self.step_count) if self.config.scheduling == "round_robin" else None
+        return {**envelope, **own, "turn": turn, "new_messages": tuple(self._unread[agent]), "recent_messages": tuple(self._recent[agent])}
 
     def _render_view(self, v: Mapping[str, Any]) -> str:
         return view.render_view(v)

@@ -13,6 +13,11 @@ the agent learns what the sender knows of that room's layout and rubble; naming 
 number ("victim 7", "victims 3, 5 and 9", "v12") passes on what the sender knows of them
 and of the rooms they lie in. Nothing else in a message changes what the env lets the
 recipient know.
+
+Rescues are known the same way: the agent that delivers a victim knows it, everyone standing
+in the Hospital sees every victim rescued so far (they lie there), a message naming a victim
+passes on that it was rescued, and under `communication="global"` the radio reports every
+rescue to the whole team (`rules`). Views leave out the notes of victims known to be rescued.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ class Knowledge:
     looked: dict[int, int] = field(default_factory=dict)  # room -> last step the agent saw inside it
     names_version: int = 0
     rubble_version: int = 0  # changes whenever the set of doorways believed blocked does
-
+    rescued: set[int] = field(default_factory=set)  # victims it knows were rescued
 
     def known_rooms(self, plan: FloorPlan) -> set[int]:
         """Rooms it can name: mapped rooms and the rooms their doorways lead to."""
@@ -89,6 +94,13 @@ class Knowledge:
         """The victim is no longer where it was noted (seen gone at `step`)."""
         self.victims.pop(vid, None)
         self.gone[vid] = step
+
+    def note_rescued(self, vid: int) -> bool:
+        """The victim was rescued (a fact that never goes stale); True if this is news."""
+        if vid in self.rescued:
+            return False
+        self.rescued.add(vid)
+        return True
 
     def note_rubble(self, door: int, blocked: bool, step: int) -> bool:
         """Record a doorway's state as of `step` unless a newer sighting is known; True if it changed."""
@@ -128,6 +140,8 @@ def share(plan: FloorPlan, sender: Knowledge, recipient: Knowledge, rooms: Itera
     learned = False
     rooms = set(rooms)
     for v in victims:
+        if v in sender.rescued:
+            learned |= recipient.note_rescued(v)
         note = sender.victims.get(v)
         if note is not None:
             rooms.add(note.room)

@@ -3,17 +3,25 @@
 Team: victims rescued (total and per type), points, steps to completion (or the step the
 episode stopped at), action events (accepted actions other than messages and `wait`, by
 type and per agent; a `go to` is one event however long the walk), communication events
-(messages sent), coverage (share of rooms and of floor cells anyone visited).
-Per agent: cells moved, messages sent, rooms visited, victims located first, victims
-delivered, and steps spent busy (carrying out an action), communicating, or idle
-(waiting, or an action that was rejected or missing).
+(conversations, see `conversations`), messages sent, coverage (share of rooms and of floor
+cells anyone visited).
+Per agent: cells moved, messages sent, conversations started, rooms visited, victims located
+first, victims delivered, and steps spent busy (carrying out an action, or carrying on with one
+after a message interrupted it), communicating, or idle (waiting, or an action that was rejected
+or missing).
+
+VIRT-LAB counts a communication event per conversation, "including both dyadic and multi-agent
+conversations" (4.2.3), a multi-turn exchange among the agents its initiator names (3.3.2), not
+per message. Here a conversation is a run of messages among the same participants (a `say`: the
+team; a `tell`: its sender and recipient) in which each message follows the previous one by at
+most `CONVERSATION_GAP` steps; several conversations among different participants may run at once.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate, message_events
+from teamenvs.core.metrics import header, invalid_action_rate
 from teamenvs.core.recorder import step_records
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
@@ -22,6 +30,11 @@ METRIC_GOALS: dict[str, str] = {
     "steps": "min", "invalid_action_rate": "min",
 }
 
+
+# The most steps between two messages of one conversation. A reply comes one step after the message
+# it answers at the earliest (messages are read the step after they are sent), and an agent in the
+# middle of a stabilization (5 steps, the longest action besides a walk) still answers within 5.
+CONVERSATION_GAP = 5
 
 ACTIONS = ("move", "go to", "go to victim", "pick up victim", "drop victim", "stabilize victim", "clear rubble")
 MESSAGES = ("say", "tell")
@@ -36,6 +49,24 @@ def _reset(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
+
+
+def conversations(messages: Sequence[dict[str, Any]], gap: int = CONVERSATION_GAP) -> list[dict[str, Any]]:
+    """Group message events (in order, each with `step`, `sender` and `to`) into conversations: a message
+    joins the open conversation of its participants if the last message of it is at most `gap` steps
+    before; else it starts one. Each conversation: participants, first and last step, initiator, messages."""
+    open_: dict[tuple[str, ...], dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        who = ("team",) if m.get("to") is None else tuple(sorted((m["sender"], m["to"])))
+        talk = open_.get(who)
+        if talk is None or m["step"] - talk["last"] > gap:
+            talk = {"participants": who, "first": m["step"], "last": m["step"], "initiator": m["sender"], "messages": 0}
+            open_[who] = talk
+            out.append(talk)
+        talk["last"] = m["step"]
+        talk["messages"] += 1
+    return out
 
 
 def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -77,6 +108,8 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             elif action.get("ok") and action["command"] in ACTIONS:
                 time[agent]["busy"] += 1
                 counts[agent][action["command"]] += 1
+            elif action.get("ok") and action["command"] == "continue":
+                time[agent]["busy"] += 1
             elif action.get("ok") and action["command"] in MESSAGES:
                 time[agent]["communicating"] += 1
             else:
@@ -86,10 +119,14 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     floor_cells = {c for a in agents for c in cells[a] if _in_room(c, rooms.values())}
     all_rooms = set().union(*visited_rooms.values())
-    messages = message_events(records)
+    messages = [{**m, "step": step["step"]} for step in steps for m in step.get("events", ()) if m.get("type") == "message"]
     sent = {a: 0 for a in agents}
     for m in messages:
         sent[m["sender"]] += 1
+    talks = conversations(messages)
+    started = {a: 0 for a in agents}
+    for talk in talks:
+        started[talk["initiator"]] += 1
     events_per_agent = {a: sum(v for k, v in counts[a].items() if k != "wait") for a in agents}
     total_rescued = rescued["stable"] + rescued["critical"]
     total_events = sum(events_per_agent.values())
@@ -104,7 +141,8 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "action_events": total_events,
         "action_events_per_agent": total_events / len(agents),
         "action_events_by_type": {c: sum(counts[a][c] for a in agents) for c in (*ACTIONS, "wait")},
-        "communication_events": len(messages),
+        "communication_events": len(talks),
+        "messages_sent": len(messages),
         "coverage_rooms": _share(len(all_rooms), len(rooms)),
         "coverage_cells": _share(len(floor_cells), floor),
         "invalid_action_rate": invalid_action_rate(records),
@@ -112,6 +150,7 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             a: {
                 "steps_moved": moved[a],
                 "messages_sent": sent[a],
+                "conversations_started": started[a],
                 "rooms_visited": len(visited_rooms[a]),
                 "victims_located_first": located[a],
                 "victims_delivered": delivered[a],

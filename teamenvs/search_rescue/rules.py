@@ -4,7 +4,8 @@ Actions take time, as in VIRT-LAB's event scheduling (3.3.2): an accepted action
 happens at once (picking up, dropping) or becomes a `Task` that `advance` carries forward one
 step at a time (a walk of one cell per step, or two for a medic or engineer carrying a
 victim; stabilizing; clearing rubble). `look` updates what an agent knows from the room it
-stands in.
+stands in. `interrupt` breaks off a task (an agent answering a message, VIRT-LAB Fig. 8E), and
+`turn` says whose step it is when the `round_robin` ablation replaces the event scheduler.
 
 Nothing here is worded: a refused action comes back as a `Refusal` (a reason and its data),
 and what happens is appended to `Rescue.outcomes` as `Outcome`s; `view.py` words both.
@@ -75,12 +76,13 @@ class Rescue:
     goal: dict[str, int | None] = field(default_factory=dict)  # the room a `go to` walks to
     know: dict[str, Knowledge] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)  # what happened since the env last drained them
+    interrupted: set[str] = field(default_factory=set)  # busy agents a message has interrupted (`interrupt_to_talk`)
     _routes: dict[str, tuple[Any, RouteMap]] = field(default_factory=dict)
     _named: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = field(default_factory=dict)
     _sketch: dict[str, tuple[int, bytearray, set[int]]] = field(default_factory=dict)  # agent -> its drawing of the mapped rooms
     _local: dict[str, tuple[Any, str]] = field(default_factory=dict)
     _layout: bytes = b""  # the plan drawn in characters, padded by LOCAL_RADIUS cells of "?"
-    _score: tuple[int, dict[str, int]] | None = None
+    _score: dict[int | frozenset[int], dict[str, int]] = field(default_factory=dict)
 
     @property
     def all_rescued(self) -> bool:
@@ -197,19 +199,25 @@ def local_map(s: Rescue, agent: str) -> str:
     return text
 
 
-def score(s: Rescue, cfg: SearchRescueConfig) -> dict[str, int]:
-    """The team's tally: victims rescued (by type), points, victims in all (a fresh dict)."""
-    if s._score is None or s._score[0] != len(s.rescued):
-        stable = sum(1 for vid in s.rescued if s.victims[vid - 1].kind == STABLE)
+def score(s: Rescue, cfg: SearchRescueConfig, agent: str | None = None) -> dict[str, int]:
+    """The tally of rescued victims (by type), points and victims in all (a fresh dict): the team's, or
+    with `agent` the victims that agent knows were rescued (see `knowledge`)."""
+    rescued = s.rescued if agent is None else s.know[agent].rescued
+    key = len(rescued) if agent is None or len(rescued) == len(s.rescued) else frozenset(rescued)
+    tally = s._score.get(key)
+    if tally is None:
+        stable = sum(1 for vid in rescued if s.victims[vid - 1].kind == STABLE)
         tally = {
-            "rescued": len(s.rescued),
+            "rescued": len(rescued),
             "stable": stable,
-            "critical": len(s.rescued) - stable,
-            "points": sum(cfg.critical_points if s.victims[v - 1].kind == CRITICAL else cfg.stable_points for v in s.rescued),
+            "critical": len(rescued) - stable,
+            "points": sum(points_for(cfg, s.victims[v - 1]) for v in rescued),
             "victims": len(s.victims),
         }
-        s._score = (len(s.rescued), tally)
-    return dict(s._score[1])
+        if len(s._score) > 256:
+            s._score.clear()
+        s._score[key] = tally
+    return dict(tally)
 
 
 def points_for(cfg: SearchRescueConfig, v: Victim) -> int:
@@ -286,7 +294,7 @@ def _victim(s: Rescue, agent: str, vid: int, verb: str) -> Victim | Refusal:
         return refuse("carried", victim=vid, carrier=carrier)
     if note is None:
         return refuse("unknown_victim", victim=vid)
-    if v.rescued:
+    if vid in s.know[agent].rescued:
         return refuse("rescued", victim=vid)
     if v.cell is not None and chebyshev(s.pos[agent], v.cell) <= 1:
         return v
@@ -355,7 +363,7 @@ def _check_go_to_victim(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refus
     note = s.know[agent].victims.get(vid)
     if note is None:
         return refuse("unknown_victim", victim=vid)
-    if vid in s.rescued:
+    if vid in s.know[agent].rescued:  # else it walks there and finds the victim gone
         return refuse("rescued", victim=vid)
     if chebyshev(s.pos[agent], note.cell) <= 1:
         return refuse("already_next_to", victim=vid, cell=note.cell)
@@ -416,6 +424,8 @@ def _drop(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any
     if room == s.plan.hospital:
         v.rescued = True
         s.rescued.append(vid)
+        for a in s.agents if cfg.communication == "global" else (agent,):  # the radio reports it to the team
+            s.know[a].note_rescued(vid)
         s.outcomes.append(Outcome("rescued", agent, {"victim": vid, "victim_kind": v.kind, "points": points_for(cfg, v)}))
         return
     v.cell, v.room = pos, room
@@ -531,6 +541,20 @@ def _walk_one(s: Rescue, cfg: SearchRescueConfig, agent: str, task: Task, step: 
         s.outcomes.append(Outcome("arrived", agent, {"victim": target, "there": here is not None and chebyshev(nxt, here) <= 1}))
 
 
+def interrupt(s: Rescue, agent: str) -> None:
+    """`agent` breaks off the task it is busy with (to answer a message); a walk's goal stays for the route cue."""
+    task = s.task[agent]
+    s.task[agent] = None
+    s.interrupted.discard(agent)
+    if task is not None:
+        s.outcomes.append(Outcome("interrupted", agent, {"task": task.kind}))
+
+
+def turn(agents: Sequence[str], step: int) -> str:
+    """Whose step it is under the `round_robin` ablation: the team in order, one agent per step."""
+    return agents[step % len(agents)]
+
+
 # ---------------------------------------------------------------------- seeing
 def _see_rubble(s: Rescue, agent: str, door: int, step: int) -> None:
     s.know[agent].note_rubble(door, door in s.rubble, step)
@@ -541,6 +565,8 @@ def look(s: Rescue, agent: str, step: int) -> None:
     room = s.room[agent]  # from a doorway, the room it came from is in sight
     k = s.know[agent]
     k.looked[room] = step
+    if room == s.plan.hospital and len(k.rescued) < len(s.rescued):  # the victims rescued so far lie here
+        k.rescued.update(s.rescued)
     if room not in k.visited:
         k.visited.add(room)
         k.map_room(room)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import event
+from teamenvs.core.messaging import Message
 from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
@@ -112,6 +113,9 @@ def events_of(o: Outcome) -> tuple[dict[str, Any] | None, dict[str, Any] | None]
             event(kind, f"You cleared the rubble between {names[0]} and {names[1]}.", door=d["door"]),
             event(kind, f"{a} cleared rubble at {fmt_cell(d['cell'])}", agent=a, cell=list(d["cell"]), rooms=names),
         )
+    if kind == "interrupted":
+        doing = {"walk": "your walk", "stabilize": "the stabilization", "clear": "clearing the rubble"}[d["task"]]
+        return event(kind, f"You broke off {doing} to answer.", task=d["task"]), event(kind, "", agent=a, task=d["task"])
     if kind == "blocked":
         return event(kind, f"You stopped at {fmt_cell(d['at'])}: {refusal_text(d['why'])}.", cell=list(d["cell"])), None
     if kind == "arrived":
@@ -140,7 +144,9 @@ def task_text(s: Rescue, task: Task) -> str:
 def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str]) -> dict[str, Any]:
     """What `agent` knows now, but the shared envelope (see `TeamEnv.envelope`) and its messages.
 
-    `team` is every agent of the team; `here_now` the agents still in the episode. Two fields
+    `team` is every agent of the team; `here_now` the agents still in the episode. Without
+    navigation assistance (`navigation=False`) there are no distances to rooms and no route cue.
+    `score` is the tally of the rescues the agent knows of (`rules.score`). Two fields
     serve the numeric observation and the discrete actions (`teamenvs.core.rl`) and are not
     printed: `named_rooms`, (room id, name) of the rooms it can name (ids fixed by the floor
     plan), and `local_map`, the cells around it as it knows the layout (`rules.local_map`).
@@ -151,7 +157,7 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
     door_here = plan.door_at(pos)
     task = s.task[agent]
     names = s.room_names
-    rescued = set(s.rescued)
+    rescued = k.rescued
     here_victims = tuple(
         {"victim": vid, "status": s.victims[vid - 1].status(), "cell": s.victims[vid - 1].cell} for vid in sorted(s.room_victims[room])
     )
@@ -181,7 +187,7 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
     route = None
     if task is not None:
         busy = task_text(s, task)
-    else:
+    elif cfg.navigation:
         known = routes(s, agent)
         distances = {names[r]: cost for r, (cost, _) in sorted(known.rooms.items(), key=lambda t: (t[1][0], t[0]))}
         target = plan.hospital if carried is not None else s.goal[agent]
@@ -204,8 +210,10 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         "known_victims": elsewhere,
         "known_rubble": rubble,
         "route": route,
-        "score": score(s, cfg),
+        "score": score(s, cfg, agent),
         "communication": cfg.communication,
+        "navigation": cfg.navigation,
+        "interrupted": agent in s.interrupted,
         "named_rooms": named_rooms(s, agent),
         "local_map": local_map(s, agent),
     }
@@ -218,6 +226,10 @@ def render_view(view: Mapping[str, Any]) -> str:
     lines = [f"Step {view['step']}/{view['max_steps']}. You are {agent} ({role}), at {fmt_cell(view['cell'])} {where}."]
     if view["busy"]:
         lines.append(f"Busy: {view['busy']}.")
+    if view["turn"] is not None and view["turn"] != agent:
+        lines.append(f"Round robin: this step is {view['turn']}'s; you act on your turn.")
+    if view["interrupted"]:
+        lines.append("A message for you has come: answer it with say or tell, which breaks off what you are doing, or continue.")
     here = [f"{v['victim']} {v['status']} {fmt_cell(v['cell'])}" for v in view["victims_here"]]
     mates = ", ".join(view["teammates_here"])
     lines.append(
@@ -233,7 +245,9 @@ def render_view(view: Mapping[str, Any]) -> str:
     if view["route"]:
         r = view["route"]
         lines.append(f"Route to {r['to']}: {' > '.join(r['via'])} ({r['cells']} cells).")
-    if view["rooms"]:
+    if not view["navigation"]:
+        lines.append("Rooms visited: " + ", ".join(view["visited"]) + ".")
+    elif view["rooms"]:
         visited = set(view["visited"])
         lines.append("Rooms (cells away, * visited): " + ", ".join(f"{n}{'*' if n in visited else ''} {c}" for n, c in view["rooms"].items()) + ".")
     if view["known_victims"]:
@@ -243,9 +257,17 @@ def render_view(view: Mapping[str, Any]) -> str:
     if view["known_rubble"]:
         lines.append("Rubble elsewhere: " + "; ".join(f"{'-'.join(r['rooms'])} {fmt_cell(r['cell'])}" for r in view["known_rubble"]) + ".")
     s = view["score"]
-    lines.append(f"Team: {s['rescued']}/{s['victims']} rescued ({s['stable']} stable, {s['critical']} critical), {s['points']} points.")
-    messages = ["Messages: " + " | ".join(view["new_messages"])] if view["new_messages"] else []
+    lines.append(f"Team: {s['rescued']}/{s['victims']} rescued ({s['stable']} stable, {s['critical']} critical), {s['points']} points"
+                 + ("." if view["communication"] == "global" else " that you know of."))
+    messages = ["Earlier messages: " + " | ".join(view["recent_messages"])] if view["recent_messages"] else []
+    if view["new_messages"]:
+        messages.append("Messages: " + " | ".join(view["new_messages"]))
     return "\n".join(lines + footer(view, before_last_action=messages))
+
+
+def message_line(message: Message, viewer: str) -> str:
+    """A message as `viewer` reads it, with the step it was sent at: "[step 12] medic: taking victim 5"."""
+    return f"[step {message.step}] {message.render(viewer)}"
 
 
 # ---------------------------------------------------------------------- the whole state
@@ -361,7 +383,7 @@ def role_briefing(cfg: SearchRescueConfig, agent: str, team: list[str], s: Rescu
 # `features(config)` is the feature table, `encode(view, config)` the vector of a view, slot by
 # slot as the table says (teamenvs.core.rl). Everything comes from the view; nothing hidden.
 VICTIM_SLOTS = 8  # the nearest known victims, in order of walking distance in a straight line
-MAX_ROOM_SLOTS = 64  # rooms beyond this id get no slot (only maps larger than the presets have them)
+MAX_ROOM_SLOTS = 96  # rooms beyond this id get no slot (only maps larger than the presets have them)
 TEAM_SLOTS = 10
 MAP_KINDS = (WALL_MARK, FLOOR, HOSPITAL_FLOOR, DOORWAY, RUBBLE)
 ROOM_FIELDS = ("known", "visited", "current", "hospital", "reachable", "distance", "next_on_route",
@@ -435,15 +457,18 @@ def _layout_of(config: SearchRescueConfig) -> _Layout:
         Feature("teammates_here", TEAM_SLOTS, doc="per team member (the team's order, up to 10): in the agent's room"),
         Feature("route", 2, doc="a route is shown (to the Hospital when carrying, else to the room of the last 'go to'); "
                                 "its length in cells / (2 (width + height))"),
-        Feature("score", 4, doc="team: rescued / victims; stable rescued / victims; critical rescued / victims; "
-                                "points / (victims x the larger of the two points)"),
+        Feature("score", 4, doc="the team's tally as the agent knows it (every rescue under `global` communication; else those "
+                                "it made, saw in the Hospital or was told of): rescued / victims; stable rescued / victims; "
+                                "critical rescued / victims; points / (victims x the larger of the two points)"),
         Feature("time", 1, doc="step / max_steps"),
         Feature("last_action", 4 + len(COMMAND_KINDS),
                 doc="what became of the agent's last action, one-hot: none yet, accepted, rejected, none needed (busy); "
                     "then the accepted command, one-hot: " + ", ".join(COMMAND_KINDS)),
         Feature("events", len(EVENT_KINDS), doc="this step, the agent: " + ", ".join(k for k, _ in EVENT_KINDS)),
-        Feature("new_messages", 1, doc="messages received this step / 4"),
+        Feature("new_messages", 1, doc="messages not yet shown at a decision (received since the agent last decided) / 4, at most 1"),
         Feature("communication", 3, doc="one-hot: global, same_room, none"),
+        Feature("interrupted", 1, doc="a message for the agent interrupts the action it is busy with: it decides now "
+                                      "whether to carry on (the no-op, `continue`) or to answer (`interrupt_to_talk`)"),
     )
     offsets, start = {}, 0
     for f in feats:
@@ -675,6 +700,8 @@ def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     if view["new_messages"]:
         s[o["new_messages"]] = min(1.0, len(view["new_messages"]) / 4)
     s[o["communication"] + _COMMUNICATION[view["communication"]]] = 1.0
+    if view["interrupted"]:
+        s[o["interrupted"]] = 1.0
 
     out = np.zeros(lay.size, dtype=np.float32)  # every value above lies in its feature's scale already
     m = o["local_map"]

@@ -46,7 +46,7 @@ def test_silent_team_and_no_communication_send_no_messages_and_still_finish():
     assert silent["communication_events"] == 0 and silent["victims_rescued"] == 35
     muted = run("easy+no_communication", 0).metrics
     assert muted["communication_events"] == 0 and muted["victims_rescued"] == 35
-    assert muted["invalid_action_rate"] == 0.0
+    assert muted["invalid_action_rate"] < 0.01  # without claims two agents may reach for one victim in the same step
 
 
 def test_the_team_decides_from_the_view_and_valid_actions_alone():

@@ -224,7 +224,7 @@ def actions_of(result) -> list[dict[str, str]]:
 
 
 def test_random_policy_is_reproducible_and_only_chooses_valid_actions():
-    env = teamenvs.make("day_trader_v0", starting_money=60)
+    env = teamenvs.make("day_trader_v0", starting_money=60, private_messages=True)  # tell too
     first = agents.run_episode(env, agents.make_policies(env, "random", seed=9), seed=9)
     second = agents.run_episode(env, agents.make_policies(env, "random", seed=9), seed=9)
     third = agents.run_episode(env, agents.make_policies(env, "random", seed=10), seed=9)

@@ -1,10 +1,15 @@
 """DayTrader's commands (`invest individual`, `invest group`, `wait`, `say`, `tell`), what a
 trader may do in each phase, and the discrete action catalogue (investment levels of the range
-allowed now, canned messages)."""
+allowed now, canned messages).
+
+The amount's range and the help texts follow the config (`commands_for`); `tell` is refused
+unless `private_messages` is on (CollabSim broadcasts every message).
+"""
 
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Mapping
 
 from teamenvs.core.commands import Action, Command, CommandSet, IntArg, Situation
@@ -12,30 +17,42 @@ from teamenvs.core.messaging import SAY, TELL
 from teamenvs.core.rl import NOOP
 from teamenvs.day_trader.config import DayTraderConfig
 from teamenvs.day_trader.rules import DECISION, GROUP, INDIVIDUAL, WAIT, Choice
-from teamenvs.day_trader.view import MESSAGES, dollars
+from teamenvs.day_trader.view import MESSAGES, dollars, multiplied, pool_split_text
 
 INVEST_INDIVIDUAL = "invest individual"
 INVEST_GROUP = "invest group"
 
-COMMANDS = CommandSet(
-    [
-        Command(
-            INVEST_INDIVIDUAL,
-            (IntArg("amount", 15, 100, 50),),
-            "private investment: the amount comes back to you doubled",
-            ("invest individual 50",),
-        ),
-        Command(
-            INVEST_GROUP,
-            (IntArg("amount", 15, 100, 50),),
-            "group investment: all group investments are pooled, tripled and split equally among all traders",
-            ("invest group 50",),
-        ),
-        Command(WAIT, (), "do nothing this turn", ("wait",)),
-        SAY,
-        TELL,
-    ]
-)
+NO_PRIVATE_MESSAGES = "there are no private messages in this condition: every message is broadcast to everyone (use 'say')"
+
+
+@lru_cache(maxsize=64)
+def commands_for(config: DayTraderConfig) -> CommandSet:
+    """The command set under `config`: amounts from `min_investment` to `max_investment`, the rules' words."""
+    example = min(max(50, config.min_investment), config.max_investment)
+    amount = IntArg("amount", config.min_investment, config.max_investment, example)
+    return CommandSet(
+        [
+            Command(
+                INVEST_INDIVIDUAL,
+                (amount,),
+                f"private investment: the amount comes back to you {multiplied(config.individual_multiplier)}",
+                (f"invest individual {example}",),
+            ),
+            Command(
+                INVEST_GROUP,
+                (amount,),
+                f"group investment: all group investments of the round are pooled, "
+                f"{multiplied(config.group_multiplier)} and {pool_split_text(config)}",
+                (f"invest group {example}",),
+            ),
+            Command(WAIT, (), "do nothing this turn", ("wait",)),
+            SAY,
+            TELL,
+        ]
+    )
+
+
+COMMANDS = commands_for(DayTraderConfig())  # the default (BASELINE) config's commands
 
 
 def choice_of(action: Action | None) -> Choice:
@@ -66,7 +83,15 @@ def situation(config: DayTraderConfig, phase_kind: str, others: tuple[str, ...],
         return Situation(denied, limits, names, reasons)
     why = "investing happens in decision phases; this is a discussion phase"
     denied.update({INVEST_INDIVIDUAL: why, INVEST_GROUP: why})
+    if not config.private_messages:
+        denied["tell"] = NO_PRIVATE_MESSAGES
     return Situation(denied, {}, names)
+
+
+def briefing_situation(config: DayTraderConfig, others: tuple[str, ...]) -> Situation:
+    """The situation the briefing lists commands for: `tell` only when private messages are allowed."""
+    denied = {} if config.private_messages else {"tell": NO_PRIVATE_MESSAGES}
+    return Situation(denied, names={"agent": others})
 
 
 # ---------------------------------------------------------------------- the discrete action catalogue (RL)

@@ -11,10 +11,20 @@ import copy
 from fractions import Fraction
 from typing import Any, Hashable, Mapping
 
-from teamenvs.core.commands import Action, Situation
+from teamenvs.core.commands import Action, CommandSet, Situation
 from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
-from teamenvs.day_trader.commands import COMMANDS, INVEST_GROUP, INVEST_INDIVIDUAL, catalogue, choice_of, command_for, mask_key, situation
+from teamenvs.day_trader.commands import (
+    INVEST_GROUP,
+    INVEST_INDIVIDUAL,
+    briefing_situation,
+    catalogue,
+    choice_of,
+    command_for,
+    commands_for,
+    mask_key,
+    situation,
+)
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 from teamenvs.day_trader.metrics import METRIC_GOALS, day_trader_metrics
 from teamenvs.day_trader.rules import (
@@ -46,13 +56,16 @@ class DayTraderEnv(ScheduledGame):
     """DayTrader: repeated individual-vs-group investment with a top-earner bonus (CollabSim)."""
 
     env_id = "day_trader_v0"
-    commands = COMMANDS
     config_class = DayTraderConfig
     presets = PRESETS
     agent_prefix = "trader"
     episode_metrics = staticmethod(day_trader_metrics)
     metric_goals = METRIC_GOALS
     config: DayTraderConfig
+
+    @property
+    def commands(self) -> CommandSet:  # type: ignore[override]
+        return commands_for(self.config)
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
@@ -155,6 +168,9 @@ class DayTraderEnv(ScheduledGame):
 
     def _role_briefing(self, agent: str) -> str:
         return briefing(agent, self.config)
+
+    def _briefing_situation(self, agent: str) -> Situation:
+        return briefing_situation(self.config, tuple(a for a in self.possible_agents if a != agent))
 
     # ------------------------------------------------------------------ global views
     def _state(self) -> dict[str, Any]:

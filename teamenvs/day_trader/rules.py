@@ -1,14 +1,15 @@
 """DayTrader's rules (CollabSim App. B.2, Table 9; after Bos et al. 2002), as pure functions.
 
 Each round every trader makes at most one investment: individual (returned doubled to the
-investor) or group (all group investments of the round are pooled, tripled and split
-equally among all traders). From round 2 on, the top earner(s) of the round get a bonus of
+investor) or group (all group investments of the round are pooled, tripled and cut into
+`pool_shares` equal shares, one to every trader: three by default, as in the 3-trader game;
+see `config.py` for why). From round 2 on, the top earner(s) of the round get a bonus of
 $90, split as floor(90 / number of tied winners). A trader's *earnings* of a round, for the
 bonus, are its net money change from investing that round (returns received minus the
 amount invested), so a trader who waits earns its pool share.
 
 Money is exact: balances are `fractions.Fraction` (a pool split among 6 or 9 traders is not
-a whole number of cents). Logs, views and rewards show floats rounded to 6 decimals.
+always a whole number of cents). Logs, views and rewards show floats rounded to 6 decimals.
 """
 
 from __future__ import annotations
@@ -50,13 +51,20 @@ class RoundOutcome(NamedTuple):
     balances: dict[str, Fraction]
 
 
+def pool_shares(config: DayTraderConfig, traders: int | None = None) -> int:
+    """Into how many equal shares the multiplied pool is cut among `traders` (default `n_agents`); each gets one."""
+    if config.pool_shares is None:
+        return config.n_agents if traders is None else traders
+    return config.pool_shares
+
+
 def settle_round(
     balances: Mapping[str, Fraction], choices: Mapping[str, Choice], round_no: int, config: DayTraderConfig
 ) -> RoundOutcome:
     """Settle one round. `choices` must already be valid (affordable, in range); missing = wait."""
     agents = list(balances)
     pool = sum(c.amount for c in choices.values() if c.kind == GROUP)
-    share = Fraction(pool * config.group_multiplier, len(agents))
+    share = Fraction(pool * config.group_multiplier, pool_shares(config, len(agents)))
     earnings: dict[str, Fraction] = {}
     for a in agents:
         choice = choices.get(a, Choice(WAIT))
@@ -73,6 +81,25 @@ def settle_round(
         bonus = {a: config.bonus // len(winners) for a in winners}
     new_balances = {a: balances[a] + earnings[a] + bonus.get(a, 0) for a in agents}
     return RoundOutcome(pool, share, earnings, bonus, new_balances)
+
+
+def wealth_ceiling(config: DayTraderConfig, group: bool = True) -> Fraction:
+    """The most mean final wealth a team can reach under `config` (`group=False`: with
+    individual investments only, the ceiling of a team that never cooperates).
+
+    Each round every trader invests at most `max_investment`; a dollar invested individually
+    adds `individual_multiplier - 1` to the team's money, a pooled dollar
+    `n_agents * group_multiplier / pool_shares - 1`; the bonus adds at most `bonus` a round.
+    Everyone investing the maximum in the better option and tying for the bonus reaches the
+    bound when `n_agents` divides the bonus (3, 6 and 9 traders and $90) and the starting money
+    covers the maximum investment ($200 and $100).
+    """
+    per_dollar = config.individual_multiplier - 1
+    if group:
+        per_dollar = max(per_dollar, Fraction(config.n_agents * config.group_multiplier, pool_shares(config)) - 1)
+    bonus_rounds = max(0, config.rounds - config.bonus_from_round + 1)
+    return config.starting_money + config.rounds * config.max_investment * max(per_dollar, 0) + Fraction(
+        bonus_rounds * config.bonus, config.n_agents)
 
 
 def affordable_max(money: Fraction, config: DayTraderConfig) -> int:

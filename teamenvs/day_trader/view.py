@@ -15,12 +15,30 @@ from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
-from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, money_json
+from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, money_json, pool_shares
 
 
 def dollars(value: float) -> str:
     """Money as traders read it: `$1,234.50`."""
     return f"${value:,.2f}"
+
+
+def multiplied(factor: int) -> str:
+    """`doubled`, `tripled`, ... or `multiplied by 7`: what the rules do to an amount."""
+    return {2: "doubled", 3: "tripled", 4: "quadrupled"}.get(factor, f"multiplied by {factor}")
+
+
+def pool_split_text(config: DayTraderConfig) -> str:
+    """How the multiplied pool is shared out, in the traders' words."""
+    shares = pool_shares(config)
+    if shares == config.n_agents:
+        return f"split equally among all {config.n_agents} traders, whether they invested or not"
+    part = {2: "half", 3: "third", 4: "quarter"}.get(shares, f"1/{shares}")
+    per_dollar = Fraction(config.group_multiplier, shares)
+    return (
+        f"every one of the {config.n_agents} traders, whether they invested or not, gets a {part} of it "
+        f"(each pooled dollar pays every trader {dollars(float(per_dollar))})"
+    )
 
 
 def choice_text(choice: Choice) -> str:
@@ -92,7 +110,7 @@ def public_text(public: Mapping[str, Any], group_multiplier: int) -> str:
         choices = "; ".join(f"{a}: {c}" for a, c in last["choices"].items())
         pool = last["pool"]
         line = (
-            f"Round {last['round']} results: group pool ${pool} (tripled: ${pool * group_multiplier}, "
+            f"Round {last['round']} results: group pool ${pool} ({multiplied(group_multiplier)}: ${pool * group_multiplier}, "
             f"{dollars(last['pool_share'])} to each trader). Choices: {choices}."
         )
         if last["bonus"]:
@@ -177,17 +195,24 @@ def frame(
     return "\n".join(rows)
 
 
+# `discussion_briefing`'s words for the two message commands, and DayTrader's when `tell` is off
+PRIVATE_CLAUSE = "('say' reaches everyone, 'tell' one person)"
+BROADCAST_CLAUSE = "(with 'say': every message reaches everyone; there are no private messages)"
+
+
 def briefing(agent: str, config: DayTraderConfig) -> str:
     """The role and rules part of a trader's briefing."""
     cfg = config
     talk = discussion_briefing(cfg, cfg.discussion_every, cfg.discussion_turns, "round", "traders")
+    if not cfg.private_messages:
+        talk = talk.replace(PRIVATE_CLAUSE, BROADCAST_CLAUSE)
     return (
         f"You are {agent}, one of {cfg.n_agents} traders in DayTrader, a repeated investment game of "
         f"{cfg.rounds} rounds. Everyone starts with ${cfg.starting_money}. In each round's decision phase you "
         f"make at most one investment of ${cfg.min_investment}-${cfg.max_investment} (and no more than you have), "
         f"or wait. An individual investment comes back to you multiplied by {cfg.individual_multiplier}. "
         f"All group investments of the round are pooled, the pool is multiplied by {cfg.group_multiplier} and "
-        f"split equally among all {cfg.n_agents} traders, whether they invested or not. From round "
+        f"{pool_split_text(cfg)}. From round "
         f"{cfg.bonus_from_round} on, the trader(s) with the highest earnings in the round get a ${cfg.bonus} bonus "
         f"(split equally, rounded down, between tied traders); a round's earnings are what you got back that round "
         f"(your individual return and your pool share) minus what you invested. {talk}"
@@ -206,10 +231,15 @@ MESSAGES = (
 _KINDS = {"none": 0, WAIT: 1, "individual": 2, "group": 3}  # a trader's last choice, one-hot
 
 
+def max_pool_share(config: DayTraderConfig) -> Fraction:
+    """The largest pool share: every trader pooling the maximum investment."""
+    return Fraction(config.n_agents * config.max_investment * config.group_multiplier, pool_shares(config))
+
+
 def money_scale(config: DayTraderConfig) -> float:
     """The most money a trader can have: the start plus, each round, the most one can earn
     (the largest pool share, the individual gain on the largest investment, the bonus)."""
-    per_round = config.max_investment * (config.group_multiplier + max(config.individual_multiplier - 1, 0)) + config.bonus
+    per_round = max_pool_share(config) + config.max_investment * max(config.individual_multiplier - 1, 0) + config.bonus
     return float(max(config.starting_money + config.rounds * per_round, 1))
 
 
@@ -217,7 +247,7 @@ def features(config: DayTraderConfig) -> tuple[Feature, ...]:
     """The feature table of a trader's numeric observation (its view only), for `config`."""
     n, k = config.n_agents, len(MESSAGES)
     scale = money_scale(config)
-    gain_high = float(config.group_multiplier + max(config.individual_multiplier - 1, 0))
+    gain_high = float(max_pool_share(config) / config.max_investment + max(config.individual_multiplier - 1, 0))
     return (
         Feature("phase", 3, doc="one-hot: decision, discussion, over"),
         Feature("round", doc="the round (of the decision, or the discussion after it) / rounds"),
@@ -238,7 +268,8 @@ def features(config: DayTraderConfig) -> tuple[Feature, ...]:
         Feature("others_last_bonus", n - 1, doc="each other trader's bonus last round / bonus"),
         Feature("others_group_fraction", doc="fraction of the other traders who invested in the group last round"),
         Feature("last_pool", doc="last round's group pool / (n_agents * max_investment)"),
-        Feature("last_pool_share", doc="last round's pool share per trader / (group_multiplier * max_investment)"),
+        Feature("last_pool_share",
+                doc="last round's pool share per trader / the largest (n_agents * max_investment * group_multiplier / pool shares)"),
         Feature("balances_shown", doc="1 if everyone's balances are shown (show_balances)"),
         Feature("others_money_log", n - 1, doc=f"each other trader's log(1 + money) / log(1 + {scale:g}) (0 when balances are hidden)"),
         Feature("new_messages", (n - 1) * (k + 1),
@@ -253,6 +284,7 @@ class _Layout(NamedTuple):
     low: np.ndarray  # the features' bounds, slot by slot
     high: np.ndarray
     money_scale: float
+    share_scale: float  # the largest pool share (0.0: no pool pays anything)
     others: dict[str, tuple[str, ...]]  # agent -> the other traders in id order
     slots: dict[str, dict[str, int]]  # agent -> other trader -> its index among the others
     lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
@@ -269,7 +301,7 @@ def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
     others, slots, lines = message_tables(traders, MESSAGES)
     table = features(config)
     low, high = feature_bounds(table)
-    layout = _Layout(table, low, high, money_scale(config), others, slots, lines)
+    layout = _Layout(table, low, high, money_scale(config), float(max_pool_share(config)), others, slots, lines)
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, traders, layout)
@@ -331,7 +363,7 @@ def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str,
                 others_bonus[i] = bonus.get(o, 0) / config.bonus
         group_fraction = groups / n1
         pool = last["pool"] / (len(public["traders"]) * top_inv)
-        pool_share = share / (config.group_multiplier * top_inv) if config.group_multiplier else 0.0
+        pool_share = share / layout.share_scale if layout.share_scale else 0.0
     balances = public["balances"]
     log_scale = math.log1p(layout.money_scale)
     size = n1 * (k + 1)

@@ -2,9 +2,16 @@
 
 - `route_accuracy`: F1 of drawn vs target cells at the end (see `scoring.py`);
   `deviation` (cells) and `completed` likewise.
-- `communication_efficiency`: route accuracy points (accuracy x 100) gained per message
-  sent by either player, with at least one message in the denominator (CollabSim names the
-  measure without its formula).
+- `route_progress`: the route reproduced, in route cells: route accuracy x the number of
+  cells of the target route.
+- `communication_efficiency`: `route_progress` per message sent by either player, with at
+  least one message in the denominator. CollabSim names the measure ("route progress achieved
+  per message exchanged") without its formula; every cell of its Table 5 fits efficiency ~=
+  350 x accuracy / messages (3.5 x accuracy points per message: each cell's implied route
+  length, efficiency x messages / accuracy, is 350 +- 3% within the rounding of the table; see
+  `tests/map_task/test_map_task.py`), i.e. progress counted in cells of routes about 350 cells
+  long. Here a route has its own length (median 49 cells on the default 20x20 map), so
+  figures compare with CollabSim's per route cell, not as raw numbers.
 - `revision_rate`: (erase + undo + reset) / all accepted drawing actions (0.0 with none).
 - `messages` (total), `messages_per_role`, `words_per_role`, `drawing_actions`,
   `invalid_action_rate`, `steps`, `ended_by_follower`.
@@ -16,7 +23,7 @@ from typing import Any, Sequence
 
 from teamenvs.core.metrics import header, invalid_action_rate, message_events
 from teamenvs.core.recorder import step_records
-from teamenvs.map_task.scoring import completed, deviation, drawn_cells, edge, route_accuracy
+from teamenvs.map_task.scoring import Cell, completed, deviation, drawn_cells, edge, route_accuracy
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
 METRIC_GOALS: dict[str, str] = {
@@ -26,6 +33,16 @@ METRIC_GOALS: dict[str, str] = {
 
 
 REVISIONS = ("erase", "undo", "reset")
+
+
+def route_progress(route: Sequence[Cell], accuracy: float) -> float:
+    """The route reproduced, in cells: `accuracy` (0-1) of the route's distinct cells."""
+    return accuracy * len(set(route))
+
+
+def communication_efficiency(progress: float, messages: int) -> float:
+    """Route cells reproduced per message (a silent pair counts one message)."""
+    return progress / max(1, messages)
 
 
 def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -49,6 +66,7 @@ def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             drawing_actions[action["command"]] += 1
     cells = drawn_cells(edges)
     accuracy = route_accuracy(route, cells)
+    progress = route_progress(route, accuracy)
     messages = message_events(records)
     per_role = {a: 0 for a in head["agents"]}
     words = {a: 0 for a in head["agents"]}
@@ -60,7 +78,8 @@ def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "route_accuracy": accuracy,
         "deviation": deviation(route, cells, start),
         "completed": completed(edges, start, finish),
-        "communication_efficiency": accuracy * 100 / max(1, len(messages)),
+        "route_progress": progress,
+        "communication_efficiency": communication_efficiency(progress, len(messages)),
         "revision_rate": sum(drawing_actions[c] for c in REVISIONS) / total_drawing if total_drawing else 0.0,
         "messages": len(messages),
         "messages_per_role": per_role,

@@ -1,8 +1,9 @@
 """`day_trader_v0`: the pure rules (`settle_round`, `schedule`) with hand-computed cases, and the env.
 
 Rules (CollabSim App. B.2): individual investments come back doubled; group investments
-are pooled, tripled and split equally among all traders; from round 2 the round's top
-earner(s) get $90, split as floor(90 / winners). Money is exact (`Fraction`).
+are pooled, tripled and cut into three shares, one to every trader (with 3 traders: split
+equally; `pool_shares=None` splits among all traders at every size); from round 2 the round's
+top earner(s) get $90, split as floor(90 / winners). Money is exact (`Fraction`).
 
 Env-level tests step the env by hand with action strings and check rewards, the balances
 in the next observation, rejections and their reasons, message routing in discussion
@@ -35,6 +36,7 @@ from teamenvs.day_trader.rules import (
 )
 
 BASE = DayTraderConfig()
+EVEN = DayTraderConfig(pool_shares=None)  # the pool split among all traders, whatever their number
 
 
 def balances(*agents: str, money: int = 200) -> dict[str, Fraction]:
@@ -115,7 +117,7 @@ def test_config_changes_the_rules():
 
 def test_fractional_pool_share_is_exact():
     agents = tuple(f"t{i}" for i in range(6))
-    out = settle_round(balances(*agents), {"t0": Choice(GROUP, 15)}, 1, BASE)
+    out = settle_round(balances(*agents), {"t0": Choice(GROUP, 15)}, 1, EVEN)
     assert out.pool == 15
     assert out.pool_share == Fraction(45, 6) and isinstance(out.pool_share, Fraction)
     assert out.balances["t0"] == 200 - 15 + Fraction(15, 2)
@@ -128,7 +130,7 @@ def test_balances_stay_exact_over_many_rounds():
     state = balances(*agents, money=10**6)
     rounds = 500
     for r in range(1, rounds + 1):
-        state = settle_round(state, {"t0": Choice(GROUP, 16)}, r, BASE).balances
+        state = settle_round(state, {"t0": Choice(GROUP, 16)}, r, EVEN).balances
     share = Fraction(48, 7)  # not a finite binary or decimal fraction
     # t0 earns share - 16 < 0 each round; the 6 others tie on share and split 90 -> 15 each from round 2
     assert state["t0"] == 10**6 + rounds * (share - 16)
@@ -220,7 +222,7 @@ def test_env_defector_gets_the_bonus_from_round_2():
 
 
 def test_env_exact_money_with_six_traders():
-    env, _, _ = make(preset="group_size_6")
+    env, _, _ = make(preset="group_size_6+split_among_all")
     obs, rewards, *_ = env.step(everyone(env, "wait", trader_1="invest group 15"))
     assert rewards["trader_2"] == 7.5 and rewards["trader_1"] == -7.5
     assert env.state()["balances_exact"]["trader_2"] == "415/2"
@@ -305,7 +307,7 @@ def test_invest_during_discussion_is_rejected():
 
 # ---------------------------------------------------------------------- env: messaging
 def test_messages_in_discussion_reach_the_others_next_step():
-    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2)
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2, private_messages=True)
     obs, *_ = env.step(everyone(env, "invest group 50"))
     assert "discussion after round 1/2 (turn 1/2)" in obs["trader_1"]
     obs, _, _, _, infos = env.step(
@@ -333,7 +335,7 @@ def test_message_sent_in_the_last_discussion_turn_is_read_in_the_decision_step()
 
 
 def test_tell_to_unknown_trader_and_to_self():
-    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2)
+    env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2, private_messages=True)
     env.step(everyone(env, "wait"))
     obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="tell trader_9 hi", trader_2="tell trader_2 hi"))
     assert "unknown recipient 'trader_9'" in infos["trader_1"]["last_action"]["error"]
@@ -345,7 +347,7 @@ def test_tell_to_unknown_trader_and_to_self():
 
 
 def test_bandwidth_rejects_a_second_message_in_the_same_discussion():
-    env, _, _ = make(preset="communication_bandwidth", rounds=2, discussion_every=1, discussion_turns=3)
+    env, _, _ = make(preset="communication_bandwidth+private_messages", rounds=2, discussion_every=1, discussion_turns=3)
     env.step(everyone(env, "wait"))
     obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say first"))
     assert infos["trader_1"]["last_action"]["ok"] is True
@@ -453,7 +455,7 @@ def test_briefing_states_the_rules_and_the_commands():
 
 def test_money_in_a_rejection_reason_is_current():
     # $47.50 then $47.00: same affordable maximum (47), but the reason must quote the money now
-    env, _, _ = make(n_agents=6, starting_money=40, bonus=0, communication=False)
+    env, _, _ = make(n_agents=6, starting_money=40, bonus=0, communication=False, pool_shares=None)
     env.step(everyone(env, "wait", trader_2="invest group 15"))  # pool 15 -> 7.5 to each
     assert env.state()["balances_exact"]["trader_1"] == "95/2"
     env.step(everyone(env, "wait", trader_1="invest group 16", trader_2="invest group 15"))  # 47.5 - 16 + 15.5
@@ -507,3 +509,62 @@ def test_infos_are_plain_data_built_afresh_each_step():
     assert infos2["trader_1"]["view"]["public"] is not infos2["trader_3"]["view"]["public"]
     for other in (twin, clone):
         assert other.step(everyone(other, "wait"))[0] == obs2
+
+
+# ---------------------------------------------------------------------- readings of the paper (issue 17)
+def test_paper_group_sizes_cut_the_tripled_pool_into_three_shares():
+    # Table 3's 6- and 9-trader wealth needs it (tests/day_trader/test_wealth_scale.py)
+    env, _, _ = make(preset="group_size_6")
+    obs, rewards, *_ = env.step(everyone(env, "invest group 100"))
+    assert rewards == {a: 500.0 for a in env.agents}  # pool 600, tripled 1,800, a third (600) to each of 6
+    assert "group pool $600 (tripled: $1800, $600.00 to each trader)" in obs["trader_1"]
+    text = env.briefing("trader_1")
+    assert "every one of the 6 traders, whether they invested or not, gets a third of it" in text
+    assert "each pooled dollar pays every trader $1.00" in text
+    # Table 9's wording, kept as a condition: split among all six
+    env, _, _ = make(preset="group_size_6+split_among_all")
+    _, rewards, *_ = env.step(everyone(env, "invest group 100"))
+    assert rewards == {a: 200.0 for a in env.agents}
+    assert "split equally among all 6 traders" in env.briefing("trader_1")
+    # with 3 traders both readings are the same game
+    assert settle_round(balances(*ABC), {a: Choice(GROUP, 70) for a in ABC}, 3, BASE) == settle_round(
+        balances(*ABC), {a: Choice(GROUP, 70) for a in ABC}, 3, EVEN)
+
+
+def test_the_amount_range_follows_the_config():
+    env, obs, infos = make(min_investment=5, max_investment=500, starting_money=1000)
+    assert "You may invest $5-$500." in obs["trader_1"]
+    assert "invest group <amount 5-500>" in env.briefing("trader_1")
+    _, rewards, _, _, infos = env.step(everyone(env, "invest group 300", trader_2="invest individual 5"))
+    assert infos["trader_1"]["last_action"]["ok"] and infos["trader_2"]["last_action"]["ok"]
+    assert rewards["trader_2"] == 5 + 600  # the gain on 5 doubled, and a third of the pool of 600 tripled
+    _, _, _, _, infos = env.step(everyone(env, "wait", trader_1="invest group 501", trader_2="invest group 4"))
+    assert "from 5 to 500" in infos["trader_1"]["last_action"]["error"]
+    assert "from 5 to 500" in infos["trader_2"]["last_action"]["error"]
+
+
+def test_the_multipliers_are_worded_from_the_config():
+    env, _, _ = make(individual_multiplier=3, group_multiplier=4)
+    text = env.briefing("trader_1")
+    assert "comes back to you tripled" in text and "pooled, quadrupled and" in text
+    assert "doubled" not in text
+    obs, *_ = env.step(everyone(env, "invest group 30"))
+    assert "group pool $90 (quadrupled: $360, $120.00 to each trader)" in obs["trader_1"]
+    assert "tripled" not in obs["trader_1"]
+
+
+def test_discussion_is_broadcast_in_the_paper_presets():
+    for preset in ("baseline", "communication_bandwidth", "group_size_6", "group_size_9"):
+        env, _, _ = make(preset=preset, rounds=2, discussion_every=1)
+        assert "'tell" not in env.briefing("trader_1") and "there are no private messages" in env.briefing("trader_1")
+        env.step(everyone(env, "wait"))
+        obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="tell trader_2 just between us"))
+        assert [f.command for f in infos["trader_3"]["valid_actions"]] == ["wait", "say"]
+        last = infos["trader_1"]["last_action"]
+        assert last["kind"] == "not_allowed" and "every message is broadcast to everyone" in last["error"]
+        assert "just between us" not in obs["trader_2"]
+    env, _, _ = make(preset="private_messages", rounds=2, discussion_every=1)
+    assert "'tell' one person" in env.briefing("trader_1") and "tell <recipient> <message>" in env.briefing("trader_1")
+    env.step(everyone(env, "wait"))
+    obs, *_ = env.step(everyone(env, "wait", trader_1="tell trader_2 just between us"))
+    assert "trader_1 (to you): just between us" in obs["trader_2"]

@@ -126,6 +126,20 @@ def test_hand_checked_slots_after_a_round_and_a_discussion():
     assert values["phase"] == [1.0, 0.0, 0.0] and values["recent_messages"] == [0.0] * 8
 
 
+@pytest.mark.parametrize("preset, share, earned", [("group_size_9", 900, 8.0), ("group_size_9+split_among_all", 300, 2.0)])
+def test_the_largest_pool_share_fits_the_scales(preset, share, earned):
+    # every trader pooling $100: the largest share, and earnings at the top of their range
+    env, _, _ = numeric(preset=preset)
+    cfg = env.config
+    env.step({a: "invest group 100" for a in env.agents})
+    values = encode_values(env._view("trader_1"), cfg)
+    assert values["last_pool_share"] == 1.0 and values["last_pool"] == 1.0
+    assert values["own_last_earnings"] == earned == (share - 100) / 100
+    earnings = next(f for f in features(cfg) if f.name == "own_last_earnings")
+    assert earnings.high == share / 100 + 1  # the largest share plus the gain on an individual $100
+    assert values["money"] <= 1.0 and values["money"] == pytest.approx((200 + share - 100) / (200 + 30 * (share + 100 + 90)))  # no bonus in round 1
+
+
 def test_rejected_last_action_is_encoded():
     env, _, _ = numeric()
     env.step({"trader_1": "invest group 500", "trader_2": "wait", "trader_3": "wait"})

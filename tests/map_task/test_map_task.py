@@ -41,6 +41,7 @@ from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.map_task.env import MapTaskEnv
 from teamenvs.map_task.config import LIBRARY_SIZE, PRESETS, MapTaskConfig
 from teamenvs.map_task.library import library_size, load_library_pair
+from teamenvs.map_task.metrics import communication_efficiency, route_progress
 from teamenvs.map_task.maps import (
     KINDS,
     Discrepancy,
@@ -746,7 +747,8 @@ def test_metrics_of_a_hand_driven_episode():
     assert m["messages"] == 3
     assert m["messages_per_role"] == {"guide": 2, "follower": 1}
     assert m["words_per_role"] == {"guide": 9 + 6, "follower": 3}
-    assert m["communication_efficiency"] == pytest.approx(100 * 20 / 21 / 3)
+    assert m["route_progress"] == pytest.approx(20 / 21 * 10)  # of the 10 route cells
+    assert m["communication_efficiency"] == pytest.approx(20 / 21 * 10 / 3)  # route cells per message
     assert m["drawing_actions"] == {"draw": 3, "erase": 1, "undo": 2, "reset": 1}
     assert m["revision_rate"] == pytest.approx(4 / 7)
     assert m["invalid_action_rate"] == pytest.approx(1 / 16)
@@ -768,6 +770,41 @@ def test_metrics_of_an_unfinished_drawing_and_an_early_end():
     assert m["deviation"] == pytest.approx(d)
 
 
+# CollabSim Table 5, every cell: (route accuracy, communication efficiency, messages), persona-based
+# and theory-informed agents of the four models under BASELINE, bandwidth and canvas visibility.
+TABLE_5 = (
+    (0.05, 0.14, 133), (0.06, 1.0, 20), (0.52, 6.96, 26), (0.32, 7.06, 16),
+    (0.52, 15.33, 12), (0.49, 14.25, 12), (0.45, 12.54, 13), (0.72, 8.43, 30),
+    (0.04, 0.6, 25), (0.20, 0.60, 117), (0.38, 4.13, 32), (0.41, 1.47, 98),
+    (0.55, 4.47, 43), (0.50, 6.51, 27), (0.56, 7.26, 27), (0.36, 6.25, 20),
+    (0.22, 4.0, 19), (0.27, 4.41, 22), (0.23, 1.78, 46), (0.56, 2.51, 78),
+    (0.98, 10.42, 33), (0.97, 12.2, 28), (0.61, 7.37, 29), (0.71, 3.44, 72),
+)
+
+
+def test_table_5_efficiency_is_route_cells_per_message():
+    """Every Table 5 cell fits efficiency = accuracy x ~350 route cells / messages (3.5 x accuracy
+    points per message): progress counted in cells of a route of about 350 cells, as
+    `route_progress` counts it.
+
+    A cell's implied route length is efficiency x messages / accuracy; with its two-decimal
+    accuracy and efficiency it lies in an interval, and every interval meets 350 +- 3% (the
+    routes of different maps differ a little in length: no single length fits all cells to
+    the last digit, which a fixed factor on accuracy points would).
+    """
+    implied = []
+    for accuracy, efficiency, messages in TABLE_5:
+        low = (efficiency - 0.005) * messages / (accuracy + 0.005)
+        high = (efficiency + 0.005) * messages / (accuracy - 0.005)
+        assert low <= 350 * 1.03 and high >= 350 * 0.97, (accuracy, efficiency, messages)
+        implied.append(efficiency * messages / accuracy)
+        assert communication_efficiency(route_progress([(x, 0) for x in range(350)], accuracy), messages) == pytest.approx(
+            efficiency, rel=0.12)
+        assert efficiency / (100 * accuracy / messages) == pytest.approx(3.5, rel=0.12)  # the old measure, x3.5
+    assert sorted(implied)[len(implied) // 2] == pytest.approx(350, abs=2)  # the median cell
+    assert sum(abs(k - 350) <= 12.5 for k in implied) == 21  # the other three have accuracies of 0.04-0.06
+
+
 def test_metrics_with_nothing_drawn():
     rec = EpisodeRecorder()
     env = make_hand(recorder=rec, max_steps=2)
@@ -775,7 +812,7 @@ def test_metrics_with_nothing_drawn():
     step(env)
     m = episode_metrics(rec.records)
     assert m["route_accuracy"] == 0.0 and m["completed"] is False and m["revision_rate"] == 0.0
-    assert m["messages"] == 0 and m["communication_efficiency"] == 0.0
+    assert m["messages"] == 0 and m["communication_efficiency"] == 0.0 and m["route_progress"] == 0.0
     assert m["deviation"] == pytest.approx(sum(range(10)) / 10 / 2)  # the pen rests on the start
 
 

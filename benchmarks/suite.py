@@ -21,17 +21,26 @@ names: the built-in `smoke` suite is just that, so a new paradigm is in it with 
 `base: paper` starts from a built-in suite; `add_policies` then appends policies to every
 group. A top-level `max_steps` caps the groups that set none. Built-in suites live beside this module in `suites/` (`smoke`, `paper`, `llm`).
 Everything is checked before anything runs; an error names the file and the field.
+
+Suite files are outside input, so reading one is bounded: at most `MAX_SUITE_BYTES`, nested at
+most `MAX_DEPTH` deep, at most `MAX_EXPANDED` values and characters once YAML aliases are expanded
+(an alias bomb is refused before it is built), and at most `MAX_EPISODES` episodes, `--seeds` included. Errors
+quote short excerpts of the values at fault, never a whole value.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import reprlib
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.text import printable, quote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm")
@@ -40,6 +49,12 @@ EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
 POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview"}
+MAX_SUITE_BYTES = 128 * 1024  # a suite file is hand-written: the paper suite is 2 KB
+MAX_DEPTH = 50  # nesting of mappings and lists
+MAX_EXPANDED = 1_000_000  # values plus characters of text, a value repeated by YAML aliases counted at each use
+MAX_NUMBER_CHARS = 100  # a YAML number longer than this is refused before it is converted
+MAX_EPISODES = 100_000  # per suite: cells x seeds
+MAX_SEED = 2**63 - 1
 
 
 class SuiteError(ConfigError):
@@ -167,23 +182,206 @@ def slug(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- reading and checking
+_EXCERPT = reprlib.Repr()
+_EXCERPT.maxlevel = 3
+_EXCERPT.maxstring = _EXCERPT.maxother = _EXCERPT.maxlong = 60
+_EXCERPT.maxlist = _EXCERPT.maxtuple = _EXCERPT.maxdict = _EXCERPT.maxset = _EXCERPT.maxfrozenset = 6
+YAML_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
+BRACKETS = re.compile(r"[][{}]")
+
+
+def show(value: Any) -> str:
+    """A short excerpt of a suite value for an error message: never the whole value, which may be huge."""
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, int) and value.bit_length() > 192:
+        return f"a {value.bit_length()}-bit integer"
+    return printable(_EXCERPT.repr(value), keep_newlines=False)
+
+
+def file_name(path: str | Path) -> str:
+    """A file name for an error message: quoted, control characters escaped, a very long one cut in the middle."""
+    text = printable(str(path), keep_newlines=False)
+    if len(text) > 160:
+        text = f"{text[:60]}...{text[-97:]}"
+    return f"'{text}'"
+
+
+def _clip(text: Any, limit: int = 300) -> str:
+    """`text` on one line, control characters escaped, cut to `limit` characters (for messages that quote outside input)."""
+    text = printable(" ".join(str(text).split()), keep_newlines=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _read(path: Path) -> Any:
-    if not path.is_file():
-        raise SuiteError(f"suite file {str(path)!r} not found (built-in suites: {', '.join(BUILTIN)})")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError as exc:
-            raise SuiteError("YAML suites need PyYAML: pip install pyyaml (or write the suite as JSON)") from exc
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SuiteError(f"suite file {str(path)!r} is not valid YAML: {exc}") from exc
+    """The parsed content of a suite file, every way it can fail (size, encoding, syntax, shape) a SuiteError naming it."""
+    name = file_name(path)
     try:
-        return json.loads(text)
+        found = path.is_file()
+        size = path.stat().st_size if found else 0
+        if found and size <= MAX_SUITE_BYTES:
+            with path.open("rb") as f:
+                data = f.read(MAX_SUITE_BYTES + 1)
+    except (OSError, ValueError) as exc:  # a name too long or with a NUL byte, a file we may not read
+        raise SuiteError(f"suite file {name} cannot be read: {_clip(getattr(exc, 'strerror', None) or exc)}") from None
+    if not found:
+        raise SuiteError(f"suite file {name} not found (built-in suites: {', '.join(BUILTIN)})")
+    if size > MAX_SUITE_BYTES or len(data) > MAX_SUITE_BYTES:  # the second: a file that grew as we read it
+        raise SuiteError(f"suite file {name} is larger than {MAX_SUITE_BYTES:,} bytes, the most a suite file may hold")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"suite file {name} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+    if path.suffix in (".yaml", ".yml"):
+        return _load_yaml(text, name)
+    return _load_json(text, name)
+
+
+def _too_deep(name: str) -> str:
+    return f"suite file {name} is nested too deeply (at most {MAX_DEPTH} levels of mappings and lists)"
+
+
+def _load_json(text: str, name: str) -> Any:
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise SuiteError(_too_deep(name)) from None
     except ValueError as exc:
-        raise SuiteError(f"suite file {str(path)!r} is not valid JSON: {exc}") from exc
+        raise SuiteError(f"suite file {name} is not valid JSON: {_clip(exc)}") from exc
+    _check_shape(data, _value_parts, name)
+    return data
+
+
+def _load_yaml(text: str, name: str) -> Any:
+    try:
+        import yaml
+    except ImportError as exc:
+        raise SuiteError("YAML suites need PyYAML: pip install pyyaml (or write the suite as JSON)") from exc
+    # libyaml's composer recurses in C with no depth limit (it crashes the process), and its parser
+    # slows with the square of the depth of flow collections: bound the depth before either runs,
+    # generously (the bound overestimates), then check it exactly on the composed document
+    if _yaml_depth_bound(text) > 20 * MAX_DEPTH:
+        raise SuiteError(_too_deep(name))
+    loader = _yaml_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_shape(node, _node_parts, name)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"suite file {name} is not valid YAML: {_clip(exc, 500)}") from exc
+    except RecursionError:
+        raise SuiteError(_too_deep(name)) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a value the constructors reject, e.g. a date 2024-13-45
+        if isinstance(exc, SuiteError):
+            raise
+        raise SuiteError(f"suite file {name} is not valid YAML: {_clip(exc)}") from exc
+    finally:
+        loader.dispose()
+
+
+def _yaml_depth_bound(text: str) -> int:
+    """An upper bound of a YAML document's nesting depth, from one pass over its text.
+
+    Flow collections: the deepest run of open brackets (quoted ones counted too). Block
+    collections: a level nested inside another either starts on the same line after a `-`, `?`
+    or `:` indicator, or is indented further, so a line's depth is at most twice its
+    indentation plus its leading indicators and a mapping.
+    """
+    flow = deepest_flow = 0
+    for bracket in BRACKETS.findall(text):
+        if bracket in "[{":
+            flow += 1
+            deepest_flow = max(deepest_flow, flow)
+        elif flow:
+            flow -= 1
+    deepest_block = 0
+    for line in YAML_BREAKS.split(text):
+        words = line.split()
+        lead = next((i for i, w in enumerate(words) if w not in ("-", "?", ":")), len(words))
+        deepest_block = max(deepest_block, 2 * (len(line) - len(line.lstrip())) + lead + 2)
+    return deepest_flow + deepest_block
+
+
+@lru_cache(maxsize=1)
+def _yaml_loader() -> type:
+    """PyYAML's safe loader (libyaml's when installed) refusing numbers too long to convert quickly
+    (`1:1:1:...` as a base-60 integer takes time quadratic in its length)."""
+    import yaml
+
+    class SuiteLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
+
+    def bounded(construct: Any) -> Any:
+        def construct_number(loader: Any, node: Any) -> Any:
+            if len(node.value) > MAX_NUMBER_CHARS:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a number of {len(node.value):,} characters (at most {MAX_NUMBER_CHARS})", node.start_mark)
+            return construct(loader, node)
+        return construct_number
+
+    for tag in ("int", "float"):
+        construct = getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{tag}")
+        SuiteLoader.add_constructor(f"tag:yaml.org,2002:{tag}", bounded(construct))
+    return SuiteLoader
+
+
+def _node_parts(node: Any) -> tuple[Sequence[Any], int]:
+    """(children, own size) of a YAML node: a scalar's size is its length."""
+    value = node.value
+    if isinstance(value, str):
+        return (), 1 + len(value)
+    if node.id == "mapping":
+        return [part for pair in value for part in pair], 1
+    return value, 1
+
+
+def _value_parts(value: Any) -> tuple[Sequence[Any], int]:
+    """(children, own size) of a parsed JSON value, sized as `_node_parts` sizes YAML nodes."""
+    if isinstance(value, dict):
+        return [*value, *value.values()], 1
+    if isinstance(value, list):
+        return value, 1
+    return (), 1 + (len(value) if isinstance(value, str) else 0)
+
+
+def _check_shape(root: Any, parts: Any, name: str) -> None:
+    """Refuse a document nested deeper than MAX_DEPTH, larger than MAX_EXPANDED values and characters
+    (a value reached through several YAML aliases counted at each), or containing itself through an alias.
+
+    One pass over the distinct values (an alias bomb is small before expansion), without recursion.
+    """
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    open_ids: set[int] = set()
+    stack: list[tuple[Any, int, Sequence[Any] | None, int]] = [(root, 1, None, 0)]
+    while stack:
+        node, depth, kids, own = stack.pop()
+        key = id(node)
+        if kids is not None:  # the second visit: every child is measured
+            open_ids.discard(key)
+            size[key] = own + sum(size[id(k)] for k in kids)
+            height[key] = 1 + max(height[id(k)] for k in kids)
+        elif key in size:
+            if depth + height[key] - 1 > MAX_DEPTH:
+                raise SuiteError(_too_deep(name))
+            continue
+        elif key in open_ids:
+            raise SuiteError(f"suite file {name}: a YAML alias refers to a value that contains it")
+        elif depth > MAX_DEPTH:
+            raise SuiteError(_too_deep(name))
+        else:
+            kids, own = parts(node)
+            if kids:
+                open_ids.add(key)
+                stack.append((node, depth, kids, own))
+                stack.extend((kid, depth + 1, None, 0) for kid in kids)
+                continue
+            size[key], height[key] = own, 1
+        if size[key] > MAX_EXPANDED:
+            raise SuiteError(f"suite file {name} expands to more than {MAX_EXPANDED:,} values and characters "
+                             "(a value is counted again at each YAML alias that repeats it)")
 
 
 def _mapping(raw: Any, where: str, keys: set[str], required: Sequence[str] = ()) -> Mapping[str, Any]:
@@ -191,38 +389,46 @@ def _mapping(raw: Any, where: str, keys: set[str], required: Sequence[str] = ())
         raise SuiteError(f"{where}: expected a mapping, got {type(raw).__name__}")
     unknown = sorted(set(map(str, raw)) - keys)
     if unknown:
-        raise SuiteError(f"{where}: unknown field {unknown[0]!r} (fields: {', '.join(sorted(keys))})")
+        raise SuiteError(f"{where}: unknown field {show(unknown[0])} (fields: {', '.join(sorted(keys))})")
     for key in required:
         if key not in raw:
-            raise SuiteError(f"{where}: missing field {key!r}")
+            raise SuiteError(f"{where}: missing field {show(key)}")
     return raw
 
 
 def _text(raw: Any, where: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
-        raise SuiteError(f"{where}: expected a non-empty string, got {raw!r}")
+        raise SuiteError(f"{where}: expected a non-empty string, got {show(raw)}")
     return raw.strip()
 
 
 def _list(raw: Any, where: str) -> list[Any]:
     if not isinstance(raw, list) or not raw:
-        raise SuiteError(f"{where}: expected a non-empty list, got {raw!r}")
+        raise SuiteError(f"{where}: expected a non-empty list, got {show(raw)}")
     return raw
 
 
 def _seeds(raw: Any, where: str) -> tuple[int, ...]:
     if isinstance(raw, bool):
-        raise SuiteError(f"{where}: expected a number of seeds or a list of seeds, got {raw!r}")
+        raise SuiteError(f"{where}: expected a number of seeds or a list of seeds, got {show(raw)}")
     if isinstance(raw, int):
         if raw < 1:
-            raise SuiteError(f"{where}: the number of seeds must be at least 1, got {raw}")
+            raise SuiteError(f"{where}: the number of seeds must be at least 1, got {show(raw)}")
+        if raw > MAX_EPISODES:
+            raise SuiteError(f"{where}: too many seeds ({show(raw)}); a suite may hold at most {MAX_EPISODES:,} episodes")
         return tuple(range(raw))
     seeds = _list(raw, where)
+    if len(seeds) > MAX_EPISODES:
+        raise SuiteError(f"{where}: too many seeds ({len(seeds):,}); a suite may hold at most {MAX_EPISODES:,} episodes")
+    seen: set[int] = set()
     for i, s in enumerate(seeds):
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise SuiteError(f"{where}[{i}]: a seed must be a non-negative integer, got {s!r}")
-    if len(set(seeds)) != len(seeds):
-        raise SuiteError(f"{where}: seeds repeat: {seeds}")
+            raise SuiteError(f"{where}[{i}]: a seed must be a non-negative integer, got {show(s)}")
+        if s > MAX_SEED:
+            raise SuiteError(f"{where}[{i}]: a seed must be at most 2**63 - 1, got {show(s)}")
+        if s in seen:
+            raise SuiteError(f"{where}: seeds repeat: {s} is listed twice")
+        seen.add(s)
     return tuple(seeds)
 
 
@@ -233,14 +439,14 @@ def _condition(raw: Any, where: str) -> Condition:
     preset = _text(raw["preset"], f"{where}.preset") if raw.get("preset") is not None else None
     overrides = raw.get("set", {})
     if not isinstance(overrides, Mapping):
-        raise SuiteError(f"{where}.set: expected a mapping of config keys to values, got {overrides!r}")
+        raise SuiteError(f"{where}.set: expected a mapping of config keys to values, got {show(overrides)}")
     name = raw.get("name") or preset or ",".join(f"{k}={v}" for k, v in overrides.items()) or "default"
     return Condition(_text(name, f"{where}.name"), preset, dict(overrides))
 
 
 def _bool(raw: Any, where: str) -> bool:
     if not isinstance(raw, bool):
-        raise SuiteError(f"{where}: expected true or false, got {raw!r}")
+        raise SuiteError(f"{where}: expected true or false, got {show(raw)}")
     return raw
 
 
@@ -253,15 +459,39 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     options = {k: _bool(raw[k], f"{where}.{k}") for k in ("personas", "theory", "interview") if k in raw}
     probes = raw.get("probes_every")
     if probes is not None and (isinstance(probes, bool) or not isinstance(probes, int) or probes < 1):
-        raise SuiteError(f"{where}.probes_every: expected a whole number >= 1, got {probes!r}")
+        raise SuiteError(f"{where}.probes_every: expected a whole number >= 1, got {show(probes)}")
     if policy != "llm" and (any(options.values()) or probes is not None):
-        raise SuiteError(f"{where}: personas, theory, probes_every and interview go with policy 'llm', not {policy!r}")
+        raise SuiteError(f"{where}: personas, theory, probes_every and interview go with policy 'llm', not {show(policy)}")
     label = _text(raw.get("label", policy), f"{where}.label")
     return PolicySpec(label, policy, probes_every=probes, **options)
 
 
-def _check_group(group: Group, where: str) -> None:
-    """Build each condition's env and each scripted policy once, so that a bad name fails before any episode runs."""
+def _first_repeat(names: Sequence[str]) -> str | None:
+    """The first of `names` whose file-name form another shares (None when all differ)."""
+    slugs = [slug(n) for n in names]
+    counts = Counter(slugs)
+    return next((n for n, s in zip(names, slugs) if counts[s] > 1), None)
+
+
+def _check_names(group: Group, where: str) -> None:
+    for kind, names in (("condition", [c.name for c in group.conditions]), ("policy label", [p.label for p in group.policies])):
+        repeated = _first_repeat(names)
+        if repeated is not None:
+            raise SuiteError(f"{where}: two {kind}s share the name {show(repeated)}")
+
+
+def _failure(exc: Exception) -> str:
+    """A short account of why building an env or a policy failed; the type is named unless it is a plain config error."""
+    text = _clip(exc)
+    return text if isinstance(exc, (ConfigError, ValueError, KeyError)) else f"{type(exc).__name__}: {text}"
+
+
+def _check_group(group: Group, where: str, checked: set[Any] | None = None) -> None:
+    """Build each condition's env and each scripted policy once, so that a bad name fails before any episode runs.
+
+    `checked` holds the configs (and config-policy pairs) that built before, so that a suite
+    repeating a condition over many groups builds it once.
+    """
     from agents.scripted import make_policies
     from teamenvs.registry import list_envs
 
@@ -269,30 +499,31 @@ def _check_group(group: Group, where: str) -> None:
         import difflib
 
         close = difflib.get_close_matches(group.env, list_envs(), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise SuiteError(f"{where}.env: unknown environment {group.env!r}.{hint} Environments: {', '.join(list_envs())}")
+        hint = f" Did you mean {show(close[0])}?" if close else ""
+        raise SuiteError(f"{where}.env: unknown environment {show(group.env)}.{hint} Environments: {', '.join(list_envs())}")
+    checked = set() if checked is None else checked
     for i, condition in enumerate(group.conditions):
+        config = (group.env, condition.preset, repr(condition.overrides))
+        policies = [(j, p) for j, p in enumerate(group.policies) if not p.is_llm and (config, p.policy) not in checked]
+        if config in checked and not policies:
+            continue
         episode = Episode("", group, condition, group.policies[0], group.seeds[0])
         try:
             env = episode.make_env()
-        except (ConfigError, ValueError, TypeError, KeyError) as exc:
-            raise SuiteError(f"{where}.conditions[{i}] ({condition.name}): {exc}") from exc
-        for j, policy in enumerate(group.policies):
-            if policy.is_llm:
-                continue
+        except Exception as exc:  # any value of the file may reach the env's constructor: report, never crash
+            raise SuiteError(f"{where}.conditions[{i}] ({_clip(condition.name, 60)}): {_failure(exc)}") from exc
+        checked.add(config)
+        for j, policy in policies:
             try:
                 make_policies(env, policy.policy, seed=0)
-            except (ValueError, TypeError) as exc:
-                raise SuiteError(f"{where}.policies[{j}]: {exc}") from exc
-    for kind, names in (("condition", [c.name for c in group.conditions]), ("policy label", [p.label for p in group.policies])):
-        slugs = [slug(n) for n in names]
-        if len(set(slugs)) != len(slugs):
-            raise SuiteError(f"{where}: two {kind}s share the name {next(n for n in names if slugs.count(slug(n)) > 1)!r}")
+            except Exception as exc:
+                raise SuiteError(f"{where}.policies[{j}]: {_failure(exc)}") from exc
+            checked.add((config, policy.policy))
 
 
 def _max_steps(raw: Any, where: str) -> int | None:
     if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int) or raw < 1):
-        raise SuiteError(f"{where}: expected a whole number >= 1, got {raw!r}")
+        raise SuiteError(f"{where}: expected a whole number >= 1, got {show(raw)}")
     return raw
 
 
@@ -312,18 +543,20 @@ def _group(raw: Any, where: str, default_seeds: tuple[int, ...] | None, add_poli
     max_steps = _max_steps(raw["max_steps"], f"{where}.max_steps") if "max_steps" in raw else default_max_steps
     title = _text(raw.get("title", env), f"{where}.title")
     group = Group(title, env, conditions, policies, seeds, max_steps)
-    _check_group(group, where)
+    _check_names(group, where)
     return group
 
 
 def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0) -> Suite:
     """A checked `Suite` from parsed JSON/YAML; `seeds` (a count) overrides every group's seeds."""
-    where = f"suite {source!r}"
+    where = f"suite {file_name(source)}"
     raw = _mapping(raw, where, SUITE_KEYS)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
-        raise SuiteError(f"--seeds must be a whole number >= 1, got {seeds!r}")
+        raise SuiteError(f"--seeds must be a whole number >= 1, got {show(seeds)}")
+    if seeds is not None and seeds > MAX_EPISODES:
+        raise SuiteError(f"--seeds {show(seeds)}: too many seeds; a suite may hold at most {MAX_EPISODES:,} episodes")
     override = tuple(range(seeds)) if seeds is not None else None
-    add = [_policy(p, f"{where}.add_policies[{i}]") for i, p in enumerate(raw.get("add_policies") or [])]
+    add = [_policy(p, f"{where}.add_policies[{i}]") for i, p in enumerate(_optional_list(raw, "add_policies", where))]
     if "base" in raw:
         if _depth > 3:
             raise SuiteError(f"{where}.base: suites extend each other too deeply (a cycle?)")
@@ -332,9 +565,9 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
         if not base_path.is_absolute() and Path(source).suffix in (".json", ".yaml", ".yml"):
             base_path = Path(source).parent / base_path  # relative to the suite file that names it
         base_raw = _read(_builtin_path(base_name) if base_name in BUILTIN else base_path)
-        base = _mapping(base_raw, f"suite {base_name!r}", SUITE_KEYS)
+        base = _mapping(base_raw, f"suite {file_name(base_name)}", SUITE_KEYS)
         merged = {**base, **{k: v for k, v in raw.items() if k not in ("base", "add_policies")}}
-        merged["add_policies"] = list(base.get("add_policies") or []) + list(raw.get("add_policies") or [])
+        merged["add_policies"] = [*_optional_list(base, "add_policies", f"suite {file_name(base_name)}"), *_optional_list(raw, "add_policies", where)]
         return parse_suite(merged, source, seeds, _depth + 1)
     name = _text(raw.get("name", Path(source).stem), f"{where}.name")
     default = override or (_seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else None)
@@ -350,13 +583,30 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
         if override is not None:
             group = Group(group.title, group.env, group.conditions, group.policies, override, group.max_steps)
         groups.append(group)
-    titles = [slug(g.title) for g in groups]
-    if len(set(titles)) != len(titles):
-        raise SuiteError(f"{where}.groups: two groups share the title {groups[[titles.count(t) > 1 for t in titles].index(True)].title!r}")
+    episodes = sum(len(g.conditions) * len(g.policies) * len(g.seeds) for g in groups)
+    if episodes > MAX_EPISODES:
+        raise SuiteError(f"{where}: {episodes:,} episodes (conditions x policies x seeds over all groups) is more than "
+                         f"the {MAX_EPISODES:,} a suite may hold; use fewer seeds (--seeds), conditions or policies")
+    repeated = _first_repeat([g.title for g in groups])
+    if repeated is not None:
+        raise SuiteError(f"{where}.groups: two groups share the title {show(repeated)}")
+    # every structural check has passed: only now build envs and policies, the slow part
+    checked: set[Any] = set()
+    for i, group in enumerate(groups):
+        _check_group(group, f"{where}.groups[{i}]", checked)
     description = raw.get("description", "")
     if not isinstance(description, str):
-        raise SuiteError(f"{where}.description: expected a string, got {description!r}")
+        raise SuiteError(f"{where}.description: expected a string, got {show(description)}")
     return Suite(name, description.strip(), tuple(groups), source)
+
+
+def _optional_list(raw: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SuiteError(f"{where}.{key}: expected a list, got {show(value)}")
+    return value
 
 
 def _every_env_groups(raw: Any, where: str) -> list[dict[str, Any]]:
@@ -380,5 +630,5 @@ def load_suite(name_or_path: str | Path, seeds: int | None = None) -> Suite:
     else:
         path = Path(text)
         if path.suffix not in (".json", ".yaml", ".yml"):
-            raise SuiteError(f"unknown suite {text!r}: give a built-in suite ({', '.join(BUILTIN)}) or a .json/.yaml file")
+            raise SuiteError(f"unknown suite {file_name(text)}: give a built-in suite ({', '.join(BUILTIN)}) or a .json/.yaml file")
     return parse_suite(_read(path), text, seeds)

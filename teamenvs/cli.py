@@ -9,17 +9,87 @@
 This module is the application layer: it orchestrates the three packages, so it is the one module
 under `teamenvs/` that imports `agents` and `benchmarks` (inside the command functions, so importing
 the env library never pulls them in). Everything else in `teamenvs` imports neither.
+
+What it prints of logs, suites, configs and model replies shows control characters escaped
+(`teamenvs.core.text.printable`); error messages are cut to `ERROR_MAX_CHARS`, and values that
+look like API keys are masked in them, argparse's included (it echoes unknown arguments).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import mean_sd
+from teamenvs.core.text import printable
 from teamenvs.registry import make, paradigms
+
+ERROR_MAX_CHARS = 2000
+MASK = "***"
+SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"})
+KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "hf_", "ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "AIza")
+KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+QUOTES = "'\"`,;()[]{}<>"
+WHITESPACE_RUN = re.compile(r"(\s+)")
+NAME_PARTS = re.compile(r"[-_.]")
+
+
+def looks_like_key(word: str) -> bool:
+    """Whether `word` (quotes and brackets around it ignored) looks like an API key: a known key
+    prefix, or a long token mixing upper case, lower case and digits."""
+    core = word.strip(QUOTES)
+    if core.startswith(KEY_PREFIXES) and len(core) >= 8:
+        return True
+    return (len(core) >= 20 and set(core) <= KEY_CHARS and any(c.isdigit() for c in core)
+            and any(c.isupper() for c in core) and any(c.islower() for c in core))
+
+
+def _names_secret(option: str) -> bool:
+    """Whether an option or setting name is one of a secret (`--api-key`, `--token`, `api_key`; not `--max-tokens`)."""
+    return not SECRET_WORDS.isdisjoint(NAME_PARTS.split(option.strip(QUOTES).lower()))
+
+
+def _mask(word: str) -> str:
+    core = word.strip(QUOTES)
+    start = word.find(core) if core else len(word)
+    return word[:start] + MASK + word[start + len(core):]
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every word that looks like an API key, and the value given to an option named like
+    one (`--api-key VALUE`, `--token=VALUE`, `api_key=VALUE`), replaced by `***`."""
+    parts = WHITESPACE_RUN.split(text)  # words at even indices, the whitespace between them at odd ones
+    hide_next = False
+    for i in range(0, len(parts), 2):
+        word = parts[i]
+        if not word:
+            continue
+        name, sep, value = word.partition("=")
+        if hide_next or looks_like_key(word):
+            parts[i] = _mask(word)
+        elif sep and value and (_names_secret(name) or looks_like_key(value)):
+            parts[i] = f"{name}={_mask(value)}"
+        hide_next = word.strip(QUOTES).startswith("-") and not sep and not word.endswith(":") and _names_secret(word)
+    return "".join(parts)
+
+
+def error_text(message: Any) -> str:
+    """An error message fit for the terminal: API keys masked, control characters escaped, cut to ERROR_MAX_CHARS."""
+    text = printable(mask_secrets(str(message)[: 4 * ERROR_MAX_CHARS]))
+    if len(text) > ERROR_MAX_CHARS:
+        text = text[: ERROR_MAX_CHARS - 3] + "..."
+    return text
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its error messages (which echo the arguments given) passed through `error_text`."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {error_text(message)}\n")
 
 
 def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
@@ -71,12 +141,12 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
     if logs:
         lines.append("")
         lines.append(f"logs: {logs[0]}" + (f" (+{len(logs) - 1} more in the same folder)" if len(logs) > 1 else ""))
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     for paradigm in paradigms():
-        print(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}")
+        print(printable(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}"))
     return 0
 
 
@@ -143,7 +213,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
         max_tokens=args.max_tokens, price=args.price, episode_timeout=args.episode_timeout or None,
     )
-    print(outcome.summary())
+    print(printable(outcome.summary()))
     return 0 if not outcome.failed else 1
 
 
@@ -151,7 +221,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from benchmarks.report import build_report
 
     report = build_report(args.dir)
-    print(report.summary())
+    print(printable(report.summary()))
     return 0
 
 
@@ -160,14 +230,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     if args.html:
         path = replay.write_html(args.log, args.html)
-        print(f"wrote {path} (open it in a browser; it needs no network)")
+        print(printable(f"wrote {path} (open it in a browser; it needs no network)"))
         return 0
     replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=not args.no_color)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="teamenvs", description="Multi-agent team-science environments.")
+    parser = ArgumentParser(prog="teamenvs", description="Multi-agent team-science environments.")
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="list registered environments")
     p_list.set_defaults(func=_cmd_list)
@@ -227,14 +297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except (ConfigError, KeyError, ValueError, TypeError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {error_text(message)}", file=sys.stderr)
         return 2
     except RuntimeError as exc:
         from agents.llm.client import LLMError
 
         if not isinstance(exc, LLMError):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {error_text(exc)}", file=sys.stderr)
         return 1
 
 

@@ -13,6 +13,10 @@ replays from its text alone, with a warning saying where the re-simulation stopp
 
 The HTML viewer is one file with the log's data embedded as JSON and inline CSS and JS
 (`replay_viewer.html`): no network, no external resources.
+
+Terminal frames show every control character of the log's text (actions, rationales, events,
+names, errors) escaped (`\x1b`), so a log cannot drive the terminal; only the replay's own
+colour codes reach it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any, Iterable, Mapping, TextIO
 from teamenvs._version import __version__
 from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
+from teamenvs.core.text import printable
 
 FORMAT = 1  # version of the data the viewer embeds
 DATA_MARK = "__TEAMENVS_REPLAY_DATA__"
@@ -287,14 +292,21 @@ def drawing_script(drawing: Any) -> str:
 
 
 def _paint(text: str, style: str, color: bool) -> str:
+    """`text` with its control characters escaped, in the colour `style` when `color`: the one way log text reaches the terminal."""
+    text = printable(text)
     if not color or not text:
         return text
     codes = ";".join(_CODES[s] for s in style.split())
     return f"\x1b[{codes}m{text}\x1b[0m"
 
 
+def _plain(text: str) -> str:
+    return printable(text)
+
+
 def colour_frame(text: str, drawing: Any, color: bool) -> str:
-    """An env's ansi frame with its map characters coloured by its drawing module (map rows only)."""
+    """An env's ansi frame, control characters escaped, with its map characters coloured by its drawing module (map rows only)."""
+    text = printable(text)
     palette = getattr(drawing, "TERMINAL_COLOURS", None)
     if not color or not palette:
         return text
@@ -319,11 +331,11 @@ def format_header(replay: Replay, color: bool = False) -> str:
     h = replay.header
     lines = [
         _paint(f"episode log {replay.path}", "bold", color),
-        f"env {replay.env_id} (teamenvs {h.get('version')}), seed {h.get('seed')}, preset {h.get('preset') or '-'}, "
-        f"{replay.n_steps} steps, agents: {', '.join(replay.agents)}",
+        _plain(f"env {replay.env_id} (teamenvs {h.get('version')}), seed {h.get('seed')}, preset {h.get('preset') or '-'}, "
+               f"{replay.n_steps} steps, agents: {', '.join(map(str, replay.agents))}"),
     ]
     if h.get("run"):
-        lines.append(_clip("run: " + ", ".join(f"{k}={_clip(_value(v), 60)}" for k, v in flatten(h["run"]).items()), 400))
+        lines.append(_plain(_clip("run: " + ", ".join(f"{k}={_clip(_value(v), 60)}" for k, v in flatten(h["run"]).items()), 400)))
     if replay.sim.verified >= 0 and not replay.sim.warning:
         lines.append(f"re-simulated: every observation matches the log ({replay.n_steps} steps)")
     for warning in replay.warnings:
@@ -340,19 +352,19 @@ def format_step(replay: Replay, index: int, color: bool = False) -> str:
     elif replay.frames:
         lines.append(_paint("(no map for this step: re-simulation stopped earlier, see the warning above)", "dim", color))
     if index == 0:
-        lines.append(f"agents: {', '.join(replay.agents)}")
+        lines.append(_plain(f"agents: {', '.join(map(str, replay.agents))}"))
         return "\n".join(lines)
     rec = replay.steps[index - 1]
     entries = rec.get("agents", {})
-    width = max((len(a) for a in entries), default=5) + 2
+    width = max((len(printable(a)) for a in entries), default=5) + 2
     busy = []
     for agent, entry in entries.items():
         status, text = action_summary(entry)
         if status == "busy":
             busy.append(agent)
             continue
-        mark = _paint(text, "red", color) if status == "invalid" else text
-        lines.append(f"{_paint(agent.ljust(width), 'cyan', color)}{mark}")
+        mark = _paint(text, "red", color) if status == "invalid" else _plain(text)
+        lines.append(f"{_paint(printable(agent).ljust(width), 'cyan', color)}{mark}")
         if entry.get("rationale"):
             lines.append(_paint(f"{'':{width}}rationale: {_clip(entry['rationale'])}", "dim", color))
     if busy:
@@ -365,10 +377,10 @@ def format_step(replay: Replay, index: int, color: bool = False) -> str:
     for agent, entry in entries.items():
         events.extend(f"({agent}) {e['text']}" for e in entry.get("events", []) if e.get("text"))
     for line in events:
-        lines.append(f"  - {_clip(line, 300)}")
+        lines.append(_plain(f"  - {_clip(line, 300)}"))
     rewards = {a: e.get("reward", 0) for a, e in entries.items() if e.get("reward")}
     if rewards:
-        lines.append("rewards: " + ", ".join(f"{a} {r:+g}" for a, r in rewards.items()))
+        lines.append(_plain("rewards: " + ", ".join(f"{a} {r:+g}" for a, r in rewards.items())))
     return "\n".join(lines)
 
 
@@ -381,10 +393,10 @@ def format_outcome(replay: Replay, color: bool = False) -> str:
     lines = [_paint(f"== end after {end.get('steps', replay.n_steps)} steps " + "=" * 30, "bold", color)]
     returns = end.get("returns") or {}
     if returns:
-        lines.append("returns: " + ", ".join(f"{a} {_value(r)}" for a, r in returns.items()))
-    rows = list(flatten(end.get("metrics") or {}).items())
+        lines.append(_plain("returns: " + ", ".join(f"{a} {_value(r)}" for a, r in returns.items())))
+    rows = [(printable(k), _value(v)) for k, v in flatten(end.get("metrics") or {}).items()]
     width = max((len(k) for k, _ in rows), default=0) + 2
-    lines.extend(f"  {k.ljust(width)}{_value(v)}" for k, v in rows)
+    lines.extend(_plain(f"  {k.ljust(width)}{v}") for k, v in rows)
     return "\n".join(lines)
 
 

@@ -36,6 +36,8 @@ class EpisodeResult:
     log_path: Path | None
     records: list[dict[str, Any]] = field(repr=False, default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    status: str = "done"  # "done", or "budget": the model-call or token budget stopped it (metrics so far)
+    warning: str = ""
 
 
 def usage_summary(policies: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,8 +96,11 @@ async def arun_episode(
     if log_dir is not None:
         path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl{'.gz' if compress else ''}"
     recorder = EpisodeRecorder(path, run=dict(run) if run is not None else None)
+    from agents.llm.client import BudgetExceeded
+
     returns = {a: 0.0 for a in env.possible_agents}
     steps = 0
+    stopped: BudgetExceeded | None = None
     with base.recording(recorder):
         try:
             observations, infos = env.reset(seed=seed)
@@ -103,7 +108,8 @@ async def arun_episode(
                 policies[agent].reset(agent, base.briefing(agent))
             while env.agents and (max_steps is None or steps < max_steps):
                 asking = [a for a in env.agents if infos[a]["needs_action"]]
-                calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking))
+                # every agent's call runs to its end (so its usage is counted) before a failure is raised
+                calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking), return_exceptions=True)
                 if deadline is None:
                     actions = await calls
                 else:
@@ -112,6 +118,13 @@ async def arun_episode(
                     except asyncio.TimeoutError:
                         remaining()  # the deadline has passed: raises EpisodeTimeout
                         raise
+                failures = [a for a in actions if isinstance(a, BaseException)]
+                other = next((f for f in failures if not isinstance(f, BudgetExceeded)), None)
+                if other is not None:
+                    raise other
+                if failures:  # the budget is spent: a clean stop, the steps played so far are the episode
+                    stopped = failures[0]
+                    break
                 for agent in asking:
                     extras = getattr(policies[agent], "last_extras", None)
                     if extras:
@@ -141,6 +154,8 @@ async def arun_episode(
             usage = usage_summary(policies)
             if usage:
                 extra["usage"] = usage
+            if stopped is not None:
+                extra.update(status="budget", warning=f"stopped after {steps} step(s): {stopped}")
             recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics, **extra})
         except BaseException as exc:
             usage = usage_summary(policies)
@@ -148,6 +163,9 @@ async def arun_episode(
             raise
         finally:
             recorder.close()
+    if stopped is not None:
+        return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage, "budget",
+                             f"stopped after {steps} step(s): {stopped}")
     return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage)
 
 
@@ -174,7 +192,10 @@ def run_episode(
     `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
     log's header line as `"run"`. `time_limit` (seconds of wall-clock time) ends an episode
     that runs past it with `EpisodeTimeout`, recorded as the log's error line; it is checked
-    before each step and bounds the wait for the agents' actions.
+    before each step and bounds the wait for the agents' actions. When an LLM policy's
+    call or token budget is spent (`BudgetExceeded`), the episode stops cleanly: its `end`
+    line has `"status": "budget"` and a `warning`, the metrics cover the steps played, and
+    the result's `status` is `"budget"`.
 
     Works from plain scripts and from inside a running event loop (e.g. Jupyter), where
     the episode runs on a helper thread with its own loop.

@@ -365,6 +365,7 @@ class ModelSettings:
     max_tokens: int | None = None
     price: tuple[float, float] | None = None
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT
+    timeout: float = 60.0  # seconds per model call
 
 
 def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -378,7 +379,7 @@ def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettin
         personas = {a: persona_prompt(p, theory=spec.theory) for a, p in zip(env.possible_agents, drawn)}
     theory = COLLABORATION_THEORY if spec.theory and not spec.personas else None
     return make_llm_policies(env, settings.model, client=client, max_calls=settings.max_calls,
-                             max_tokens=settings.max_tokens, personas=personas, theory=theory)
+                             max_tokens=settings.max_tokens, personas=personas, theory=theory, constrain=spec.constrain)
 
 
 async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSettings, progress: Progress) -> list[Outcome]:
@@ -388,7 +389,7 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
 
     prices = {settings.model.partition("+")[0]: settings.price} if settings.price else None
     client = LLMClient(settings.model, base_url=settings.base_url, concurrency=settings.concurrency,
-                       temperature=settings.temperature, prices=prices)
+                       temperature=settings.temperature, prices=prices, timeout=settings.timeout)
     gate = asyncio.Semaphore(settings.concurrency)
     live: dict[str, dict[str, Any]] = {}
     finished_tokens = 0
@@ -473,11 +474,13 @@ def run_bench(
     stream: TextIO | None = None,
     report: bool = True,
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT,
+    timeout: float = 60.0,
 ) -> BenchOutcome:
     """Run the suite's episodes that are not complete in `out` yet, then build the report there.
 
     An episode that runs longer than `episode_timeout` seconds of wall-clock time (None: no
-    limit) is stopped and reported as failed; the next run retries it.
+    limit) is stopped and reported as failed; the next run retries it. `timeout` bounds each
+    model call (seconds; a slow local server answering one request at a time needs more).
     """
     from benchmarks.report import build_report
 
@@ -492,6 +495,8 @@ def run_bench(
         raise ConfigError(f"--episode-timeout must be a positive number of seconds, got {episode_timeout!r}")
     if workers < 1 or concurrency < 1:
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout!r}")
     price = parse_price(price) if isinstance(price, str) or price is None else price
     check_out_folder(out, suite)
     (out / LOGS).mkdir(parents=True, exist_ok=True)
@@ -519,7 +524,7 @@ def run_bench(
 
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
-            settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout)
+            settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout, timeout)
             try:
                 outcomes += asyncio.run(_run_llm_all(llm, out, settings, bar))
             finally:

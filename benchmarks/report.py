@@ -54,7 +54,7 @@ class EpisodeRow:
     policy: str
     seed: int | None
     order: tuple[int, int, int]
-    status: str  # complete | error | incomplete
+    status: str  # complete | budget (stopped by the model-call budget: not counted) | error | incomplete
     model: str = ""  # for LLM policies
     steps: int = 0
     returns: dict[str, float] = field(default_factory=dict)
@@ -95,6 +95,8 @@ def read_episode(path: Path) -> EpisodeRow:
     stem = re.sub(r"_seed\d+$", "", path.name.split(".jsonl")[0]).removeprefix(f"{head['env_id']}_")
     last = records[-1]
     status = {"end": "complete", "error": "error"}.get(last.get("type"), "incomplete")
+    if status == "complete" and last.get("status") == "budget":
+        status = "budget"  # a partial episode: its metrics cover only the steps played, so it is not counted
     row = EpisodeRow(
         path=path,
         suite=run.get("suite", ""),
@@ -113,6 +115,8 @@ def read_episode(path: Path) -> EpisodeRow:
     )
     if status == "error":
         row.error = last.get("error", "")
+    if status == "budget":
+        row.error = str(last.get("warning", "the model-call budget was spent"))
     if status == "complete":
         row.steps = last.get("steps", 0)
         row.returns = dict(last.get("returns", {}))

@@ -48,7 +48,8 @@ SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", 
 EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
-POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview"}
+POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview", "constrain"}
+CONSTRAIN_MODES = ("off", "json", "grammar", "regex")  # agents.llm.policy.CONSTRAIN_MODES
 MAX_SUITE_BYTES = 128 * 1024  # a suite file is hand-written: the paper suite is 2 KB
 MAX_DEPTH = 50  # nesting of mappings and lists
 MAX_EXPANDED = 1_000_000  # values plus characters of text, a value repeated by YAML aliases counted at each use
@@ -85,14 +86,18 @@ class PolicySpec:
     theory: bool = False
     probes_every: int | None = None
     interview: bool = False
+    constrain: str = "off"  # constrained decoding of the llm policy's replies (agents.llm.policy)
 
     @property
     def is_llm(self) -> bool:
         return self.policy == "llm"
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "policy": self.policy, "personas": self.personas, "theory": self.theory,
-                "probes_every": self.probes_every, "interview": self.interview}
+        out = {"label": self.label, "policy": self.policy, "personas": self.personas, "theory": self.theory,
+               "probes_every": self.probes_every, "interview": self.interview}
+        if self.constrain != "off":  # only when set, so the run headers of existing logs stay as they were
+            out["constrain"] = self.constrain
+        return out
 
 
 @dataclass(frozen=True)
@@ -460,10 +465,13 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     probes = raw.get("probes_every")
     if probes is not None and (isinstance(probes, bool) or not isinstance(probes, int) or probes < 1):
         raise SuiteError(f"{where}.probes_every: expected a whole number >= 1, got {show(probes)}")
-    if policy != "llm" and (any(options.values()) or probes is not None):
-        raise SuiteError(f"{where}: personas, theory, probes_every and interview go with policy 'llm', not {show(policy)}")
+    constrain = raw.get("constrain", "off")
+    if constrain not in CONSTRAIN_MODES:
+        raise SuiteError(f"{where}.constrain: expected one of {', '.join(CONSTRAIN_MODES)}, got {show(constrain)}")
+    if policy != "llm" and (any(options.values()) or probes is not None or constrain != "off"):
+        raise SuiteError(f"{where}: personas, theory, probes_every, interview and constrain go with policy 'llm', not {show(policy)}")
     label = _text(raw.get("label", policy), f"{where}.label")
-    return PolicySpec(label, policy, probes_every=probes, **options)
+    return PolicySpec(label, policy, probes_every=probes, constrain=constrain, **options)
 
 
 def _first_repeat(names: Sequence[str]) -> str | None:

@@ -159,6 +159,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     env = make(args.env_id, **config)
     if args.episodes < 1:
         raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
+    if args.max_steps is not None and args.max_steps < 1:
+        raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
+    if args.policy != "llm" and (args.constrain != "off" or args.timeout is not None or args.concurrency is not None):
+        raise ConfigError("--constrain, --timeout and --concurrency go with --policy llm")
+    if args.policy == "llm":
+        args.timeout = 60.0 if args.timeout is None else args.timeout
+        args.concurrency = 16 if args.concurrency is None else args.concurrency
+        if not args.timeout > 0 or args.concurrency < 1:
+            raise ConfigError(f"--timeout must be positive and --concurrency at least 1, got {args.timeout:g} and {args.concurrency}")
     server = None
     if args.policy == "llm":
         if not args.model:
@@ -178,16 +187,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
                 policies = make_llm_policies(
                     env, args.model, base_url, max_calls=args.max_calls, max_tokens=args.max_tokens,
-                    temperature=args.temperature, seed=seed,
+                    temperature=args.temperature, seed=seed, timeout=args.timeout, concurrency=args.concurrency,
+                    constrain=args.constrain,
                 )
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)
-            result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}")
+            result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, max_steps=args.max_steps,
+                                        log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}")
             results.append(result)
     finally:
         if server is not None:
             server.stop()
     print(format_summary(args.env_id, label, results))
+    for result in results:
+        if result.status == "budget":  # a clean stop: the summary above covers the steps played
+            print(printable(f"warning: seed {result.seed}: {result.warning}"), file=sys.stderr)
     return 0
 
 
@@ -211,7 +225,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     outcome = run_bench(
         suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
-        max_tokens=args.max_tokens, price=args.price, episode_timeout=args.episode_timeout or None,
+        max_tokens=args.max_tokens, price=args.price, episode_timeout=args.episode_timeout or None, timeout=args.timeout,
     )
     print(printable(outcome.summary()))
     return 0 if not outcome.failed else 1
@@ -254,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--temperature", type=float, default=0.0, help="with --policy llm (default 0; the response cache is on at 0)")
     p_run.add_argument("--max-calls", type=int, default=None, help="with --policy llm: model calls allowed per episode")
     p_run.add_argument("--max-tokens", type=int, default=None, help="with --policy llm: tokens allowed per episode")
+    p_run.add_argument("--max-steps", type=int, default=None, help="stop each episode after this many env steps")
+    p_run.add_argument("--timeout", type=float, default=None, help="with --policy llm: seconds per model call (default 60)")
+    p_run.add_argument("--concurrency", type=int, default=None,
+                       help="with --policy llm: model calls in flight at once (default 16; 1 for a server that answers one at a time)")
+    p_run.add_argument("--constrain", default="off", choices=("off", "json", "grammar", "regex"),
+                       help="with --policy llm: constrained decoding of replies (json: response_format json_schema; "
+                            "grammar: llama.cpp GBNF; regex: vLLM guided_regex)")
     p_run.set_defaults(func=_cmd_run)
     p_serve = sub.add_parser("serve-llm", help="serve the offline OpenAI-compatible test server (random-valid, echo)")
     p_serve.add_argument("--port", type=int, default=8765)
@@ -269,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies")
     p_bench.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
     p_bench.add_argument("--concurrency", type=int, default=16, help="model calls in flight at once, over all episodes (default 16)")
+    p_bench.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     p_bench.add_argument("--temperature", type=float, default=0.0)
     p_bench.add_argument("--max-calls", type=int, default=None, help="model calls allowed per episode")
     p_bench.add_argument("--max-tokens", type=int, default=None, help="tokens allowed per episode")

@@ -18,7 +18,7 @@ import pytest
 
 import agents
 import teamenvs
-from agents.llm.client import BudgetExceeded, LLMClient
+from agents.llm.client import LLMClient
 from agents.llm.policy import (
     ANSWER_FORMAT,
     LLMPolicy,
@@ -315,23 +315,31 @@ def test_a_well_formed_action_refused_by_the_rules(server):
 # ---------------------------------------------------------------------------- the budget
 
 
-def test_the_call_budget_stops_the_episode_with_an_error_line(server, tmp_path):
+def test_the_call_budget_stops_the_episode_cleanly_with_its_metrics_so_far(server, tmp_path):
     env = teamenvs.make("day_trader_v0")
-    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=3)
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=4)
     client = next(iter(policies.values())).client
     before = server.requests
-    with pytest.raises(BudgetExceeded, match="budget of 3 model calls"):
-        agents.run_episode(env, policies, seed=0, log_dir=tmp_path)
-    assert server.requests - before <= 3
-    assert client.requests <= 3
-    logs = list(tmp_path.glob("*.jsonl"))
-    assert len(logs) == 1
-    records = read_log(logs[0])
+    result = agents.run_episode(env, policies, seed=0, log_dir=tmp_path)
+    assert result.status == "budget" and "budget of 4 model calls" in result.warning
+    assert result.steps == 1  # 3 traders decide in step 1; the 5th call of step 2 is refused
+    assert server.requests - before <= 4 and client.requests <= 4
+    records = read_log(next(tmp_path.glob("*.jsonl")))
     last = records[-1]
-    assert last["type"] == "error"
-    assert "BudgetExceeded" in last["error"] and "budget" in last["error"]
-    assert last["usage"]["total"]["calls"] == 3
-    assert not any(r["type"] == "end" for r in records)
+    assert last["type"] == "end" and last["status"] == "budget" and "budget" in last["warning"]
+    assert last["steps"] == 1 and last["metrics"] == result.metrics and "mean_final_wealth" in last["metrics"]
+    assert last["usage"]["total"]["calls"] == 4  # every call made, the step that ran out included
+    assert not any(r["type"] == "error" for r in records)
+
+
+def test_a_budget_stopped_episode_is_reported_but_not_counted(server, tmp_path):
+    from benchmarks.report import read_episode
+
+    env = teamenvs.make("commons_v0")
+    agents.run_episode(env, make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=6),
+                       seed=0, log_dir=tmp_path)
+    row = read_episode(next(tmp_path.glob("*.jsonl")))
+    assert row.status == "budget" and "budget of 6 model calls" in row.error and not row.metrics
 
 
 # ---------------------------------------------------------------------------- mixed teams
@@ -415,15 +423,28 @@ def test_cli_model_without_llm_policy(tmp_path, capsys):
     assert "--policy llm" in err
 
 
-def test_cli_max_calls(tmp_path, capsys):
+def test_cli_max_calls_stops_cleanly_with_a_warning(tmp_path, capsys):
     code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--max-calls", "2",
                  "--log-dir", str(tmp_path)])
     out, err = capsys.readouterr()
-    assert code == 1
-    assert "budget of 2 model calls" in err
-    assert "model usage" not in out
+    assert code == 0
+    assert "warning: seed 0: stopped after 0 step(s)" in err and "budget of 2 model calls" in err
+    assert "model usage (all episodes): calls 2" in out  # a call the budget refuses is never sent
     records = read_log(next(tmp_path.glob("*.jsonl")))
-    assert records[-1]["type"] == "error" and "budget" in records[-1]["error"]
+    assert records[-1]["type"] == "end" and records[-1]["status"] == "budget"
+
+
+def test_cli_run_takes_max_steps_timeout_concurrency_and_constrain(tmp_path, capsys):
+    code = main(["run", "commons_v0", "--policy", "llm", "--model", "random-valid", "--max-steps", "3", "--timeout", "5",
+                 "--concurrency", "1", "--constrain", "json", "--log-dir", str(tmp_path)])
+    assert code == 0
+    records = read_log(next(tmp_path.glob("*.jsonl")))
+    assert records[-1]["steps"] == 3
+    sources = {e["source"] for r in step_records(records) for e in r["agents"].values() if acted(e)}
+    assert sources == {"constrained json"}
+    capsys.readouterr()
+    assert main(["run", "commons_v0", "--constrain", "json"]) == 2  # a usage error
+    assert "go with --policy llm" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- constrained decoding
@@ -497,3 +518,39 @@ def test_read_reply_says_where_the_action_came_from(reply, source):
     from agents.llm.policy import read_reply
 
     assert read_reply(reply)[2] == source
+
+
+def test_a_suite_llm_policy_can_be_constrained(server, tmp_path):
+    from benchmarks.bench import run_bench
+    from benchmarks.suite import load_suite
+
+    path = tmp_path / "constrained.yaml"
+    path.write_text("name: constrained\nseeds: 1\nmax_steps: 2\ngroups:\n  - title: commons\n    env: commons_v0\n"
+                    "    conditions: [baseline]\n    policies: [{label: llm-json, policy: llm, constrain: json}]\n", encoding="utf-8")
+    outcome = run_bench(load_suite(str(path)), tmp_path / "out", model="random-valid", base_url=server.url, progress=False,
+                        report=False, timeout=5)
+    assert not outcome.failed
+    records = read_log(next((tmp_path / "out" / "logs").glob("*.jsonl.gz")))
+    assert records[0]["run"]["policy"]["constrain"] == "json"
+    assert {e["source"] for r in step_records(records) for e in r["agents"].values() if acted(e)} == {"constrained json"}
+
+
+def test_queue_time_is_reported_apart_from_latency_and_a_cut_reply_is_logged(server):
+    import asyncio
+
+    client = LLMClient("random-valid+latency=100", base_url=server.url, cache=False, concurrency=1)
+
+    async def two_at_once():
+        try:
+            return await asyncio.gather(*(client.chat([{"role": "user", "content": f"q{i}"}]) for i in range(2)))
+        finally:
+            await client.aclose()
+
+    first, second = sorted(asyncio.run(two_at_once()), key=lambda r: r.usage.queue_s)
+    assert first.usage.queue_s < 0.05 and second.usage.queue_s >= 0.09  # it waited for the first call's slot
+    assert second.usage.latency_s < 0.5 and "queue_s" in second.usage.to_json()
+    env = teamenvs.make("commons_v0")
+    short = LLMClient("random-valid", base_url=server.url, cache=False, max_tokens=3)  # the per-call output limit
+    result = agents.run_episode(env, make_llm_policies(env, "random-valid", client=short, max_repairs=0), seed=0, max_steps=1)
+    entries = [e for r in step_records(result.records) for e in r["agents"].values() if acted(e)]
+    assert entries and all(e["finish_reason"] == "length" and len(e["reply"]) <= 12 for e in entries)

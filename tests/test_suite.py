@@ -66,12 +66,16 @@ def test_paper_has_the_layouts_of_the_seed_papers():
     table3 = next(g for g in by_env["search_rescue_v0"] if "Table 3" in g.title)
     assert len(table3.conditions) == 12
     assert all(c.preset == c.name for c in table3.conditions)  # the presets combine with '+'
+    ablations = next(g for g in by_env["search_rescue_v0"] if "ablations" in g.title)
+    assert [c.name.removeprefix("easy+transporters_5") for c in ablations.conditions] == ["", "+no_communication", "+no_navigation", "+round_robin"]
     # MetaAgents S1-S4
     (jf,) = by_env["job_fair_v0"]
     assert [c.name for c in jf.conditions] == ["S1", "S2", "S3", "S4"] and "MetaAgents" in jf.title
     # CollabSim Table 3 (DayTrader) and Table 5 (Map Task)
     (dt,) = by_env["day_trader_v0"]
-    assert [c.name for c in dt.conditions] == ["baseline", "communication_bandwidth", "group_size_6", "group_size_9"]
+    # both readings of the pool at 6 and 9 traders (README's DayTrader card, "Readings of the paper")
+    assert [c.name for c in dt.conditions] == ["baseline", "communication_bandwidth", "group_size_6", "group_size_9",
+                                               "group_size_6+split_among_all", "group_size_9+split_among_all"]
     assert "Table 3" in dt.title
     (mt,) = by_env["map_task_v0"]
     assert [c.name for c in mt.conditions] == ["baseline", "communication_bandwidth", "canvas_visibility"]
@@ -328,7 +332,8 @@ def test_unknown_env_suggests_the_closest():
         ({"policies": [{"label": "x"}]}, r"groups\[0\]\.policies\[0\]: missing field 'policy'"),
         ({"policies": [{"policy": "scripted", "seed": 1}]}, r"groups\[0\]\.policies\[0\]: unknown field 'seed'"),
         ({"policies": ["scripted", {"label": "scripted", "policy": "random"}]}, r"groups\[0\]: two policy labels share the name 'scripted'"),
-        ({"policies": [{"policy": "scripted", "personas": True}]}, r"groups\[0\]\.policies\[0\]: personas, theory, probes_every and interview go with policy 'llm', not 'scripted'"),
+        ({"policies": [{"policy": "scripted", "personas": True}]}, r"groups\[0\]\.policies\[0\]: personas, theory, probes_every, interview and constrain go with policy 'llm', not 'scripted'"),
+        ({"policies": [{"policy": "llm", "constrain": "yes"}]}, r"groups\[0\]\.policies\[0\]\.constrain: expected one of off, json, grammar, regex"),
         ({"policies": [{"policy": "random", "probes_every": 3}]}, r"groups\[0\]\.policies\[0\]: personas, .* go with policy 'llm', not 'random'"),
         ({"policies": [{"policy": "cooperator", "interview": True}]}, r"groups\[0\]\.policies\[0\]: personas, .* go with policy 'llm'"),
         ({"policies": [{"policy": "llm", "personas": "yes"}]}, r"groups\[0\]\.policies\[0\]\.personas: expected true or false, got 'yes'"),

@@ -53,7 +53,8 @@ class Usage:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # from the request leaving the client to the answer (retries and their waits included)
+    queue_s: float = 0.0  # waiting for a free slot of the client's concurrency bound, before any request
     cost_usd: float | None = None
 
     def add(self, other: "Usage") -> None:
@@ -63,6 +64,7 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.latency_s += other.latency_s
+        self.queue_s += other.queue_s
         if other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
@@ -75,6 +77,8 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "latency_s": round(self.latency_s, 4),
         }
+        if self.queue_s:
+            out["queue_s"] = round(self.queue_s, 4)
         if self.cost_usd is not None:
             out["cost_usd"] = round(self.cost_usd, 6)
         return out
@@ -107,6 +111,7 @@ class ChatResult:
     usage: Usage
     model: str
     cached: bool = False
+    finish_reason: str | None = None  # the API's: "stop", "length" (the output limit was hit), ...
 
 
 @dataclass
@@ -224,9 +229,12 @@ class LLMClient:
             budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
         client, gate = self._loop_client()
         usage = Usage(calls=1)
-        started = time.perf_counter()
+        queued = time.perf_counter()
         last_error = "no attempt made"
+        finish_reason = None
         async with gate:
+            started = time.perf_counter()
+            usage.queue_s = started - queued
             for attempt in range(self.max_retries + 1):
                 retry_after: float | None = None
                 self.requests += 1
@@ -234,6 +242,7 @@ class LLMClient:
                     response = await client.chat.completions.create(model=self.model, messages=list(messages), **params)
                     choice = response.choices[0] if response.choices else None
                     text = (choice.message.content or "") if choice is not None else ""
+                    finish_reason = getattr(choice, "finish_reason", None) if choice is not None else None
                     if response.usage is not None:
                         usage.prompt_tokens = int(response.usage.prompt_tokens or 0)
                         usage.completion_tokens = int(response.usage.completion_tokens or 0)
@@ -259,7 +268,7 @@ class LLMClient:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps({"model": self.model, "text": text}), encoding="utf-8")
             tmp.replace(path)
-        return ChatResult(text, usage, self.model)
+        return ChatResult(text, usage, self.model, finish_reason=finish_reason)
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the running event loop (call before the loop ends)."""

@@ -250,6 +250,8 @@ class LLMPolicy:
             self.usage.add(step_usage)
         self.last_extras = {"rationale": rationale, "reply": result.text[:MAX_RATIONALE], "usage": step_usage.to_json(),
                             "source": f"constrained {source}" if constrained else source}
+        if result.finish_reason not in (None, "stop"):  # e.g. "length": the reply was cut at the output limit
+            self.last_extras["finish_reason"] = result.finish_reason
         if repairs:
             self.last_extras["repairs"] = repairs
         self._recent = (self._recent + [str(observation)])[-(self.window - 1):] if self.window > 1 else []

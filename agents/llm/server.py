@@ -13,6 +13,9 @@ Models:
   asked an interview item, 'Rating: <1-10>. <sentence>';
 - `echo`: the last user message, verbatim.
 
+`max_tokens` is honoured: a reply longer than it (tokens counted as characters / 4) is cut
+there, with `finish_reason` "length", as a model's would be.
+
 Structured outputs: with `response_format` `{"type": "json_schema", "json_schema": {"schema": S}}`
 a model's reply is a JSON instance of S drawn with the same seeded generator (objects,
 `anyOf`, `enum`, `const`, integers and numbers within their bounds, strings within their
@@ -640,6 +643,10 @@ class _Handler(BaseHTTPRequestHandler):
             reply = last_user
         else:
             reply = random_valid_reply(last_user, prompt, np.random.default_rng(self._reply_seed(key)))
+        finish_reason = "stop"
+        limit = body.get("max_tokens")
+        if limit is not None and _tokens(reply) > limit:  # honoured as a model would: the reply is cut
+            reply, finish_reason = reply[: 4 * limit], "length"
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(reply)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         self._send(200, {
@@ -647,7 +654,7 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": 0,
             "model": model_spec,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish_reason}],
             "usage": usage,
         })
 

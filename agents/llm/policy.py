@@ -35,7 +35,7 @@ from agents.llm.client import Budget, LLMClient, Usage
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_MARKER = re.compile(r"(?i)\baction\s*:\s*(.*)")
+_MARKER = re.compile(r"(?i)^[ \t>*_#`-]*action[ \t*_]*:[ \t*_]*(.*)")  # at a line's start: not "Your last action: ..."
 MAX_RATIONALE = 4_000
 ANSWER_FORMAT = "Think briefly about what to do, then end your answer with one last line: ACTION: <command>"
 
@@ -83,7 +83,7 @@ def read_reply(reply: str) -> tuple[str, str, str]:
             return bare, _json_rationale(obj), "json"
     lines = bare.splitlines()
     for i in range(len(lines) - 1, -1, -1):
-        m = _MARKER.search(lines[i])
+        m = _MARKER.match(lines[i])
         if m:
             action = m.group(1).strip().strip("`'\"* ")
             if not action and i + 1 < len(lines):  # "ACTION:" alone, the command on the next line

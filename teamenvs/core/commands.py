@@ -267,6 +267,10 @@ class TextArg(Arg):
         text = clean_text(rest, MAX_TEXT_ARG_CHARS).strip(" :-\"'`")
         if not text:
             raise ArgError(f"'{command.name}' needs {self.name}, e.g. '{command.example_text(situation)}'")
+        placeholder = placeholder_in(text)
+        if placeholder is not None:
+            raise ArgError(f"{self.name} still holds the placeholder {quote(placeholder, 34)} from the command list: "
+                           f"write your own text, e.g. '{command.example_text(situation)}'")
         return text, ""
 
     def example(self, situation=None):
@@ -361,7 +365,16 @@ class ActionError:
         return {"ok": False, "kind": self.kind, "command": self.command, "error": self.error}
 
 
-_ACTION_MARKER = re.compile(r"(?i)\baction\s*:\s*([^\n]*)")
+# `ACTION:` only at the start of a line (after markdown decoration): an echoed "Your last action: ..." is not one
+_ACTION_MARKER = re.compile(r"(?im)^[ \t>*_#`-]*action[ \t*_]*:[ \t*_]*([^\n]*)")
+# a usage placeholder copied from the command list instead of filled in: `<message>`, `<victim 1-35>`
+_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z_]{0,30}(?: \d{1,6}-\d{1,6})?>")
+
+
+def placeholder_in(text: str) -> str | None:
+    """The first usage placeholder (`<message>`) left in `text`, or None."""
+    match = _PLACEHOLDER.search(text)
+    return match.group(0) if match else None
 
 
 class CommandSet:

@@ -81,8 +81,9 @@ def one_of(texts: Iterable[str]) -> Node:
 
 def free_text(max_chars: int) -> Node:
     """Free text on one line that the parser keeps whatever its cleaning drops: a letter or digit
-    first, then up to `max_chars - 1` characters other than a newline."""
-    return Seq((Chars("A-Za-z0-9"), Chars("^\\n", 0, max_chars - 1)))
+    first, then up to `max_chars - 1` characters other than a newline or `<` (which could make a
+    usage placeholder such as `<message>`, refused by the parser)."""
+    return Seq((Chars("A-Za-z0-9"), Chars("^\\n<", 0, max_chars - 1)))
 
 
 def _digits_range(low: str, high: str) -> list[Node]:

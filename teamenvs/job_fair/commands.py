@@ -22,7 +22,7 @@ from functools import lru_cache
 from math import comb
 from typing import TYPE_CHECKING, Any, Mapping
 
-from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg
+from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg, placeholder_in
 from teamenvs.core.messaging import SAY
 from teamenvs.core.rl import NOOP
 from teamenvs.core.text import clean_text, quote
@@ -162,6 +162,9 @@ def split_steps(text: str) -> tuple[str, ...]:
         parts = text.split(",")
     steps = [_NUMBERING.sub("", p).strip(" .:-\"'`") for p in parts]
     steps = [s for s in steps if s]
+    placeholder = next((p for p in map(placeholder_in, steps) if p is not None), None)
+    if placeholder is not None:
+        raise ArgError(f"a step still holds the placeholder {quote(placeholder, 34)} from the command list: name your steps")
     if not steps:
         raise ArgError("the workflow needs at least one step, e.g. 'workflow Research -> Build -> Review'")
     if len(steps) > MAX_STEPS:

@@ -23,6 +23,7 @@ from teamenvs.core.commands import (
     Command,
     CommandSet,
     IntArg,
+    NameArg,
     Situation,
     TextArg,
 )
@@ -448,3 +449,28 @@ def test_property_parse_never_raises_and_errors_are_specific():
             assert isinstance(again, Action) and again.text == result.text, (raw, result)
     # the generator reached every error kind a string can produce
     assert kinds >= {"empty", "too_long", "unknown_command", "bad_argument", "not_allowed"}
+
+
+@pytest.mark.parametrize("raw", ["say <message>", "say <message>. You are now ready to act", "think <thought>",
+                                 "tell trader_2 <message>", "say meet at <victim 1-35>"])
+def test_a_usage_placeholder_copied_into_a_message_is_refused(raw):
+    commands = CommandSet([Command("say", (TextArg("message"),)), Command("think", (TextArg("thought"),)),
+                           Command("tell", (NameArg("recipient"), TextArg("message")))])
+    result = commands.parse(raw, Situation(names={"agent": ("trader_2",)}))
+    assert not result.ok and result.kind == "bad_argument" and "placeholder" in result.error and "write your own text" in result.error
+    assert commands.parse("say I <3 this plan, a<b and b>c", Situation()).ok  # a '<' alone is text
+
+
+@pytest.mark.parametrize("raw, command", [
+    ("Your last action: none yet.\nACTION: wait", "wait"),
+    ("Your last action: invest group 40 (accepted).", None),  # an echoed observation line is not an action line
+    ("**ACTION:** wait", "wait"),
+    ("> action: wait", "wait"),
+])
+def test_the_action_marker_counts_only_at_the_start_of_a_line(raw, command):
+    commands = CommandSet([Command("invest group", (IntArg("amount", 0, 100),)), Command("wait")])
+    result = commands.parse(raw)
+    if command is None:
+        assert result.ok and result.text == "invest group 40"  # read as prose: the command found in the line
+    else:
+        assert result.ok and result.command == command

@@ -30,6 +30,7 @@ quote short excerpts of the values at fault, never a whole value.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import reprlib
@@ -43,7 +44,8 @@ from teamenvs.core.config import ConfigError
 from teamenvs.core.text import printable, quote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
-BUILTIN = ("smoke", "paper", "llm")
+BUILTIN = ("smoke", "paper", "llm", "llm-smoke")
+OFFLINE_BY_DEFAULT = ("llm-smoke",)  # built-in suites whose llm policy, with no model given, is the built-in server's
 SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", "max_steps", "every_env"}
 EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
@@ -631,12 +633,14 @@ def _builtin_path(name: str) -> Path:
 
 
 def load_suite(name_or_path: str | Path, seeds: int | None = None) -> Suite:
-    """A built-in suite by name (`smoke`, `paper`, `llm`) or a suite file (.json, .yaml, .yml)."""
+    """A built-in suite by name (`smoke`, `paper`, `llm`, `llm-smoke`) or a suite file (.json, .yaml, .yml)."""
     text = str(name_or_path)
     if text in BUILTIN:
         path = _builtin_path(text)
     else:
         path = Path(text)
         if path.suffix not in (".json", ".yaml", ".yml"):
-            raise SuiteError(f"unknown suite {file_name(text)}: give a built-in suite ({', '.join(BUILTIN)}) or a .json/.yaml file")
+            close = difflib.get_close_matches(text[:40], BUILTIN, n=1, cutoff=0.6)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise SuiteError(f"unknown suite {file_name(text)}.{hint} Give a built-in suite ({', '.join(BUILTIN)}) or a .json/.yaml file")
     return parse_suite(_read(path), text, seeds)

@@ -18,6 +18,7 @@ look like API keys are masked in them, argparse's included (it echoes unknown ar
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from typing import Any, NoReturn, Sequence
@@ -219,9 +220,11 @@ def _cmd_serve_llm(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from benchmarks.bench import run_bench
-    from benchmarks.suite import load_suite
+    from benchmarks.suite import OFFLINE_BY_DEFAULT, load_suite
 
     suite = load_suite(args.suite, seeds=args.seeds)
+    if suite.name in OFFLINE_BY_DEFAULT and not args.model and not args.base_url and not os.environ.get("OPENAI_BASE_URL"):
+        args.model = "random-valid"  # the built-in offline server, which says it is a test double
     outcome = run_bench(
         suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
@@ -287,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--workers", type=int, default=None, help="processes for scripted episodes (default: CPU count)")
     p_bench.add_argument("--force", action="store_true", help="rerun episodes whose logs are already complete")
     p_bench.add_argument("--quiet", action="store_true", help="no progress bar")
-    p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies")
+    p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies (llm-smoke without --base-url: "
+                         "random-valid on the built-in offline server)")
     p_bench.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
     p_bench.add_argument("--concurrency", type=int, default=16, help="model calls in flight at once, over all episodes (default 16)")
     p_bench.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")

@@ -660,3 +660,15 @@ def test_episodes_past_the_wall_clock_limit_fail_and_a_rerun_completes_them(tmp_
     assert main(["bench", "--suite", str(write_suite(tmp_path, SMALL, "b.json")), "--out", str(tmp_path / "o2"),
                  "--quiet", "--episode-timeout", "-5"]) == 2
     assert "--episode-timeout must be a positive number of seconds" in capsys.readouterr().err
+
+
+def test_the_llm_smoke_suite_compares_an_llm_team_with_the_baselines_offline_by_default(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    suite = load_suite("llm-smoke")
+    assert {g.env for g in suite.groups} == set(list_envs())
+    assert all([p.label for p in g.policies] == ["llm", "scripted", "random"] for g in suite.groups)
+    assert main(["bench", "--suite", "llm-smoke", "--out", str(tmp_path / "out"), "--seeds", "1", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "built-in offline server" in captured.out + captured.err
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert report.count("| llm") >= len(suite.groups) and "random-valid" in (tmp_path / "out" / "results.csv").read_text()

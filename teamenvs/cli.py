@@ -145,6 +145,39 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
     return printable("\n".join(lines))
 
 
+def format_info(env_id: str) -> str:
+    """What `teamenvs info ENV` prints: roles, presets, baselines, config keys (range, default, doc), metrics."""
+    import dataclasses
+
+    from teamenvs.core.policy import baselines, default_baseline
+    from teamenvs.registry import spec
+
+    paradigm = spec(env_id)
+    env = make(env_id)
+    lines = [f"{paradigm.env_id} ({paradigm.gym_id}): {paradigm.title}", paradigm.summary, "",
+             f"agents (default config): {', '.join(env.possible_agents)}",
+             f"presets (combine with '+'): {', '.join(type(env).presets) or '(none)'}",
+             f"baselines: scripted (= {default_baseline(env_id)}), {', '.join(baselines(env_id))}", "", "config keys:"]
+    for f in dataclasses.fields(env.config):
+        meta = f.metadata.get("teamenvs", {})
+        bounds = ""
+        if meta.get("choices"):
+            bounds = " one of " + ", ".join(map(str, meta["choices"]))
+        elif meta.get("low") is not None or meta.get("high") is not None:
+            show = lambda b: b if isinstance(b, (int, float, str)) else "(depends on the config)"  # noqa: E731
+            bounds = f" from {show(meta.get('low'))} to {show(meta.get('high'))}"
+        lines.append(f"  {f.name} = {getattr(env.config, f.name)!r}{bounds}" + (f": {meta['doc']}" if meta.get("doc") else ""))
+    goals = getattr(type(env), "metric_goals", {})
+    lines += ["", "metrics with a direction (the rest are counts and context): "
+              + ", ".join(f"{k} ({'higher' if v == 'max' else 'lower'} is better)" for k, v in goals.items())]
+    return printable("\n".join(lines))
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    print(format_info(args.env_id))
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     for paradigm in paradigms():
         print(printable(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}"))
@@ -162,8 +195,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
     if args.max_steps is not None and args.max_steps < 1:
         raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
-    if args.policy != "llm" and (args.constrain != "off" or args.timeout is not None or args.concurrency is not None):
-        raise ConfigError("--constrain, --timeout and --concurrency go with --policy llm")
+    llm_only = {"--constrain": args.constrain != "off", "--timeout": args.timeout is not None, "--concurrency": args.concurrency is not None,
+                "--temperature": args.temperature is not None, "--max-calls": args.max_calls is not None,
+                "--max-tokens": args.max_tokens is not None}
+    given = [flag for flag, set_ in llm_only.items() if set_]
+    if args.policy != "llm" and given:
+        raise ConfigError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --policy llm, not --policy {args.policy}")
+    args.temperature = 0.0 if args.temperature is None else args.temperature
     if args.policy == "llm":
         args.timeout = 60.0 if args.timeout is None else args.timeout
         args.concurrency = 16 if args.concurrency is None else args.concurrency
@@ -254,8 +292,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from teamenvs._version import __version__
+
     parser = ArgumentParser(prog="teamenvs", description="Multi-agent team-science environments.")
+    parser.add_argument("--version", action="version", version=f"teamenvs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    p_info = sub.add_parser("info", help="an env's agents, presets, baselines, config keys (ranges, defaults) and metrics")
+    p_info.add_argument("env_id", help="e.g. commons_v0 (teamenvs list shows them all)")
+    p_info.set_defaults(func=_cmd_info)
     p_list = sub.add_parser("list", help="list registered environments")
     p_list.set_defaults(func=_cmd_list)
     p_run = sub.add_parser("run", help="run seeded episodes with scripted or random policies")
@@ -268,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--log-dir", default="runs", help="folder for the JSONL episode logs (default: runs)")
     p_run.add_argument("--model", default=None, help="with --policy llm: the model name at the endpoint")
     p_run.add_argument("--base-url", default=None, help="with --policy llm: an OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
-    p_run.add_argument("--temperature", type=float, default=0.0, help="with --policy llm (default 0; the response cache is on at 0)")
+    p_run.add_argument("--temperature", type=float, default=None, help="with --policy llm (default 0; the response cache is on at 0)")
     p_run.add_argument("--max-calls", type=int, default=None, help="with --policy llm: model calls allowed per episode")
     p_run.add_argument("--max-tokens", type=int, default=None, help="with --policy llm: tokens allowed per episode")
     p_run.add_argument("--max-steps", type=int, default=None, help="stop each episode after this many env steps")
@@ -321,6 +365,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted: the logs written so far are kept; rerun the same command to resume "
+              "(bench skips every episode whose log is complete)", file=sys.stderr)
+        return 130
     except (ConfigError, KeyError, ValueError, TypeError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {error_text(message)}", file=sys.stderr)

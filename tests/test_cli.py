@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import teamenvs
 from teamenvs.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -76,3 +79,53 @@ def test_ci_runs_the_readme_test_command():
     ci = (README.parent / ".ci" / "run").read_text()
     test_line = next(line for line in README.read_text().splitlines() if "pytest" in line and "pip install" in line)
     assert test_line.strip().strip("`") in ci
+
+
+def test_version_and_python_dash_m(capsys):
+    import subprocess
+    import sys
+
+    from teamenvs._version import __version__
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"teamenvs {__version__}"
+    done = subprocess.run([sys.executable, "-m", "teamenvs", "list"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "commons_v0" in done.stdout
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_info_lists_agents_presets_baselines_config_and_metrics(env_id, capsys):
+    assert main(["info", env_id]) == 0
+    out = capsys.readouterr().out
+    env = teamenvs.make(env_id)
+    assert all(a in out for a in env.possible_agents)
+    assert all(p in out for p in type(env).presets)
+    assert "baselines: scripted (= " in out
+    import dataclasses
+
+    assert all(f"  {f.name} = " in out for f in dataclasses.fields(env.config))
+    assert all(k in out for k in type(env).metric_goals)
+
+
+def test_options_that_only_apply_to_llm_policies_are_refused(capsys):
+    assert main(["run", "day_trader_v0", "--temperature", "0.5", "--max-calls", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--temperature, --max-calls go with --policy llm, not --policy scripted" in err
+
+
+def test_a_misspelt_policy_gets_the_nearest_name(capsys):
+    assert main(["run", "day_trader_v0", "--policy", "scriptd"]) == 2
+    assert "Did you mean 'scripted'?" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_with_a_resume_hint_and_exit_130(monkeypatch, capsys):
+    import teamenvs.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_list", interrupted)
+    assert main(["list"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "rerun the same command to resume" in err

@@ -142,7 +142,7 @@ def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: in
     for i, (agent, name) in enumerate(zip(agents, names)):
         resolved = default_baseline(env_id) if name == "scripted" else name
         if resolved not in available:
-            close = difflib.get_close_matches(resolved, list(available), n=1)
+            close = difflib.get_close_matches(str(resolved)[:40], ["scripted", "llm", *available], n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ValueError(f"unknown baseline {name!r} for {env_id}.{hint} Available: scripted, {', '.join(available)}")
         policies[agent] = available[resolved](seed=agent_seed(seed, i))

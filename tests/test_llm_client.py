@@ -465,13 +465,14 @@ def test_the_key_from_the_environment_never_reaches_logs_or_cache(server, tmp_pa
 def test_concurrency_bounds_requests_in_flight(server):
     batches = [ask(f"concurrency {i}") for i in range(6)]
     bounded = make_client(server, "random-valid+latency=200", concurrency=2)
-    results, elapsed = gather(bounded, batches)
+    results, narrow_s = gather(bounded, batches)
     assert all(not isinstance(r, BaseException) for r in results)
-    assert elapsed >= 0.55, f"6 calls of 200 ms two at a time took only {elapsed:.3f}s"
+    assert narrow_s >= 0.55, f"6 calls of 200 ms two at a time took only {narrow_s:.3f}s"  # a lower bound: load only adds
     wide = make_client(server, "random-valid+latency=200", concurrency=6)
-    results, elapsed = gather(wide, batches)
+    results, wide_s = gather(wide, batches)
     assert all(not isinstance(r, BaseException) for r in results)
-    assert elapsed < 0.45, f"6 calls of 200 ms six at a time took {elapsed:.3f}s"
+    # a ratio in one run, not an absolute bound, so a loaded machine slows both alike: one round against three
+    assert wide_s < 0.7 * narrow_s, f"six at a time took {wide_s:.3f}s against {narrow_s:.3f}s two at a time"
 
 
 def test_cost_from_the_price_table(server):

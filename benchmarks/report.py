@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmarks.suite import slug
 from teamenvs.core.config import ConfigError
-from teamenvs.core.metrics import flatten, mean_sd
+from teamenvs.core.metrics import bootstrap_ci, flatten, mean_sd
 from teamenvs.core.recorder import LogError, read_log, step_records
 from teamenvs.core.text import printable
 
@@ -272,8 +272,72 @@ def _seeds_text(seeds: Sequence[int | None]) -> str:
     return ", ".join(map(str, known)) or "none"
 
 
+def constant_metrics(g: GroupReport) -> dict[str, float]:
+    """Metrics with one value in every episode of a group that compares several cells (e.g. the number of
+    victims): shown once under the table, not as a column."""
+    out: dict[str, float] = {}
+    if len(g.cells) < 2:
+        return out  # one condition and one policy: every column is the result
+    for metric in g.metrics:
+        xs = values(g.rows, metric)
+        if len(xs) == len(g.rows) and len(set(xs)) == 1 and len(g.rows) > 1:
+            out[metric] = xs[0]
+    return out
+
+
+MIN_PAIRS = 5  # seeds both policies played, below which a bootstrap interval is not marked
+
+
+def reference_policy(g: GroupReport) -> str:
+    """The policy the others are compared with: the scripted baseline when the group has it, else its first policy."""
+    return "scripted" if "scripted" in g.policies else g.policies[0]
+
+
+def paired_rows(g: GroupReport, metric: str) -> list[tuple[str, str, int, float, tuple[float, float]]]:
+    """(condition, policy, pairs, mean difference policy - reference, its 95% bootstrap CI) on the seeds both played."""
+    reference = reference_policy(g)
+    out = []
+    for c in g.conditions:
+        base = {r.seed: r for r in g.cells.get((c, reference), [])}
+        for p in g.policies:
+            if p == reference:
+                continue
+            diffs = []
+            for r in g.cells.get((c, p), []):
+                other = base.get(r.seed)
+                if other is None:
+                    continue
+                a, b = (_team_return(r), _team_return(other)) if metric == "return" else (r.metrics.get(metric), other.metrics.get(metric))
+                if _is_number(a) and _is_number(b):
+                    diffs.append(float(a) - float(b))
+            if diffs:
+                out.append((c, p, len(diffs), sum(diffs) / len(diffs), bootstrap_ci(diffs)))
+    return out
+
+
+def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
+    """The paired comparison with the reference policy: mean differences with 95% bootstrap CIs over seeds."""
+    reference = reference_policy(g)
+    table = {m: paired_rows(g, m) for m in ["return", *metrics]}
+    if not any(table.values()):
+        return []
+    lines = [f"Paired with `{reference}` on the same seeds: mean difference (policy - {reference}) and its 95% bootstrap "
+             f"confidence interval (percentile, 2,000 resamples over seeds, seeded); * marks an interval that excludes 0, "
+             f"given from {MIN_PAIRS} pairs on (a bootstrap over fewer seeds is too crude to mark).", "",
+             "| condition | policy | metric | pairs | difference | 95% CI |", "|---|---|---|---:|---:|---|"]
+    for metric, rows in table.items():
+        d = _digits([abs(x) for _, _, _, x, _ in rows] or [1.0])
+        for c, p, n, diff, (lo, hi) in rows:
+            mark = "" if lo <= 0 <= hi or n < MIN_PAIRS else " *"
+            lines.append(f"| {c} | {p} | {metric} | {n} | {diff:+,.{d}f} | [{lo:,.{d}f}, {hi:,.{d}f}]{mark} |")
+    lines.append("")
+    return lines
+
+
 def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
     arrow = {"max": " ↑", "min": " ↓"}
+    constant = constant_metrics(g)
+    g = GroupReport(g.title, g.env, g.conditions, g.policies, g.cells, [m for m in g.metrics if m not in constant], g.goals)
     lines = [f"## {g.title} (`{g.env}`)", ""]
     seeds = _seeds_text([r.seed for r in g.rows])
     lines.append(f"{len(g.rows)} episodes; seeds {seeds}; conditions: "
@@ -311,6 +375,11 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
                 row.append(f"**{text}**" if best.get((c, p, metric)) else text)
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
+    if constant:
+        lines.append("The same in every episode: " + ", ".join(f"{k} = {v:g}" for k, v in constant.items()) + ".")
+        lines.append("")
+    if len(g.policies) > 1:
+        lines += paired_markdown(g, [m for m in g.metrics if g.goals.get(m) in ("max", "min")])
     usage_cells = [(c, p) for c in g.conditions for p in g.policies if any(r.usage for r in g.cells.get((c, p), []))]
     if usage_cells:
         lines.append("Model usage per episode (mean):")

@@ -382,3 +382,24 @@ def test_scalar_metrics_are_top_level_numbers_and_booleans_in_first_seen_order()
             _row({"c": 2.0, "h": 0})]
     assert scalar_metrics(rows) == ["a", "d", "c", "h"]
     assert scalar_metrics([]) == []
+
+
+def test_constant_columns_drop_and_policies_are_paired_with_the_reference_on_the_same_seeds():
+    from benchmarks.report import EpisodeRow, GroupReport, constant_metrics, paired_rows, reference_policy
+    from teamenvs.core.metrics import bootstrap_ci
+
+    def row(policy, seed, gain, total=35):
+        return EpisodeRow(path=Path(f"{policy}{seed}.jsonl"), suite="s", group="g", env="day_trader_v0", condition="c",
+                          preset=None, overrides={}, policy=policy, seed=seed, order=(0, 0, 0), status="complete",
+                          returns={"a": gain}, metrics={"gain": gain, "total": total})
+
+    cells = {("c", "scripted"): [row("scripted", s, 10.0 + s) for s in range(6)],
+             ("c", "llm"): [row("llm", s, 12.0 + s + (s % 2)) for s in range(1, 7)]}  # seed 6 has no pair
+    g = GroupReport("g", "day_trader_v0", ["c"], ["llm", "scripted"], cells, ["gain", "total"], {"gain": "max"})
+    assert constant_metrics(g) == {"total": 35}
+    assert reference_policy(g) == "scripted"
+    ((condition, policy, pairs, diff, (lo, hi)),) = paired_rows(g, "gain")
+    diffs = [2.0 + (s % 2) for s in range(1, 6)]
+    assert (condition, policy, pairs) == ("c", "llm", 5) and diff == pytest.approx(sum(diffs) / 5)
+    assert (lo, hi) == bootstrap_ci(diffs) and 2.0 <= lo <= diff <= hi <= 3.0
+    assert bootstrap_ci([4.0]) == (4.0, 4.0) and bootstrap_ci(diffs) == bootstrap_ci(diffs)  # seeded

@@ -73,6 +73,21 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
 
 
+def bootstrap_ci(values: Sequence[float], level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """A percentile bootstrap confidence interval of the mean (seeded, so a report is reproducible);
+    one value gives (value, value)."""
+    import numpy as np
+
+    if not values:
+        raise ValueError("bootstrap_ci needs at least one value")
+    xs = np.asarray(values, dtype=float)
+    if len(xs) == 1:
+        return float(xs[0]), float(xs[0])
+    means = np.random.default_rng(seed).choice(xs, size=(resamples, len(xs)), replace=True).mean(axis=1)
+    tail = (1 - level) / 2
+    return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
+
+
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested metrics as one level: {"a": {"b": 1}} -> {"a.b": 1}; leaves are kept as they are."""
     out: dict[str, Any] = {}

@@ -15,7 +15,10 @@ Likert scale with a one-line justification, two items for each of six dimensions
 `interview_summary` gives per-dimension mean scores. All wording is ours.
 
 Only policies with an async `ask(question, context)` (such as `LLMPolicy`) are probed or
-interviewed; scripted baselines are skipped.
+interviewed; scripted baselines are skipped. A paradigm may ship its own wording of the three
+questions (App. D words them per task) as `teamenvs/<paradigm>/data/probes.json`
+(`{"questions": {"task_state": ..., "teammates": ..., "plan": ...}}`): `Prober.for_env(env_id)`
+uses it, else the general wording below.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import asyncio
 import itertools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -72,23 +76,42 @@ class Prober:
     """Ask probe questions every `every` steps (CollabSim probes after every action: `every=1`)."""
 
     every: int = 1
+    questions: Mapping[str, str] = field(default_factory=lambda: dict(PROBE_QUESTIONS))
 
     def __post_init__(self) -> None:
         if not isinstance(self.every, int) or self.every < 1:
             raise ValueError(f"probes every must be a whole number >= 1, got {self.every!r}")
+        if set(self.questions) != set(PROBE_QUESTIONS):
+            raise ValueError(f"probe questions are keyed {', '.join(PROBE_QUESTIONS)}, got {', '.join(self.questions)}")
+
+    @classmethod
+    def for_env(cls, env_id: str, every: int = 1) -> "Prober":
+        """A prober asking the task's own wording of the questions when its paradigm ships one."""
+        return cls(every, task_questions(env_id))
 
     def due(self, step: int) -> bool:
         return step % self.every == 0
 
-    @staticmethod
-    def prompt() -> str:
-        return "\n".join(f"- {q}" for q in PROBE_QUESTIONS.values()) + "\n" + PROBE_FORMAT
+    def prompt(self) -> str:
+        return "\n".join(f"- {q}" for q in self.questions.values()) + "\n" + PROBE_FORMAT
 
     async def ask(self, policies: Mapping[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The parsed answers of the `agents` whose policies can be asked."""
         askable = [a for a in agents if hasattr(policies[a], "ask")]
         replies = await asyncio.gather(*(policies[a].ask(self.prompt()) for a in askable))
         return {a: parse_probe(r) for a, r in zip(askable, replies)}
+
+
+def task_questions(env_id: str) -> dict[str, str]:
+    """The probe questions of `env_id`'s paradigm (`data/probes.json` in its folder), else the general ones."""
+    from teamenvs.registry import spec
+
+    package = spec(env_id).env_class.partition(":")[0].rpartition(".")[0]
+    path = resources.files(package) / "data" / "probes.json"
+    if not path.is_file():
+        return dict(PROBE_QUESTIONS)
+    questions = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    return {key: str(questions[key]) for key in PROBE_QUESTIONS}
 
 
 def parse_probe(reply: str) -> dict[str, Any]:

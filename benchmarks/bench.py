@@ -379,7 +379,8 @@ def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettin
         personas = {a: persona_prompt(p, theory=spec.theory) for a, p in zip(env.possible_agents, drawn)}
     theory = COLLABORATION_THEORY if spec.theory and not spec.personas else None
     return make_llm_policies(env, settings.model, client=client, max_calls=settings.max_calls,
-                             max_tokens=settings.max_tokens, personas=personas, theory=theory, constrain=spec.constrain)
+                             max_tokens=settings.max_tokens, personas=personas, theory=theory, constrain=spec.constrain,
+                             memory=spec.memory)
 
 
 async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSettings, progress: Progress) -> list[Outcome]:
@@ -414,8 +415,8 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
                 spec = episode.policy
                 await arun_episode(env, policies, seed=episode.seed, log_dir=temp_dir(out), log_name=episode.key,
                                    max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(settings.model),
-                                   probes=Prober(spec.probes_every) if spec.probes_every else None, interview=spec.interview,
-                                   time_limit=settings.episode_timeout)
+                                   probes=Prober.for_env(episode.group.env, spec.probes_every) if spec.probes_every else None,
+                                   interview=spec.interview, time_limit=settings.episode_timeout)
                 error = None
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"

@@ -89,3 +89,16 @@ def test_scripted_policies_are_not_probed():
     env = teamenvs.make("day_trader_v0")
     result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=0), seed=0, max_steps=4, probes=Prober())
     assert result.metrics["probes"]["probed_steps"] == 0
+
+
+def test_a_paradigm_can_ship_its_own_wording_of_the_probe_questions():
+    from agents.probes import PROBE_QUESTIONS, task_questions
+
+    hidden = task_questions("hidden_profile_v0")  # CollabSim App. D.2's wording for the hidden profile
+    assert set(hidden) == set(PROBE_QUESTIONS) and hidden != PROBE_QUESTIONS
+    assert "partners" in hidden["teammates"]
+    assert task_questions("day_trader_v0") == PROBE_QUESTIONS  # no file: the general wording
+    prober = Prober.for_env("hidden_profile_v0", every=3)
+    assert prober.every == 3 and hidden["plan"] in prober.prompt()
+    with pytest.raises(ValueError, match="keyed"):
+        Prober(questions={"plan": "?"})

@@ -36,6 +36,7 @@ from teamenvs.core.recorder import read_log
 from teamenvs.registry import list_envs
 
 ROOT = Path(__file__).resolve().parents[1]
+SMOKE = 4 * len(list_envs())  # every env: its smoke condition x (scripted, random) x 2 seeds
 PNG = b"\x89PNG\r\n\x1a\n"
 
 # one metric per env that must be filled in every complete row of that env
@@ -45,6 +46,8 @@ KEY_METRIC = {
     "search_rescue_v0": "victims_rescued",
     "map_task_v0": "route_accuracy",
     "job_fair_v0": "overall_success",
+    "hidden_profile_v0": "final_vote_accuracy",
+    "shape_factory_v0": "mean_wealth",
 }
 
 
@@ -104,19 +107,19 @@ def table(text: str) -> list[dict[str, str]]:
 
 def test_smoke_run_completes_every_episode(smoke):
     suite, out, outcome = smoke
-    assert len(suite.episodes()) == 20
-    assert (outcome.ran, outcome.skipped, outcome.failed) == (20, 0, [])
+    assert len(suite.episodes()) == SMOKE
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (SMOKE, 0, [])
     assert outcome.report is not None and len(outcome.report.groups) == len(list_envs())
     summary = outcome.summary()
-    assert "suite smoke: 20 episode(s) run, 0 already complete (skipped), 0 failed" in summary
-    assert "report: 20 of 20 episodes complete, 5 group(s)" in summary
+    assert f"suite smoke: {SMOKE} episode(s) run, 0 already complete (skipped), 0 failed" in summary
+    assert f"report: {SMOKE} of {SMOKE} episodes complete, {len(list_envs())} group(s)" in summary
     assert json.loads((out / "suite.json").read_text(encoding="utf-8")) == json.loads(json.dumps(suite.to_json()))
 
 
 def test_smoke_logs_one_gzip_jsonl_per_episode_with_run_header_and_end(smoke):
     suite, out, _ = smoke
     files = sorted((out / "logs").iterdir())
-    assert len(files) == 20 and all(p.name.endswith(".jsonl.gz") for p in files)
+    assert len(files) == SMOKE and all(p.name.endswith(".jsonl.gz") for p in files)
     assert {p.name for p in files} == {f"{e.key}.jsonl.gz" for e in suite.episodes()}
     for episode in suite.episodes():
         path = log_path(out, episode)
@@ -135,7 +138,7 @@ def test_smoke_logs_one_gzip_jsonl_per_episode_with_run_header_and_end(smoke):
 def test_smoke_results_csv_one_row_per_episode_with_metrics(smoke):
     suite, out, _ = smoke
     rows = load_results(out)
-    assert len(rows) == 20
+    assert len(rows) == SMOKE
     assert {(r["env"], r["policy"], int(r["seed"])) for r in rows} == {
         (e.group.env, e.policy.label, e.seed) for e in suite.episodes()}
     by_key = {f"{slug(r['group'])}__{slug(r['condition'])}__{slug(r['policy'])}__seed{r['seed']}": r for r in rows}
@@ -167,7 +170,7 @@ def test_smoke_report_has_a_filled_table_per_group(smoke):
     md = (out / "report.md").read_text(encoding="utf-8")
     assert md.startswith("# Benchmark report: smoke")
     assert suite.description in md
-    assert "20 of 20 episodes complete" in md
+    assert f"{SMOKE} of {SMOKE} episodes complete" in md
     assert "Episodes without a result" not in md
     for g in suite.groups:
         text = section(md, f"## {g.title} (`{g.env}`)")
@@ -229,7 +232,7 @@ def test_cli_bench_smoke_end_to_end_reproduces_the_run(smoke, tmp_path, capsys):
     out = tmp_path / "cli"
     assert main(["bench", "--suite", "smoke", "--out", str(out), "--quiet"]) == 0
     captured = capsys.readouterr()
-    assert "suite smoke: 20 episode(s) run, 0 already complete (skipped), 0 failed" in captured.out
+    assert f"suite smoke: {SMOKE} episode(s) run, 0 already complete (skipped), 0 failed" in captured.out
     assert "episodes" not in captured.err  # --quiet: no progress bar
     # same seeds, same episodes: the logs' contents, results.csv and report.md are identical
     assert sorted(p.name for p in (out / "logs").iterdir()) == sorted(p.name for p in (first / "logs").iterdir())
@@ -247,9 +250,9 @@ def test_rerun_of_a_complete_folder_runs_nothing(smoke, tmp_path):
     out = copy_of(smoke, tmp_path)
     before = mtimes(out)
     outcome = run_bench(load_suite("smoke"), out, workers=2, progress=False, report=False)
-    assert (outcome.ran, outcome.skipped, outcome.failed) == (0, 20, [])
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (0, SMOKE, [])
     assert mtimes(out) == before
-    assert "0 episode(s) run, 20 already complete (skipped)" in outcome.summary()
+    assert f"0 episode(s) run, {SMOKE} already complete (skipped)" in outcome.summary()
 
 
 def test_a_killed_run_reruns_exactly_the_episodes_it_lost(smoke, tmp_path):
@@ -271,10 +274,10 @@ def test_a_killed_run_reruns_exactly_the_episodes_it_lost(smoke, tmp_path):
     assert read_log(cut) and read_log(cut)[-1]["type"] != "end"
     damaged = {cut.name, unended.name, gone.name}
     before = {k: v for k, v in mtimes(out).items() if k not in damaged}
-    assert len(before) == 17
+    assert len(before) == SMOKE - 3
 
     outcome = run_bench(suite, out, workers=2, progress=False, report=False)
-    assert (outcome.ran, outcome.skipped, outcome.failed) == (3, 17, [])
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (3, SMOKE - 3, [])
     after = mtimes(out)
     assert {k: after[k] for k in before} == before  # the finished ones were not touched
     for path in (cut, unended, gone):
@@ -289,7 +292,7 @@ def test_a_log_of_another_episode_does_not_count_as_complete(smoke, tmp_path):
     shutil.copyfile(log_path(out, first), log_path(out, second))
     assert not is_complete(log_path(out, second), second)
     outcome = run_bench(suite, out, workers=2, progress=False, report=False)
-    assert (outcome.ran, outcome.skipped) == (1, 19)
+    assert (outcome.ran, outcome.skipped) == (1, SMOKE - 1)
     assert read_log(log_path(out, second))[0]["seed"] == second.seed
 
 
@@ -297,9 +300,9 @@ def test_more_seeds_run_only_the_new_episodes(smoke, tmp_path):
     out = copy_of(smoke, tmp_path)
     before = mtimes(out)
     outcome = run_bench(load_suite("smoke", seeds=3), out, workers=2, progress=False, report=False)
-    assert (outcome.ran, outcome.skipped, outcome.failed) == (10, 20, [])
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (SMOKE // 2, SMOKE, [])
     after = mtimes(out)
-    assert len(after) == 30 and {k: after[k] for k in before} == before
+    assert len(after) == SMOKE * 3 // 2 and {k: after[k] for k in before} == before
     assert all(name.endswith("__seed2.jsonl.gz") for name in set(after) - set(before))
 
 
@@ -308,7 +311,7 @@ def test_force_reruns_every_episode(smoke, tmp_path):
     before = mtimes(out)
     time.sleep(0.01)
     outcome = run_bench(load_suite("smoke"), out, workers=2, progress=False, report=False, force=True)
-    assert (outcome.ran, outcome.skipped, outcome.failed) == (20, 0, [])
+    assert (outcome.ran, outcome.skipped, outcome.failed) == (SMOKE, 0, [])
     after = mtimes(out)
     assert after.keys() == before.keys() and all(after[k] > before[k] for k in before)
 

@@ -9,7 +9,7 @@ and within CI time, and each is said where it happens:
 - `python -m benchmarks.X` commands get their own quick flags appended (argparse keeps the
   last value), so the README's flags are parsed and the script prints its tables;
 - `bench --suite paper` runs with `--seeds 1`; `bench --suite llm` at a real endpoint runs
-  its suite checks and stops before the episodes (its 318 LLM episodes are the README's
+  its suite checks and stops before the episodes (its LLM episodes are the README's
   job to describe, not CI's to pay for; the LLM bench path runs end to end in test_bench.py).
 """
 
@@ -35,6 +35,7 @@ BENCH_QUICK = {
     "search_rescue": ["--seeds", "1", "--only", "table3"],
     "map_task": ["--seeds", "1", "--seconds", "0.2"],
     "job_fair": ["--quick"],
+    "hidden_profile": ["--seeds", "1", "--seconds", "0.2"],
     "llm_loop": ["--latency-ms", "20", "--steps", "2", "--episodes", "2", "--in-process"],
     "memory": ["--sizes", "2000", "--queries", "5", "--loop-queries", "1"],
     "speed_social_dilemma": ["--seconds", "0.2"],
@@ -151,7 +152,9 @@ def test_every_readme_command_runs(tmp_path, monkeypatch, capsys, server):
                               lambda suite, out, calls=calls, stand_in=stand_in, **kw: calls.append((suite, out, kw)) or stand_in)
                 assert main(args) == 0
             suite, out, kw = calls[0]
-            assert suite.name == "llm" and suite.needs_model and len(suite.episodes()) == 318
+            stated = re.search(r"paper grid \(3 seeds, ([\d,]+) episodes", README.read_text(encoding="utf-8"))
+            assert stated is not None, "the README states the llm suite's size"
+            assert suite.name == "llm" and suite.needs_model and len(suite.episodes()) == int(stated.group(1).replace(",", ""))
             assert kw["model"] == "random-valid" and kw["base_url"] == server.url and kw["price"] == "0.15,0.60"
             ran.append(command)
             continue

@@ -77,6 +77,9 @@ def test_paper_has_the_layouts_of_the_seed_papers():
     assert [c.name for c in dt.conditions] == ["baseline", "communication_bandwidth", "group_size_6", "group_size_9",
                                                "group_size_6+split_among_all", "group_size_9+split_among_all"]
     assert "Table 3" in dt.title
+    (hp,) = by_env["hidden_profile_v0"]
+    assert "Table 4" in hp.title and [c.name for c in hp.conditions][:2] == ["baseline", "communication_bandwidth"]
+    assert [p.policy for p in hp.policies] == ["share_unique", "shared_only", "random"]
     (mt,) = by_env["map_task_v0"]
     assert [c.name for c in mt.conditions] == ["baseline", "communication_bandwidth", "canvas_visibility"]
     assert "Table 5" in mt.title
@@ -225,6 +228,21 @@ def test_yaml_and_json_user_suites_parse_identically(tmp_path):
     assert len(from_json.episodes()) == 4 * 3 * 2 + 1
 
 
+def test_an_llm_policy_takes_memory_true_or_its_options():
+    policies = parse(group(policies=[
+        "llm",
+        {"label": "remembers", "policy": "llm", "memory": True},
+        {"label": "small memory", "policy": "llm", "memory": {"capacity": 50, "decay": 0.99}},
+        {"label": "forgets", "policy": "llm", "memory": False},
+    ])).groups[0].policies
+    assert [p.memory for p in policies] == [None, {}, {"capacity": 50, "decay": 0.99}, None]
+    headers = [p.to_json() for p in policies]
+    assert [h.get("memory") for h in headers] == [None, {}, {"capacity": 50, "decay": 0.99}, None]
+    # without memory the header is the one existing logs have
+    assert list(headers[0]) == list(headers[3]) == ["label", "policy", "personas", "theory", "probes_every", "interview"]
+    assert PolicySpec("remembers", "llm", memory={}).to_json()["memory"] == {}
+
+
 def test_a_suite_without_a_name_is_named_after_its_file(tmp_path):
     raw = dict(USER_JSON)
     del raw["name"]
@@ -332,8 +350,14 @@ def test_unknown_env_suggests_the_closest():
         ({"policies": [{"label": "x"}]}, r"groups\[0\]\.policies\[0\]: missing field 'policy'"),
         ({"policies": [{"policy": "scripted", "seed": 1}]}, r"groups\[0\]\.policies\[0\]: unknown field 'seed'"),
         ({"policies": ["scripted", {"label": "scripted", "policy": "random"}]}, r"groups\[0\]: two policy labels share the name 'scripted'"),
-        ({"policies": [{"policy": "scripted", "personas": True}]}, r"groups\[0\]\.policies\[0\]: personas, theory, probes_every, interview and constrain go with policy 'llm', not 'scripted'"),
+        ({"policies": [{"policy": "scripted", "personas": True}]}, r"groups\[0\]\.policies\[0\]: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not 'scripted'"),
         ({"policies": [{"policy": "llm", "constrain": "yes"}]}, r"groups\[0\]\.policies\[0\]\.constrain: expected one of off, json, grammar, regex"),
+        ({"policies": [{"policy": "random", "memory": True}]}, r"groups\[0\]\.policies\[0\]: personas, .* and memory go with policy 'llm', not 'random'"),
+        ({"policies": [{"policy": "llm", "memory": "yes"}]}, r"groups\[0\]\.policies\[0\]\.memory: expected true, false or a mapping of memory options, got 'yes'"),
+        ({"policies": [{"policy": "llm", "memory": {"capacty": 5}}]}, r"groups\[0\]\.policies\[0\]\.memory: unknown option\(s\) \['capacty'\]; the options are w_recency, .*capacity"),
+        ({"policies": [{"policy": "llm", "memory": {1: 5}}]}, r"groups\[0\]\.policies\[0\]\.memory: unknown option\(s\) \[1\]"),
+        ({"policies": [{"policy": "llm", "memory": {"decay": 2}}]}, r"groups\[0\]\.policies\[0\]\.memory: decay must be in \(0, 1\], got 2"),
+        ({"policies": [{"policy": "llm", "memory": {"capacity": "x" * 5000}}]}, r"groups\[0\]\.policies\[0\]\.memory: capacity must be a positive int or None, got 'x{50,200}$"),
         ({"policies": [{"policy": "random", "probes_every": 3}]}, r"groups\[0\]\.policies\[0\]: personas, .* go with policy 'llm', not 'random'"),
         ({"policies": [{"policy": "cooperator", "interview": True}]}, r"groups\[0\]\.policies\[0\]: personas, .* go with policy 'llm'"),
         ({"policies": [{"policy": "llm", "personas": "yes"}]}, r"groups\[0\]\.policies\[0\]\.personas: expected true or false, got 'yes'"),
@@ -407,7 +431,7 @@ def test_bad_add_policies_are_named():
 
 
 def test_unknown_base():
-    with pytest.raises(SuiteError, match=r"suite file 'no_such_suite\.json' not found \(built-in suites: smoke, paper, llm\)"):
+    with pytest.raises(SuiteError, match=r"suite file 'no_such_suite\.json' not found \(built-in suites: " + re.escape(", ".join(BUILTIN)) + r"\)"):
         parse({"base": "no_such_suite.json"})
     with pytest.raises(SuiteError, match=FILE + r"\.base: expected a non-empty string"):
         parse({"base": 3})
@@ -453,11 +477,11 @@ def test_the_file_path_is_in_errors_from_a_file(tmp_path):
 
 
 def test_missing_file_and_wrong_extension(tmp_path):
-    with pytest.raises(SuiteError, match=r"suite file '.*nowhere\.yaml' not found \(built-in suites: smoke, paper, llm\)"):
+    with pytest.raises(SuiteError, match=r"suite file '.*nowhere\.yaml' not found \(built-in suites: " + re.escape(", ".join(BUILTIN)) + r"\)"):
         load_suite(tmp_path / "nowhere.yaml")
     text = tmp_path / "suite.txt"
     text.write_text(json.dumps(group()), encoding="utf-8")
-    with pytest.raises(SuiteError, match=r"unknown suite '.*suite\.txt': give a built-in suite \(smoke, paper, llm\) or a \.json/\.yaml file"):
+    with pytest.raises(SuiteError, match=r"unknown suite '.*suite\.txt'\..* ?Give a built-in suite \(" + re.escape(", ".join(BUILTIN)) + r"\) or a \.json/\.yaml file"):
         load_suite(text)
     with pytest.raises(SuiteError, match=r"unknown suite 'smok'"):
         load_suite("smok")

@@ -4,7 +4,7 @@ A map is a `width x height` grid with `n_landmarks` named landmarks, each a smal
 of cells with a one-cell gap around it; `blocked_fraction` of them are obstacles no route
 may cross (a lake, a cliff), the others can be walked over. The route runs from a start
 cell to a finish cell on the far side of the map as a simple 4-connected path: shortest
-paths (networkx) through free cells next to a sequence of landmarks, each leg avoiding the
+paths (networkx's bidirectional breadth-first search, step for step) through free cells next to a sequence of landmarks, each leg avoiding the
 cells of the legs before it, so the route never crosses itself or an obstacle.
 
 The instruction follower's map differs from the giver's by `mismatch` kinds of HCRC
@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
-import networkx as nx
 import numpy as np
 
 from teamenvs.core.config import ConfigError
@@ -142,18 +141,85 @@ def _place(rng: np.random.Generator, width: int, height: int, taken: set[Cell], 
     return None
 
 
+def _grid_neighbours(cell: Cell, width: int, height: int) -> list[Cell]:
+    """The 4 neighbours of a cell on the map, in the order networkx's `grid_2d_graph` lists them
+    (x - 1, x + 1, y - 1, y + 1): the order decides which of two equally short paths is taken."""
+    x, y = cell
+    out = []
+    if x > 0:
+        out.append((x - 1, y))
+    if x < width - 1:
+        out.append((x + 1, y))
+    if y > 0:
+        out.append((x, y - 1))
+    if y < height - 1:
+        out.append((x, y + 1))
+    return out
+
+
+def _shortest_leg(width: int, height: int, blocked: set[Cell], source: Cell, target: Cell) -> list[Cell] | None:
+    """A shortest 4-connected path avoiding `blocked`: networkx's bidirectional breadth-first search
+    (`bidirectional_shortest_path`), step for step, so the maps are the ones it made, about 10x faster."""
+    if source == target:
+        return [source]
+    pred: dict[Cell, Cell | None] = {source: None}
+    succ: dict[Cell, Cell | None] = {target: None}
+    forward, reverse = [source], [target]
+    meet = None
+    while forward and reverse and meet is None:
+        if len(forward) <= len(reverse):
+            level, forward = forward, []
+            for v in level:
+                for w in _grid_neighbours(v, width, height):
+                    if w in blocked:
+                        continue
+                    if w not in pred:
+                        forward.append(w)
+                        pred[w] = v
+                    if w in succ:
+                        meet = w
+                        break
+                if meet is not None:
+                    break
+        else:
+            level, reverse = reverse, []
+            for v in level:
+                for w in _grid_neighbours(v, width, height):
+                    if w in blocked:
+                        continue
+                    if w not in succ:
+                        succ[w] = v
+                        reverse.append(w)
+                    if w in pred:
+                        meet = w
+                        break
+                if meet is not None:
+                    break
+    if meet is None:
+        return None
+    path: list[Cell] = []
+    w: Cell | None = meet
+    while w is not None:
+        path.append(w)
+        w = pred[w]
+    path.reverse()
+    w = succ[path[-1]]
+    while w is not None:
+        path.append(w)
+        w = succ[w]
+    return path
+
+
 def _route(width: int, height: int, start: Cell, finish: Cell, waypoints: list[Cell], obstacles: frozenset[Cell]) -> tuple[Cell, ...] | None:
     """A simple 4-connected path start -> waypoints -> finish avoiding obstacles (waypoints it cannot reach are skipped)."""
-    grid = nx.grid_2d_graph(width, height)
-    grid.remove_nodes_from(obstacles)
     path: list[Cell] = [start]
     for goal in [*waypoints, finish]:
         if goal == path[-1] or goal in path:
             continue
-        free = grid.subgraph([n for n in grid if n not in path or n == path[-1]])
-        try:
-            leg = nx.shortest_path(free, path[-1], goal)
-        except nx.NetworkXNoPath:
+        # the path so far is blocked, but for its end, where the next leg starts
+        blocked = set(obstacles).union(path[:-1])
+        leg = _shortest_leg(width, height, blocked, path[-1], goal) if goal not in obstacles else None
+        if leg is None:
             if goal == finish:
                 return None
             continue

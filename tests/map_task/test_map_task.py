@@ -862,3 +862,28 @@ def test_library_map_out_of_range_at_make(index):
     # the library's size is known when the config is built: refuse it there, with the real range
     with pytest.raises(ConfigError, match=re.escape(f"library_map must be from 1 to 8, got {index}")):
         teamenvs.make("map_task_v0", library_map=index)
+
+
+def test_route_legs_are_the_paths_networkx_finds():
+    """The map generator's breadth-first search replaces networkx's bidirectional one step for step
+    (same neighbour order, same meeting point), so every map stays the one networkx made."""
+    import networkx as nx
+
+    from teamenvs.map_task.maps import _shortest_leg
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        width, height = (int(v) for v in rng.integers(3, 25, size=2))
+        cells = [(x, y) for x in range(width) for y in range(height)]
+        blocked = {cells[int(i)] for i in rng.choice(len(cells), size=int(len(cells) * rng.uniform(0, 0.4)), replace=False)}
+        free = [c for c in cells if c not in blocked]
+        if len(free) < 2:
+            continue
+        source, target = (free[int(i)] for i in rng.choice(len(free), size=2, replace=False))
+        grid = nx.grid_2d_graph(width, height)
+        grid.remove_nodes_from(blocked)
+        try:
+            expected = nx.shortest_path(grid, source, target)
+        except nx.NetworkXNoPath:
+            expected = None
+        assert _shortest_leg(width, height, blocked, source, target) == expected

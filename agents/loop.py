@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder
@@ -74,6 +74,7 @@ async def arun_episode(
     compress: bool = False,
     run: Mapping[str, Any] | None = None,
     time_limit: float | None = None,
+    on_step: Callable[[int, Mapping[str, Any]], None] | None = None,
 ) -> EpisodeResult:
     """Run one episode of `env` with one policy per agent; see `run_episode`."""
     if time_limit is not None and not time_limit > 0:
@@ -136,6 +137,8 @@ async def arun_episode(
                 for agent, reward in rewards.items():
                     returns[agent] += reward
                 steps += 1
+                if on_step is not None:
+                    on_step(steps, usage_summary(policies).get("total", {}))
             metrics = episode_metrics(recorder.records)
             extra: dict[str, Any] = {}
             if probes is not None or interview:
@@ -182,6 +185,7 @@ def run_episode(
     compress: bool = False,
     run: Mapping[str, Any] | None = None,
     time_limit: float | None = None,
+    on_step: Callable[[int, Mapping[str, Any]], None] | None = None,
 ) -> EpisodeResult:
     """Run one episode and return its `EpisodeResult` (`.metrics`, `.returns`, `.log_path`).
 
@@ -192,7 +196,9 @@ def run_episode(
     `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
     log's header line as `"run"`. `time_limit` (seconds of wall-clock time) ends an episode
     that runs past it with `EpisodeTimeout`, recorded as the log's error line; it is checked
-    before each step and bounds the wait for the agents' actions. When an LLM policy's
+    before each step and bounds the wait for the agents' actions. `on_step(steps, usage)` is
+    called after every step with the steps so far and the model usage so far (progress
+    displays). When an LLM policy's
     call or token budget is spent (`BudgetExceeded`), the episode stops cleanly: its `end`
     line has `"status": "budget"` and a `warning`, the metrics cover the steps played, and
     the result's `status` is `"budget"`.
@@ -204,7 +210,7 @@ def run_episode(
         try:
             return await arun_episode(env, policies, seed=seed, log_dir=log_dir, log_name=log_name, max_steps=max_steps,
                                       probes=probes, interview=interview, embedder=embedder, compress=compress, run=run,
-                                      time_limit=time_limit)
+                                      time_limit=time_limit, on_step=on_step)
         finally:
             await close_policies(policies)  # this call owns the event loop, so it closes the connections
 

@@ -21,7 +21,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Any, NoReturn, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import mean_sd
@@ -178,6 +178,39 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+class RunProgress:
+    """`teamenvs run`'s progress on stderr: one line redrawn in place on a terminal, a line every
+    `every` seconds when redirected (so a log file keeps the model usage as it grows)."""
+
+    def __init__(self, stream: Any = None, every: float = 10.0) -> None:
+        import time
+
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every, self._clock, self._last = every, time.monotonic, float("-inf")
+        self.label = ""
+
+    def line(self, steps: int, usage: Mapping[str, Any]) -> str:
+        text = f"{self.label}: step {steps}"
+        if usage:
+            text += f", {usage.get('calls', 0):,} calls, {usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0):,} tokens"
+        return text
+
+    def __call__(self, steps: int, usage: Mapping[str, Any]) -> None:
+        now = self._clock()
+        if self.tty:
+            self.stream.write("\r" + printable(self.line(steps, usage), keep_newlines=False) + "\x1b[K")
+            self.stream.flush()
+        elif now - self._last >= self.every:
+            self._last = now
+            print(printable(self.line(steps, usage)), file=self.stream, flush=True)
+
+    def done(self) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     for paradigm in paradigms():
         print(printable(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}"))
@@ -218,9 +251,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--model and --base-url go with --policy llm")
     results = []
     label = f"llm-{args.model}" if args.policy == "llm" else args.policy.replace(",", "+")
+    progress = RunProgress()
     try:
         for k in range(args.episodes):
             seed = args.seed + k
+            progress.label = f"{args.env_id} episode {k + 1}/{args.episodes} (seed {seed})"
             if args.policy == "llm":
                 from agents.llm.policy import make_llm_policies
 
@@ -232,9 +267,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)
             result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, max_steps=args.max_steps,
-                                        log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}")
+                                        log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}", on_step=progress)
             results.append(result)
+    except KeyboardInterrupt:
+        progress.done()
+        print(printable(f"interrupted: {len(results)} of {args.episodes} episode(s) done; their logs are in {args.log_dir}"),
+              file=sys.stderr)
+        if results:
+            print(format_summary(args.env_id, label, results))
+        return 130
     finally:
+        progress.done()
         if server is not None:
             server.stop()
     print(format_summary(args.env_id, label, results))

@@ -129,3 +129,28 @@ def test_ctrl_c_ends_with_a_resume_hint_and_exit_130(monkeypatch, capsys):
     assert main(["list"]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "rerun the same command to resume" in err
+
+
+def test_run_shows_progress_in_place_on_a_terminal_and_as_periodic_lines_when_redirected():
+    import io
+
+    from teamenvs.cli import RunProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    redirected = RunProgress(io.StringIO(), every=10.0)
+    redirected.label = "commons_v0 episode 1/1 (seed 0)"
+    redirected._clock = iter([0.0, 1.0, 11.0]).__next__
+    for step in (1, 2, 3):
+        redirected(step, {"calls": 5 * step, "prompt_tokens": 100 * step, "completion_tokens": 10 * step})
+    lines = redirected.stream.getvalue().splitlines()
+    assert lines == ["commons_v0 episode 1/1 (seed 0): step 1, 5 calls, 110 tokens",
+                     "commons_v0 episode 1/1 (seed 0): step 3, 15 calls, 330 tokens"]  # step 2 came within 10 s
+    terminal = RunProgress(Terminal())
+    terminal.label = "x\x1b]0;t\x07"
+    terminal(4, {})
+    terminal.done()
+    out = terminal.stream.getvalue()
+    assert out.startswith("\rx\\x1b]0;t\\x07: step 4") and out.endswith("\r\x1b[K") and "\n" not in out

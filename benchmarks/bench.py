@@ -270,10 +270,17 @@ def _clock(seconds: float) -> str:
 
 class Progress:
     """A one-line progress bar on a terminal (a line per tenth of the run elsewhere): episodes
-    done, failures, elapsed time, ETA and, for LLM runs, tokens and estimated cost so far."""
+    done, failures, elapsed time, ETA and, for LLM runs, tokens and estimated cost so far.
 
-    def __init__(self, total: int, label: str, stream: TextIO | None = None, enabled: bool = True) -> None:
+    Scripted episodes run first, then the `llm_total` LLM episodes, which take far longer: the
+    ETA times each kind on its own (the LLM part from its own finished episodes; "?" with the
+    number left while none has finished yet), never LLM episodes at the scripted pace."""
+
+    def __init__(self, total: int, label: str, stream: TextIO | None = None, enabled: bool = True, llm_total: int = 0) -> None:
         self.total = total
+        self.llm_total = llm_total
+        self.llm_start: float | None = None  # when the LLM episodes began (start_llm)
+        self.scripted_end: float | None = None
         self.label = _shown(label)
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
@@ -284,11 +291,30 @@ class Progress:
         self.start = time.perf_counter()
         self._shown_tenth = -1
 
+    def start_llm(self) -> None:
+        """The scripted episodes are done; the LLM ones begin (their pace is timed from here)."""
+        self.llm_start = time.perf_counter()
+        self.scripted_end = self.llm_start
+
+    def eta(self, now: float) -> str:
+        scripted_total = self.total - self.llm_total
+        if self.llm_start is None:  # still in the scripted part
+            scripted_done = self.done
+            left = (now - self.start) / scripted_done * (scripted_total - scripted_done) if scripted_done else None
+            if self.llm_total:
+                return (_clock(left) if left is not None else "?") + f" + {self.llm_total} LLM episodes (not timed yet)"
+            return _clock(left) if left is not None else "?"
+        llm_done = self.done - scripted_total
+        if llm_done <= 0:
+            return f"? ({self.llm_total} LLM episodes, not timed yet)"
+        return _clock((now - self.llm_start) / llm_done * (self.llm_total - llm_done))
+
     def line(self) -> str:
-        elapsed = time.perf_counter() - self.start
+        now = time.perf_counter()
+        elapsed = now - self.start
         width = 24
         filled = int(width * self.done / self.total) if self.total else width
-        eta = _clock(elapsed / self.done * (self.total - self.done)) if self.done else "?"
+        eta = self.eta(now)
         text = (f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} episodes"
                 f"{f', {self.failed} failed' if self.failed else ''}, {_clock(elapsed)} elapsed, ETA {eta}")
         if self.tokens:
@@ -513,11 +539,11 @@ def run_bench(
         if not done:
             todo.append(e)
     skipped = len(episodes) - len(todo)
-    bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress)
-    start = time.perf_counter()
-    outcomes: list[Outcome] = []
     scripted = [e for e in todo if not e.policy.is_llm]
     llm = [e for e in todo if e.policy.is_llm]
+    bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress, llm_total=len(llm))
+    start = time.perf_counter()
+    outcomes: list[Outcome] = []
     try:
         outcomes += _run_scripted_all(scripted, out, workers, bar, episode_timeout)
         if llm:
@@ -526,6 +552,7 @@ def run_bench(
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
             settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout, timeout)
+            bar.start_llm()
             try:
                 outcomes += asyncio.run(_run_llm_all(llm, out, settings, bar))
             finally:

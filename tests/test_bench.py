@@ -675,3 +675,17 @@ def test_the_llm_smoke_suite_compares_an_llm_team_with_the_baselines_offline_by_
     assert "built-in offline server" in captured.out + captured.err
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert report.count("| llm") >= len(suite.groups) and "random-valid" in (tmp_path / "out" / "results.csv").read_text()
+
+
+def test_the_eta_times_llm_episodes_on_their_own_pace(monkeypatch):
+    import benchmarks.bench as bench
+
+    clock = iter([0.0, 10.0, 10.0, 10.0, 130.0]).__next__
+    monkeypatch.setattr(bench.time, "perf_counter", clock)
+    bar = Progress(6, "bench x", stream=io.StringIO(), llm_total=4)  # 2 scripted episodes, then 4 LLM ones
+    bar.done = 2
+    assert bar.eta(10.0) == "0:00 + 4 LLM episodes (not timed yet)"  # the scripted part is done at a scripted pace
+    bar.start_llm()  # t = 10
+    assert "4 LLM episodes, not timed yet" in bar.eta(10.0)
+    bar.done = 3  # one LLM episode took 120 s: three more will take 6 minutes, not the scripted pace's seconds
+    assert bar.eta(130.0) == bench._clock(360.0)

@@ -11,7 +11,8 @@ A suite is a JSON or YAML mapping:
         conditions:                 # a preset name, or {name, preset, set: {config key: value}}
           - baseline
           - {name: six traders, set: {n_agents: 6}}
-        policies: [scripted, random, cooperator, llm]   # or {label, policy, personas, theory, probes_every, interview}
+        policies: [scripted, random, cooperator, llm]   # or {label, policy, personas, theory, probes_every, interview,
+                                                        #     constrain, memory}: memory true or {MemoryStream options}
         seeds: [0, 1, 2]            # optional, overrides the suite's
         max_steps: 500              # optional cap on env steps per episode
 
@@ -30,6 +31,7 @@ quote short excerpts of the values at fault, never a whole value.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
-from teamenvs.core.text import printable, quote
+from teamenvs.core.text import clean_text, printable, quote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm", "llm-smoke")
@@ -50,7 +52,7 @@ SUITE_KEYS = {"name", "description", "seeds", "groups", "base", "add_policies", 
 EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
-POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview", "constrain"}
+POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview", "constrain", "memory"}
 CONSTRAIN_MODES = ("off", "json", "grammar", "regex")  # agents.llm.policy.CONSTRAIN_MODES
 MAX_SUITE_BYTES = 128 * 1024  # a suite file is hand-written: the paper suite is 2 KB
 MAX_DEPTH = 50  # nesting of mappings and lists
@@ -80,7 +82,8 @@ class Condition:
 class PolicySpec:
     """Who plays: a scripted kind for `agents.make_policies` (`scripted`, `random`, a baseline or a
     comma list), or `llm` (the bench run's `--model`), optionally with CollabSim personas, the
-    theory block, probes every k steps and the post-episode interview."""
+    theory block, probes every k steps, the post-episode interview, constrained decoding and a
+    memory stream per agent (`memory`: its `MemoryConfig` options, {} for the defaults; None: none)."""
 
     label: str
     policy: str
@@ -89,6 +92,7 @@ class PolicySpec:
     probes_every: int | None = None
     interview: bool = False
     constrain: str = "off"  # constrained decoding of the llm policy's replies (agents.llm.policy)
+    memory: Mapping[str, Any] | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -99,6 +103,8 @@ class PolicySpec:
                "probes_every": self.probes_every, "interview": self.interview}
         if self.constrain != "off":  # only when set, so the run headers of existing logs stay as they were
             out["constrain"] = self.constrain
+        if self.memory is not None:  # likewise
+            out["memory"] = dict(self.memory)
         return out
 
 
@@ -470,10 +476,33 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     constrain = raw.get("constrain", "off")
     if constrain not in CONSTRAIN_MODES:
         raise SuiteError(f"{where}.constrain: expected one of {', '.join(CONSTRAIN_MODES)}, got {show(constrain)}")
-    if policy != "llm" and (any(options.values()) or probes is not None or constrain != "off"):
-        raise SuiteError(f"{where}: personas, theory, probes_every, interview and constrain go with policy 'llm', not {show(policy)}")
+    memory = _memory(raw.get("memory"), f"{where}.memory")
+    if policy != "llm" and (any(options.values()) or probes is not None or constrain != "off" or memory is not None):
+        raise SuiteError(f"{where}: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not {show(policy)}")
     label = _text(raw.get("label", policy), f"{where}.label")
-    return PolicySpec(label, policy, probes_every=probes, constrain=constrain, **options)
+    return PolicySpec(label, policy, probes_every=probes, constrain=constrain, memory=memory, **options)
+
+
+def _memory(raw: Any, where: str) -> dict[str, Any] | None:
+    """A policy's `memory`: true ({}: the defaults), false or absent (None), or a mapping of
+    `MemoryConfig` options, checked now."""
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise SuiteError(f"{where}: expected true, false or a mapping of memory options, got {show(raw)}")
+    from agents.memory import MemoryConfig
+
+    known = [f.name for f in dataclasses.fields(MemoryConfig)]
+    unknown = [k for k in raw if k not in known]
+    if unknown:
+        raise SuiteError(f"{where}: unknown option(s) {show(unknown)}; the options are {', '.join(known)}")
+    try:
+        MemoryConfig(**raw)
+    except (ValueError, OverflowError) as exc:
+        raise SuiteError(f"{where}: {clean_text(str(exc), 200)}") from None
+    return dict(raw)
 
 
 def _first_repeat(names: Sequence[str]) -> str | None:

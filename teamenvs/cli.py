@@ -135,7 +135,10 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
     if used:
         lines.append("")
         keys = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens")
-        lines.append("model usage (all episodes): " + ", ".join(f"{k} {sum(u[k] for u in used):,}" for k in keys))
+        from agents.llm.client import cache_note
+
+        totals = {k: sum(u[k] for u in used) for k in keys}
+        lines.append("model usage (all episodes): " + ", ".join(f"{k} {totals[k]:,}" for k in keys) + cache_note(totals))
         if any("cost_usd" in u for u in used):
             lines.append(f"estimated cost: ${sum(u.get('cost_usd', 0.0) for u in used):.4f}")
     logs = [str(r.log_path) for r in results if r.log_path is not None]

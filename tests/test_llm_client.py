@@ -5,9 +5,9 @@ Covers: the local OpenAI-compatible server itself (`/v1/models`, chat with `usag
 retries on 429/500/503 with `Retry-After` honoured, clear errors after `max_retries`, on
 unreadable bodies and on timeouts, and no retry on a 404; the per-episode `Budget` (calls
 and tokens, checked before any request is sent); the on-disk cache (hits make no request,
-what misses, temperature > 0, damaged entries); the API key never showing in reprs, logs
-or cache files; the concurrency bound; the cost table. Nothing leaves 127.0.0.1, and no
-test writes outside its tmp_path.
+what misses, another endpoint, temperature > 0, damaged entries; `cache_note`); the API key
+never showing in reprs, logs or cache files; the concurrency bound; the cost table. Nothing
+leaves 127.0.0.1, and no test writes outside its tmp_path.
 
 The server counts fault attempts per distinct request (model + messages) for its whole
 life, and one server serves the module, so every test sends messages of its own (`ask`).
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -28,9 +29,9 @@ import pytest
 
 import agents
 import teamenvs
-from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage
+from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage, cache_note
 from agents.llm.policy import make_llm_policies
-from agents.llm.server import MODELS, parse_faults, valid_examples
+from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
 
 EXAMPLES = ("invest group 40", "invest individual 15", "wait")
 VALID_BLOCK = (
@@ -357,6 +358,39 @@ def test_the_cache_misses_on_other_messages_params_or_model(server, tmp_path):
         result = chat(client, messages, **overrides)
         assert not result.cached and server.requests == before + 1, (client, overrides)
     assert len(list(tmp_path.glob("*.json"))) == 1 + len(misses)
+
+
+def dead_url() -> str:
+    """The URL of a port nothing listens on (bound, then let go)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_a_warm_cache_does_not_answer_for_another_endpoint(server, tmp_path):
+    warm = make_client(server, cache=True, cache_dir=tmp_path)
+    text = chat(warm, ask("endpoint")).text
+    same = LLMClient("random-valid", base_url=server.url + "/", cache=True, cache_dir=tmp_path)
+    assert chat(same, ask("endpoint")).cached and same.requests == 0  # the same endpoint, a trailing slash aside
+    dead = LLMClient("random-valid", base_url=dead_url(), cache=True, cache_dir=tmp_path, max_retries=1,
+                     backoff_base=0.001, timeout=2)
+    with pytest.raises(LLMError, match="could not connect"):
+        chat(dead, ask("endpoint"))
+    assert dead.requests == 2  # it asked, and retried, rather than answer from the other endpoint's cache
+    with LocalLLMServer(seed=1) as other:
+        result = chat(LLMClient("random-valid", base_url=other.url, cache=True, cache_dir=tmp_path), ask("endpoint"))
+        assert not result.cached and other.requests == 1
+    assert result.text  # both answers are kept, each under its own endpoint
+    assert len(list(tmp_path.glob("*.json"))) == 2 and chat(warm, ask("endpoint")).text == text
+
+
+def test_cache_note_says_how_much_the_cache_served():
+    assert cache_note({"calls": 12, "cached": 0}) == ""
+    assert cache_note({"calls": 0}) == ""
+    assert cache_note({"calls": 1200, "cached": 1100}) == " (1,100 of 1,200 calls served from the cache)"
+    assert cache_note(Usage(calls=3, cached=1)) == " (1 of 3 calls served from the cache)"
+    assert cache_note({"calls": 225, "cached": 225}) == " (all 225 calls served from the cache: the endpoint was not asked)"
 
 
 def test_temperature_above_zero_is_not_cached_unless_asked(server, tmp_path):

@@ -6,13 +6,15 @@ record's usage, calls = acting agent-steps + repairs); the repair loop (re-promp
 the env's exact error up to `max_repairs`, then the env rejects the action and says so in
 the next observation); an action well-formed but refused by the rules; the per-episode
 call budget stopping `run_episode` with an `error` line; teams mixing models; the prompt;
-the CLI with the built-in server. Nothing leaves 127.0.0.1, and no test writes outside
+memory (a fresh stream each episode unless kept, `make_llm_policies(memory=...)`, suites'
+`memory`); the CLI with the built-in server. Nothing leaves 127.0.0.1, and no test writes outside
 its tmp_path.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -444,7 +446,7 @@ def test_cli_run_takes_max_steps_timeout_concurrency_and_constrain(tmp_path, cap
     assert sources == {"constrained json"}
     capsys.readouterr()
     assert main(["run", "commons_v0", "--constrain", "json"]) == 2  # a usage error
-    assert "go with --policy llm" in capsys.readouterr().err
+    assert re.search(r"--constrain .*goe?s? with --policy llm", capsys.readouterr().err)
 
 
 # ---------------------------------------------------------------------------- constrained decoding
@@ -554,3 +556,101 @@ def test_queue_time_is_reported_apart_from_latency_and_a_cut_reply_is_logged(ser
     result = agents.run_episode(env, make_llm_policies(env, "random-valid", client=short, max_repairs=0), seed=0, max_steps=1)
     entries = [e for r in step_records(result.records) for e in r["agents"].values() if acted(e)]
     assert entries and all(e["finish_reason"] == "length" and len(e["reply"]) <= 12 for e in entries)
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def acted_steps(result) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in step_records(result.records):
+        for agent, entry in record["agents"].items():
+            counts[agent] = counts.get(agent, 0) + acted(entry)
+    return counts
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_reusing_policies_over_seeds_starts_each_episode_with_a_fresh_memory_unless_kept(server, keep):
+    env = teamenvs.make("commons_v0")
+    policies = policies_for(env, server, memory=True, keep_memory=keep, max_repairs=0)
+    lead = env.possible_agents[0]
+    policies[lead].memory.add("I am the team's treasurer.", 0, pinned=True)  # stored before any episode: it stays
+    first = agents.run_episode(env, policies, seed=0, max_steps=3)
+    after_first = {a: len(p.memory) for a, p in policies.items()}
+    assert all(after_first[a] == (a == lead) + 2 * n for a, n in acted_steps(first).items())  # an observation and an action a step
+    second = agents.run_episode(env, policies, seed=1, max_steps=3)
+    for agent, n in acted_steps(second).items():
+        carried = after_first[agent] if keep else int(agent == lead)
+        assert len(policies[agent].memory) == carried + 2 * n, (agent, keep)
+    assert any(m.text == "I am the team's treasurer." and m.pinned for m in policies[lead].memory.memories())
+    before = len(policies[lead].memory)
+    policies[lead].reset(lead, "briefing")  # a third episode begins
+    texts = [m.text for m in policies[lead].memory.memories()]
+    if keep:
+        assert len(texts) == before
+    else:
+        assert texts == ["I am the team's treasurer."]
+
+
+def test_memory_is_retrieved_into_the_prompt(server):
+    sent = []
+
+    class Recording(LLMClient):
+        async def chat(self, messages, **kwargs):
+            sent.append(messages[-1]["content"])
+            return await super().chat(messages, **kwargs)
+
+    env = teamenvs.make("commons_v0")
+    client = Recording("random-valid", base_url=server.url, cache=False)
+    policies = make_llm_policies(env, "random-valid", client=client, memory={"capacity": 3, "decay": 0.9})
+    agents.run_episode(env, policies, seed=0, max_steps=4)
+    streams = [p.memory for p in policies.values()]
+    assert len({id(s) for s in streams}) == len(streams)  # one stream per agent
+    assert all(s.config.capacity == 3 and s.config.decay == 0.9 and len(s) == 3 for s in streams)
+    assert any("Things you remember:\n- " in prompt for prompt in sent)
+
+
+def test_make_llm_policies_memory_option_and_its_errors(server):
+    env = teamenvs.make("commons_v0")
+    assert all(p.memory is None and not p.keep_memory for p in policies_for(env, server).values())
+    assert all(p.memory is None for p in policies_for(env, server, memory=False).values())
+    assert all(p.keep_memory for p in policies_for(env, server, memory=True, keep_memory=True).values())
+    with pytest.raises(TypeError, match="memory must be True, False, None or a mapping"):
+        policies_for(env, server, memory="yes")
+    with pytest.raises(TypeError, match="unknown MemoryStream option"):
+        policies_for(env, server, memory={"capacty": 3})
+
+    class Notes:  # a memory without get_state/set_state cannot be put back each episode
+        async def aadd(self, *args, **kwargs): ...
+        async def aretrieve(self, *args, **kwargs): return []
+
+    with pytest.raises(TypeError, match="pass keep_memory=True"):
+        LLMPolicy("random-valid", memory=Notes())
+    assert LLMPolicy("random-valid", memory=Notes(), keep_memory=True).keep_memory
+
+
+def test_a_suite_llm_policy_can_have_memory(server, tmp_path, monkeypatch):
+    from agents.llm import policy as policy_module
+    from benchmarks.bench import run_bench
+    from benchmarks.suite import load_suite
+
+    made, original = [], policy_module.make_llm_policies
+
+    def recording(*args, **kwargs):
+        made.append(original(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(policy_module, "make_llm_policies", recording)
+    path = tmp_path / "memory.yaml"
+    path.write_text("name: remembering\nseeds: 1\nmax_steps: 2\ngroups:\n  - title: commons\n    env: commons_v0\n"
+                    "    conditions: [baseline]\n    policies:\n      - llm\n      - {label: llm-memory, policy: llm, memory: {capacity: 50}}\n",
+                    encoding="utf-8")
+    outcome = run_bench(load_suite(str(path)), tmp_path / "out", model="random-valid", base_url=server.url, progress=False,
+                        report=False, timeout=5)
+    assert not outcome.failed and len(made) == 2
+    with_memory = [p for p in made if all(q.memory is not None for q in p.values())]
+    assert len(with_memory) == 1 and all(q.memory.config.capacity == 50 and len(q.memory) > 0 for q in with_memory[0].values())
+    headers = {records[0]["run"]["policy"]["label"]: records[0]["run"]["policy"]
+               for records in map(read_log, (tmp_path / "out" / "logs").glob("*.jsonl.gz"))}
+    assert headers["llm-memory"]["memory"] == {"capacity": 50}
+    assert "memory" not in headers["llm"]  # a run without memory keeps the header it had

@@ -9,9 +9,10 @@ API's `usage` field, latency, retries, whether it came from the cache). Around t
   a `LLMError` says what failed last;
 - a budget per episode (`Budget`: max calls, max tokens) that raises `BudgetExceeded`
   instead of returning a made-up answer;
-- an on-disk response cache keyed by model, messages and sampling parameters: exact re-runs
-  cost nothing and are reproducible. By default it is on for temperature 0 and off above
-  (`cache=True` forces it on, `False` off);
+- an on-disk response cache keyed by endpoint, model, messages and sampling parameters: exact
+  re-runs cost nothing and are reproducible, and a warm cache never answers for another endpoint.
+  By default it is on for temperature 0 and off above (`cache=True` forces it on, `False` off);
+  `cache_note` says how much of a run the cache served;
 - a `Usage` ledger per agent (calls, retries, prompt and completion tokens, latency, cache
   hits, cost from an optional price table);
 - a bound on concurrent requests shared by everything using the client.
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"  # the openai package's, when no base_url is given
 
 
 class LLMError(RuntimeError):
@@ -186,8 +188,14 @@ class LLMClient:
             params.setdefault("max_tokens", self.max_tokens)
         return params
 
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (the OpenAI API when none is set)."""
+        return (self.base_url or DEFAULT_ENDPOINT).rstrip("/")
+
     def _cache_path(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Path:
-        key = json.dumps({"model": self.model, "messages": list(messages), "params": params}, sort_keys=True)
+        key = json.dumps({"endpoint": self.endpoint, "model": self.model, "messages": list(messages), "params": params},
+                         sort_keys=True)
         return Path(self.cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -279,6 +287,18 @@ class LLMClient:
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, api_key='***')"
+
+
+def cache_note(total: Mapping[str, Any] | Usage) -> str:
+    """How much of a run the response cache served, for a summary line: '' when none of it,
+    ' (N of M calls served from the cache)', or, when every call was, a note that the endpoint
+    was not asked at all."""
+    calls, cached = (total.calls, total.cached) if isinstance(total, Usage) else (total.get("calls", 0), total.get("cached", 0))
+    if not cached:
+        return ""
+    if cached >= calls:
+        return f" (all {calls:,} calls served from the cache: the endpoint was not asked)"
+    return f" ({cached:,} of {calls:,} calls served from the cache)"
 
 
 def _classify(exc: Exception) -> tuple[bool, float | None, str]:

@@ -14,6 +14,12 @@ call's usage go into the episode log (`last_extras`), with the action's `source`
 object, an `ACTION:` line, a single line or the prose fallback; "constrained ..." when the
 reply was constrained); per-episode usage is `usage`.
 
+Memory (`memory=MemoryStream(...)`): each step stores the observation and the action taken, and
+retrieves the memories most relevant to the observation into the prompt. Each `reset` (a new
+episode) puts the stream back as it was when the policy's first episode began, so that what
+was stored beforehand (a pinned persona, the task) stays and nothing of one episode reaches the
+next; `keep_memory=True` carries memories across episodes instead.
+
 Constrained decoding (`constrain="json"|"grammar"|"regex"`, default "off"): every call carries
 a constraint generated from the agent's valid actions now (`teamenvs.core.constrain`), sent
 the way the server family takes it (`constrained_request`), so the model can only write a
@@ -158,6 +164,7 @@ class LLMPolicy:
         theory: str | None = None,
         budget: Budget | None = None,
         constrain: str = "off",
+        keep_memory: bool = False,
         **client_options: Any,
     ) -> None:
         if client is None:
@@ -170,12 +177,17 @@ class LLMPolicy:
             raise ValueError("window must be >= 1 and max_repairs >= 0")
         if constrain not in CONSTRAIN_MODES:
             raise ValueError(f"constrain must be one of {', '.join(CONSTRAIN_MODES)}, got {constrain!r}")
+        if memory is not None and not keep_memory and not (hasattr(memory, "get_state") and hasattr(memory, "set_state")):
+            raise TypeError("a memory restarted each episode needs get_state/set_state (a MemoryStream); "
+                            "pass keep_memory=True to keep it across episodes")
         self.constrain = constrain
         self.client = client
         self.commands = commands
         self.window = window
         self.max_repairs = max_repairs
         self.memory = memory
+        self.keep_memory = keep_memory
+        self._memory_start: dict[str, Any] | None = None  # the stream as the first episode found it
         self.memories = memories
         self.persona = persona
         self.theory = theory
@@ -197,6 +209,15 @@ class LLMPolicy:
         self.last_extras = {}
         if self.budget is not None:
             self.budget.reset()
+        if self.memory is not None and not self.keep_memory:
+            self._restart_memory()
+
+    def _restart_memory(self) -> None:
+        """Put the memory back as the first episode found it (the first call only takes that snapshot)."""
+        if self._memory_start is None:
+            self._memory_start = self.memory.get_state()
+        else:
+            self.memory.set_state(self._memory_start)
 
     def system_prompt(self) -> str:
         parts = [p for p in (self.persona, self.briefing, self.theory) if p]
@@ -304,21 +325,38 @@ def make_llm_policies(
     max_tokens: int | None = None,
     personas: Mapping[str, str] | None = None,
     theory: str | None = None,
+    memory: bool | Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dict[str, LLMPolicy]:
     """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget.
 
-    `options` named `window`, `max_repairs`, `memories` or `constrain` go to each `LLMPolicy`, the rest
-    to the `LLMClient` made when none is given. For per-agent memory streams build the
-    policies yourself: `LLMPolicy(client=..., memory=MemoryStream())`.
+    `memory=True` gives each agent a `MemoryStream()` of its own, a mapping its options
+    (`{"capacity": 200, "decay": 0.99}`: `MemoryStream` arguments); None or False, none.
+    `options` named `window`, `max_repairs`, `memories`, `constrain` or `keep_memory` go to each
+    `LLMPolicy`, the rest to the `LLMClient` made when none is given.
     """
-    policy_keys = {"window", "max_repairs", "memories", "constrain"}
+    policy_keys = {"window", "max_repairs", "memories", "constrain", "keep_memory"}
     policy_options = {k: v for k, v in options.items() if k in policy_keys}
     client_options = {k: v for k, v in options.items() if k not in policy_keys}
     client = client or LLMClient(model, base_url=base_url, **client_options)
     budget = Budget(max_calls, max_tokens)
     commands = env.unwrapped.commands
     return {
-        agent: LLMPolicy(client=client, commands=commands, budget=budget, persona=(personas or {}).get(agent), theory=theory, **policy_options)
+        agent: LLMPolicy(client=client, commands=commands, budget=budget, persona=(personas or {}).get(agent), theory=theory,
+                         memory=memory_stream(memory), **policy_options)
         for agent in env.possible_agents
     }
+
+
+def memory_stream(memory: bool | Mapping[str, Any] | None) -> Any:
+    """A new `MemoryStream` for a `memory` option: True (default options), a mapping of its
+    options, or None / False (no memory, returned as None)."""
+    if memory is None or memory is False:
+        return None
+    from agents.memory import MemoryStream
+
+    if memory is True:
+        return MemoryStream()
+    if isinstance(memory, Mapping):
+        return MemoryStream(**memory)
+    raise TypeError(f"memory must be True, False, None or a mapping of MemoryStream options, got {type(memory).__name__}")

@@ -1,8 +1,9 @@
 """A small local OpenAI-compatible server for offline demos and tests (`teamenvs serve-llm`).
 
-It speaks the three endpoints the client uses, over real HTTP on 127.0.0.1:
-`GET /v1/models`, `POST /v1/chat/completions` (with `usage`) and `POST /v1/embeddings`
-(the offline hashing embedder). No key is checked and nothing leaves the machine.
+It speaks the endpoints the client uses, over real HTTP on 127.0.0.1: `GET /v1/models`,
+`GET /v1/models/{id}` (a model with or without a fault suffix; 404 for one it does not have), `POST /v1/chat/completions` (with
+`usage`) and `POST /v1/embeddings` (the offline hashing embedder). No key is checked and
+nothing leaves the machine.
 
 Models:
 - `random-valid`: a reasoning sentence and a last line `ACTION: <command>`, the command
@@ -12,9 +13,26 @@ Models:
   (`agents.probes`) it answers the JSON form with stock sentences and a random confidence,
   asked an interview item, 'Rating: <1-10>. <sentence>';
 - `echo`: the last user message, verbatim.
+Message content may be a string, null or a list of text parts (joined).
 
-`max_tokens` is honoured: a reply longer than it (tokens counted as characters / 4) is cut
-there, with `finish_reason` "length", as a model's would be.
+Chat parameters honoured as a model would honour them:
+- `max_tokens` (or `max_completion_tokens`; the smaller when both): a reply longer than it
+  (tokens counted as characters / 4) is cut there, with `finish_reason` "length";
+- `stop` (a string or up to 4): the reply ends just before the first stop string found, with
+  `finish_reason` "stop";
+- `n` (1 to 128): n choices, each drawn with its own generator, reproducibly;
+- `seed`: a request seed joins the generator's seed, so it changes random-valid's draw (and a
+  schema instance's), and the same seed gives the same reply;
+- `stream: true`: server-sent events (`Content-Type: text/event-stream`, chunked), one
+  `data: {chat.completion.chunk}` event per role, word and finish reason of each choice, then,
+  with `stream_options: {"include_usage": true}`, a chunk with no choices and the `usage`, and
+  last `data: [DONE]`;
+- `temperature`, `top_p`, `frequency_penalty`, `presence_penalty` are checked for range (the
+  test models do not sample from a distribution they could reshape).
+Parameters it does not implement are refused with a 400 that names them (`tools`, `tool_choice`,
+`parallel_tool_calls`, `functions`, `function_call`, `logprobs`, `top_logprobs`, `logit_bias`,
+`audio`, `modalities` other than text, `prediction`, `web_search_options`) unless null or false;
+other fields (server extensions such as llama.cpp's `grammar` or vLLM's `guided_regex`) are ignored.
 
 Structured outputs: with `response_format` `{"type": "json_schema", "json_schema": {"schema": S}}`
 a model's reply is a JSON instance of S drawn with the same seeded generator (objects,
@@ -30,12 +48,13 @@ header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given
   status (429 and 503 carry `Retry-After: <retry_after>` seconds, default 0.05);
 - `retry_after=S`: the Retry-After value (at most 60);
 - `malformed`: a reply that is not an action; `empty`: an empty reply; `badjson`: a body
-  that is not JSON; `hang=S`: wait S seconds (default 30, at most 60) before answering, for timeouts;
+  that is not JSON (streamed: an event whose data is not JSON); `hang=S`: wait S seconds (default 30, at most 60) before answering, for timeouts;
 - fault rates, `p<fault>=R` for `p429`, `p500`, `p503`, `ptimeout`, `pbadjson`, `pmalformed`
   and `pempty`: each attempt gets that fault with probability R (the rates add up to at most
   1); `ptimeout` holds the request `timeout_after=S` seconds (default 30, at most 60) and then
   answers 504, as a gateway that gave up would (a client with a shorter timeout sees its own);
-  `seed=N` (default: the server's seed) fixes the draws. Each attempt's draw is a hash of the
+  `seed=N` (default: the server's seed) fixes the draws (the fault seed; a request's `seed`
+  field changes replies, not faults). Each attempt's draw is a hash of the
   seed, the request's identity (model with its suffix, and messages: what the attempt
   counters above count by) and the attempt number, so the same requests get the same faults
   whatever order concurrent clients send them in, and a retry draws afresh (two identical
@@ -61,6 +80,7 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -180,6 +200,22 @@ def content_text(content: Any) -> str | None:
     return None
 
 
+# parameters that change what a reply holds, which this server cannot honour: refused, not ignored
+UNSUPPORTED = {
+    "tools": "tool calls", "tool_choice": "tool calls", "parallel_tool_calls": "tool calls",
+    "functions": "function calls", "function_call": "function calls",
+    "logprobs": "log probabilities", "top_logprobs": "log probabilities", "logit_bias": "logit biases",
+    "audio": "audio output", "modalities": "output modalities", "prediction": "predicted outputs",
+    "web_search_options": "web search",
+}
+MAX_CHOICES = 128  # `n`, as OpenAI's API
+MAX_STOPS = 4  # stop strings, as OpenAI's API
+
+
+def _is_whole(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def chat_problem(body: Any) -> str | None:
     """Why a chat completion request cannot be answered (a 400's message), or None."""
     if not isinstance(body, dict):
@@ -187,7 +223,10 @@ def chat_problem(body: Any) -> str | None:
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
         return f"'model' must be a non-empty string, got {_kind(model)}"
-    messages = body.get("messages")
+    return _messages_problem(body.get("messages")) or _unsupported_problem(body) or _sampling_problem(body) or _stream_problem(body)
+
+
+def _messages_problem(messages: Any) -> str | None:
     if not isinstance(messages, list) or not messages:
         return f"'messages' must be a non-empty array of message objects, got {_kind(messages)}"
     for i, message in enumerate(messages):
@@ -197,17 +236,95 @@ def chat_problem(body: Any) -> str | None:
             return f"messages[{i}].role must be a string, got {_kind(message.get('role'))}"
         if content_text(message.get("content")) is None:
             return f"messages[{i}].content must be a string, null or an array of text parts, got {_kind(message.get('content'))}"
-    for name, low, high in (("temperature", 0.0, 2.0), ("top_p", 0.0, 1.0)):
+    return None
+
+
+def _unsupported_problem(body: dict[str, Any]) -> str | None:
+    """The first parameter given that this server does not implement (null and false ask for nothing)."""
+    for name, what in UNSUPPORTED.items():
+        if body.get(name) not in (None, False) and not (name == "modalities" and body[name] == ["text"]):
+            return f"'{name}' is not supported: this test server has no {what}; leave '{name}' out"
+    return None
+
+
+def _sampling_problem(body: dict[str, Any]) -> str | None:
+    for name, low, high in (("temperature", 0.0, 2.0), ("top_p", 0.0, 1.0), ("frequency_penalty", -2.0, 2.0),
+                            ("presence_penalty", -2.0, 2.0)):
         if body.get(name) is not None and not _is_number(body[name], low, high):
             return f"'{name}' must be a number from {low:g} to {high:g}, got {_clip(json.dumps(body[name]))}"
-    max_tokens = body.get("max_tokens")
-    if max_tokens is not None and not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1):
-        return f"'max_tokens' must be a whole number >= 1, got {_clip(json.dumps(max_tokens))}"
-    if body.get("n") not in (None, 1):
-        return "'n' must be 1: this server answers one choice"
-    if body.get("stream"):
-        return "'stream' is not supported by this server: leave it out or false"
+    for name in ("max_tokens", "max_completion_tokens"):
+        if body.get(name) is not None and not _is_whole(body[name], 1, math.inf):
+            return f"'{name}' must be a whole number >= 1, got {_clip(json.dumps(body[name]))}"
+    if body.get("n") is not None and not _is_whole(body["n"], 1, MAX_CHOICES):
+        return f"'n' must be a whole number from 1 to {MAX_CHOICES}, got {_clip(json.dumps(body['n']))}"
+    if body.get("seed") is not None and not _is_whole(body["seed"], -(2**63), 2**63 - 1):
+        return f"'seed' must be a whole number from -2**63 to 2**63 - 1, got {_clip(json.dumps(body['seed']))}"
+    stop = body.get("stop")
+    stops = [stop] if isinstance(stop, str) else stop
+    if stop is not None and not (isinstance(stops, list) and len(stops) <= MAX_STOPS and all(isinstance(s, str) and s for s in stops)):
+        return f"'stop' must be a non-empty string or an array of at most {MAX_STOPS} of them, got {_clip(json.dumps(stop))}"
     return None
+
+
+def _stream_problem(body: dict[str, Any]) -> str | None:
+    stream, options = body.get("stream"), body.get("stream_options")
+    if not isinstance(stream, (bool, type(None))):
+        return f"'stream' must be true or false, got {_kind(stream)}"
+    if options is None:
+        return None
+    if not stream:
+        return "'stream_options' is only allowed when 'stream' is true"
+    if not isinstance(options, dict) or not isinstance(options.get("include_usage"), (bool, type(None))):
+        return "'stream_options' must be an object like {\"include_usage\": true}"
+    return None
+
+
+def stop_strings(body: dict[str, Any]) -> list[str]:
+    """A request's stop strings (`stop` is a string, an array of them, or absent)."""
+    stop = body.get("stop")
+    return [stop] if isinstance(stop, str) else list(stop or [])
+
+
+def output_limit(body: dict[str, Any]) -> int | None:
+    """The reply's token limit: the smaller of `max_tokens` and `max_completion_tokens`, or None."""
+    limits = [body[name] for name in ("max_tokens", "max_completion_tokens") if body.get(name) is not None]
+    return min(limits) if limits else None
+
+
+def cut_reply(reply: str, stops: list[str], limit: int | None) -> tuple[str, str]:
+    """(reply, finish_reason) as a model would end it: just before the first stop string ("stop"),
+    or at `limit` tokens, counted as characters / 4 ("length")."""
+    cuts = [i for i in (reply.find(s) for s in stops) if i >= 0]
+    if cuts:
+        reply = reply[:min(cuts)]
+    if limit is not None and _tokens(reply) > limit:
+        return reply[: 4 * limit], "length"
+    return reply, "stop"
+
+
+def stream_chunks(completion_id: str, model: str, choices: list[tuple[str, str]], usage: dict[str, int] | None) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk` objects of a streamed completion: for each choice its role, its
+    text a word at a time and its finish reason; then, when `usage` is given (`stream_options.
+    include_usage`), a last chunk with no choices and the usage (the others carry `"usage": null`)."""
+    head = {"id": completion_id, "object": "chat.completion.chunk", "created": 0, "model": model}
+    extra: dict[str, Any] = {"usage": None} if usage is not None else {}
+
+    def chunk(index: int, delta: dict[str, str], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}], **extra}
+
+    chunks = []
+    for index, (text, finish_reason) in enumerate(choices):
+        chunks.append(chunk(index, {"role": "assistant", "content": ""}))
+        chunks += [chunk(index, {"content": piece}) for piece in re.findall(r"\S+\s*|\s+", text)]
+        chunks.append(chunk(index, {}, finish_reason))
+    if usage is not None:
+        chunks.append({**head, "choices": [], "usage": usage})
+    return chunks
+
+
+def sse(data: str) -> bytes:
+    """One server-sent event carrying `data` (a single line)."""
+    return f"data: {data}\n\n".encode()
 
 
 def embedding_inputs(body: Any) -> list[str] | str:
@@ -548,13 +665,49 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {**(headers or {}), "Connection": "close"}
         self._send(status, error_body(status, message), headers)
 
+    def _send_events(self, events: list[bytes]) -> None:
+        """A 200 of server-sent events, each written as it would be generated: one HTTP chunk each
+        (to an HTTP/1.0 client, a body that ends when the connection closes)."""
+        self._answered = True
+        self.connection.settimeout(self.server.read_timeout)
+        chunked = self.request_version != "HTTP/1.0"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.close_connection = True
+            self.send_header("Connection", "close")
+        self.end_headers()
+        for data in events:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
     def do_GET(self) -> None:
         if self.headers.get("Content-Length", "0").strip() not in ("", "0") or "Transfer-Encoding" in self.headers:
             self.close_connection = self._linger = True  # a body this server does not read
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "teamenvs"} for m in MODELS]})
+        path = urllib.parse.urlsplit(self.path).path.rstrip("/")
+        prefix = next((p for p in ("/v1/models/", "/models/") if path.startswith(p)), None)
+        if path in ("/v1/models", "/models"):
+            self._send(200, {"object": "list", "data": [model_object(m) for m in MODELS]})
+        elif prefix is not None:
+            self._model(urllib.parse.unquote(path[len(prefix):]))
         else:
             self._error(404, f"no such endpoint {_clip(self.path)}; this server has /v1/models, /v1/chat/completions, /v1/embeddings")
+
+    def _model(self, model_id: str) -> None:
+        """`GET /v1/models/{id}`: the model object for a model this server has (a fault suffix included)."""
+        model, _, suffix = model_id.partition("+")
+        try:
+            known = model in MODELS and parse_faults(suffix) is not None
+        except ValueError:
+            known = False
+        if known:
+            self._send(200, model_object(model_id))
+        else:
+            self._error(404, f"model {_clip(model_id)!r} not found; the built-in server has: {', '.join(MODELS)}")
 
     def do_POST(self) -> None:
         try:
@@ -595,12 +748,10 @@ class _Handler(BaseHTTPRequestHandler):
             check_rates(faults)  # the suffix's and the header's together
         except ValueError as exc:
             raise _Refused(400, str(exc)) from None
-        messages = body["messages"]
-        response_format = body.get("response_format")
-        problem = schema_problem(response_format)
+        problem = schema_problem(body.get("response_format"))
         if problem is not None:
             raise _Refused(400, problem)
-        key = hashlib.sha256(json.dumps([model_spec, messages], sort_keys=True).encode()).hexdigest()
+        key = hashlib.sha256(json.dumps([model_spec, body["messages"]], sort_keys=True).encode()).hexdigest()
         state = self.server.state
         attempt = state.attempt(key)
         if faults.get("latency"):
@@ -624,43 +775,68 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(504, f"injected fault: timed out (rate) on attempt {attempt + 1}")
             return
         if faults.get("badjson") or drawn == "badjson":
-            self._send(200, None, raw=b"{this is not json")
+            if body.get("stream"):
+                self._send_events([sse("{this is not json"), sse("[DONE]")])
+            else:
+                self._send(200, None, raw=b"{this is not json")
             return
-        texts = [(m["role"], content_text(m.get("content")) or "") for m in messages]
+        fault = next((name for name in ("empty", "malformed") if faults.get(name) or drawn == name), None)
+        self._answer(body, model, key, f"chatcmpl-{key[:12]}-{attempt}", fault)
+
+    def _answer(self, body: dict[str, Any], model: str, key: str, completion_id: str, fault: str | None) -> None:
+        """A completion of `n` choices, each cut at a stop string or the output limit, as one JSON body
+        or (`stream`) as server-sent events ending with `data: [DONE]`."""
+        texts = [(m["role"], content_text(m.get("content")) or "") for m in body["messages"]]
         prompt = "\n".join(text for _, text in texts)
         last_user = next((text for role, text in reversed(texts) if role == "user"), "")
-        if faults.get("empty") or drawn == "empty":
-            reply = ""
-        elif faults.get("malformed") or drawn == "malformed":
-            reply = "Hmm, that is an interesting situation. I would rather talk about the weather."
-        elif response_format is not None and response_format["type"] != "text":
-            schema = response_format.get("json_schema", {}).get("schema", {"type": "object", "properties": {}})
-            try:
-                reply = json.dumps(schema_instance(schema, np.random.default_rng(self._reply_seed(key))))
-            except (ValueError, TypeError, OverflowError) as exc:
-                raise _Refused(400, f"'response_format' schema cannot be satisfied: {_clip(str(exc))}") from None
-        elif model == "echo":
-            reply = last_user
-        else:
-            reply = random_valid_reply(last_user, prompt, np.random.default_rng(self._reply_seed(key)))
-        finish_reason = "stop"
-        limit = body.get("max_tokens")
-        if limit is not None and _tokens(reply) > limit:  # honoured as a model would: the reply is cut
-            reply, finish_reason = reply[: 4 * limit], "length"
-        usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(reply)}
+        choices = [cut_reply(self._reply(body, model, last_user, prompt, fault, rng), stop_strings(body), output_limit(body))
+                   for rng in self._reply_rngs(key, body)]
+        usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": sum(_tokens(text) for text, _ in choices)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if body.get("stream"):
+            include_usage = (body.get("stream_options") or {}).get("include_usage")
+            chunks = stream_chunks(completion_id, body["model"], choices, usage if include_usage else None)
+            self._send_events([sse(json.dumps(chunk)) for chunk in chunks] + [sse("[DONE]")])
+            return
         self._send(200, {
-            "id": f"chatcmpl-{key[:12]}-{attempt}",
+            "id": completion_id,
             "object": "chat.completion",
             "created": 0,
-            "model": model_spec,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish_reason}],
+            "model": body["model"],
+            "choices": [{"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
+                        for i, (text, finish_reason) in enumerate(choices)],
             "usage": usage,
         })
 
-    def _reply_seed(self, key: str) -> int:
-        """The seed of a request's reply: the server seed and the request's identity."""
-        return int.from_bytes(hashlib.sha256(f"{self.server.state.seed}:{key}".encode()).digest()[:8], "little")
+    @staticmethod
+    def _reply(body: dict[str, Any], model: str, last_user: str, prompt: str, fault: str | None, rng: np.random.Generator) -> str:
+        """One choice's text, before it is cut."""
+        response_format = body.get("response_format")
+        if fault == "empty":
+            return ""
+        if fault == "malformed":
+            return "Hmm, that is an interesting situation. I would rather talk about the weather."
+        if response_format is not None and response_format["type"] != "text":
+            schema = response_format.get("json_schema", {}).get("schema", {"type": "object", "properties": {}})
+            try:
+                return json.dumps(schema_instance(schema, rng))
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise _Refused(400, f"'response_format' schema cannot be satisfied: {_clip(str(exc))}") from None
+        if model == "echo":
+            return last_user
+        return random_valid_reply(last_user, prompt, rng)
+
+    def _reply_rngs(self, key: str, body: dict[str, Any]) -> list[np.random.Generator]:
+        """One generator per choice, seeded by the server seed, the request's identity (`key`), the
+        request's `seed` when given and the choice's index. The first choice of a request without a
+        `seed` uses the first two only, so that it gets the reply it got before `seed` and `n` were honoured."""
+        extra = [] if body.get("seed") is None else [f"seed={body['seed']}"]
+        rngs = []
+        for index in range(body.get("n") or 1):
+            parts = [str(self.server.state.seed), key, *extra, *([f"choice={index}"] if index else [])]
+            digest = hashlib.sha256(":".join(parts).encode()).digest()
+            rngs.append(np.random.default_rng(int.from_bytes(digest[:8], "little")))
+        return rngs
 
     def _embeddings(self, body: Any) -> None:
         from agents.embedders import HashingEmbedder
@@ -676,6 +852,11 @@ class _Handler(BaseHTTPRequestHandler):
             "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]} for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         })
+
+
+def model_object(model_id: str) -> dict[str, Any]:
+    """A model as `GET /v1/models` lists it."""
+    return {"id": model_id, "object": "model", "created": 0, "owned_by": "teamenvs"}
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

@@ -654,3 +654,76 @@ def test_a_suite_llm_policy_can_have_memory(server, tmp_path, monkeypatch):
                for records in map(read_log, (tmp_path / "out" / "logs").glob("*.jsonl.gz"))}
     assert headers["llm-memory"]["memory"] == {"capacity": 50}
     assert "memory" not in headers["llm"]  # a run without memory keeps the header it had
+
+
+# ---------------------------------------------------------------------------- prompts that fit
+
+
+class _Scripted(LLMClient):
+    """A client whose replies are given in advance (no server): records every prompt it is sent."""
+
+    def __init__(self, replies, **kwargs):
+        super().__init__("scripted-replies", cache=False, **kwargs)
+        self.replies, self.sent = list(replies), []
+
+    async def chat(self, messages, **kwargs):
+        from agents.llm.client import ChatResult, LLMError, Usage
+
+        self.sent.append([dict(m) for m in messages])
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        ledger = kwargs.get("ledger")
+        if ledger is not None:
+            ledger.add(Usage(calls=1))
+        return ChatResult(reply, Usage(calls=1), self.model)
+
+
+def test_a_repair_turn_repeats_the_action_read_not_the_whole_reply():
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    rambling = "Let me think. " * 300 + "\nACTION: invest group 999"
+    client = _Scripted([rambling, "ACTION: invest group 40"])
+    policy = LLMPolicy(client=client, max_repairs=1)
+    policy.reset("trader_1", env.unwrapped.briefing("trader_1"))
+    assert policy.act(observations["trader_1"], infos["trader_1"]) == "invest group 40"
+    second = client.sent[1]
+    assert second[2] == {"role": "assistant", "content": "ACTION: invest group 999"}
+    assert "from 15 to 100" in second[3]["content"]
+
+
+def test_prompts_are_cut_to_the_context_window_newest_error_and_observation_kept():
+    from agents.llm.policy import CUT_MARK, estimated_tokens, fit_messages
+
+    messages = [{"role": "system", "content": "rules " * 200}, {"role": "user", "content": "old " * 3000 + "OBSERVATION NOW"}]
+    for k in range(3):
+        messages += [{"role": "assistant", "content": f"ACTION: bad {k} " + "x" * 800}, {"role": "user", "content": f"rejected {k}"}]
+    fitted = fit_messages(messages, 1500)
+    assert estimated_tokens(fitted) <= 1500
+    assert fitted[0] == messages[0]  # the system message is whole
+    assert fitted[1]["content"].startswith(CUT_MARK) and fitted[1]["content"].endswith("OBSERVATION NOW")
+    assert [m["content"] for m in fitted[2:]] == [messages[-2]["content"], "rejected 2"]  # only the newest repair
+    assert fit_messages(messages[:2], 10**6) == messages[:2]  # nothing to cut
+
+
+def test_a_policy_with_a_context_window_never_sends_a_longer_prompt_and_retries_a_context_400():
+    from agents.llm.client import LLMError
+    from agents.llm.policy import estimated_tokens
+
+    env = teamenvs.make("search_rescue_v0", preset="hard")
+    observations, infos = env.reset(seed=0)
+    agent = env.agents[0]
+    client = _Scripted(["ACTION: wait"] * 3, max_tokens=128)
+    policy = LLMPolicy(client=client, context_window=1500, window=3)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    for _ in range(3):
+        policy.act(observations[agent], infos[agent])
+    assert all(estimated_tokens(sent) <= 1500 - 128 for sent in client.sent)
+    assert any(m["content"].startswith("[... earlier part") for m in client.sent[-1])  # the third prompt had to be cut
+    refusing = _Scripted([LLMError("HTTP 400: This model's maximum context length is 2048 tokens"), "ACTION: wait"])
+    unbounded = LLMPolicy(client=refusing)
+    unbounded.reset(agent, env.unwrapped.briefing(agent))
+    assert unbounded.act(observations[agent], infos[agent]) == "wait"
+    assert estimated_tokens(refusing.sent[1]) < estimated_tokens(refusing.sent[0])
+    with pytest.raises(ValueError, match="context_window"):
+        LLMPolicy(client=client, context_window=10)

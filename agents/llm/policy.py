@@ -138,6 +138,39 @@ def constrained_request(mode: str, forms: Sequence[Any]) -> dict[str, Any]:
     return {"extra_body": {"guided_regex": constraint.regex}}
 
 
+REPAIR_ECHO_CHARS = 500  # what a repair turn repeats of the rejected reply: its action, not its reasoning
+CUT_MARK = "[... earlier part of this message cut to fit the context window ...]\n"
+
+
+def estimated_tokens(messages: Sequence[Mapping[str, str]]) -> int:
+    """A server-independent estimate of a prompt's tokens: characters / 4, plus a few per message."""
+    return sum(len(m["content"]) // 4 + 4 for m in messages)
+
+
+def fit_messages(messages: list[dict[str, str]], budget: int) -> list[dict[str, str]]:
+    """`messages` cut to about `budget` prompt tokens: the oldest repair turns go first (the newest
+    error stays), then the head of the user message (its earlier observations; the observation now,
+    the valid actions and the answer format are at its end), and only then the head of the system
+    message (a window smaller than the rules themselves)."""
+    out = [dict(m) for m in messages]
+    while estimated_tokens(out) > budget and len(out) > 4:
+        del out[2:4]  # the oldest assistant reply and the error sent back for it
+    for index in (1, 0):  # the user message's head, then (a window smaller than the rules) the system's
+        over = estimated_tokens(out) - budget
+        if over <= 0:
+            break
+        text = out[index]["content"]
+        keep = max(len(text) - 4 * over - len(CUT_MARK), 0)
+        out[index] = {**out[index], "content": CUT_MARK + text[len(text) - keep:] if keep else CUT_MARK}
+    return out
+
+
+def context_exceeded(error: Exception) -> bool:
+    """Whether an endpoint refused a request for being longer than its context window."""
+    text = str(error).lower()
+    return "context" in text and any(w in text for w in ("length", "window", "too long", "exceed", "maximum"))
+
+
 def valid_block(forms: Sequence[Any]) -> str:
     """The 'Valid actions now' block of a prompt: one line per command form, with an example."""
     if not forms:
@@ -165,6 +198,7 @@ class LLMPolicy:
         budget: Budget | None = None,
         constrain: str = "off",
         keep_memory: bool = False,
+        context_window: int | None = None,
         **client_options: Any,
     ) -> None:
         if client is None:
@@ -180,6 +214,9 @@ class LLMPolicy:
         if memory is not None and not keep_memory and not (hasattr(memory, "get_state") and hasattr(memory, "set_state")):
             raise TypeError("a memory restarted each episode needs get_state/set_state (a MemoryStream); "
                             "pass keep_memory=True to keep it across episodes")
+        if context_window is not None and (not isinstance(context_window, int) or context_window < 256):
+            raise ValueError(f"context_window must be a whole number of tokens >= 256, got {context_window!r}")
+        self.context_window = context_window
         self.constrain = constrain
         self.client = client
         self.commands = commands
@@ -257,14 +294,17 @@ class LLMPolicy:
         answer_format = JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT
         try:
             while True:
-                result = await self.client.chat(messages, budget=self.budget, ledger=step_usage, **constrained)
+                result = await self._chat(messages, step_usage, constrained)
                 action, rationale, source = read_reply(result.text)
                 error = "your reply was empty" if not result.text.strip() else self._check(action, info)
                 if error is None or len(repairs) >= self.max_repairs:
                     break
                 repairs.append(error)
+                # the repair turn repeats the action that was read, not the whole reply: a rambling or cut
+                # reply sent back in full grows every later prompt by its length
+                echo = f"ACTION: {action[:REPAIR_ECHO_CHARS]}" if action else "(an empty reply)"
                 messages += [
-                    {"role": "assistant", "content": result.text},
+                    {"role": "assistant", "content": echo},
                     {"role": "user", "content": f"That action was rejected: {error}\n{answer_format}"},
                 ]
         finally:  # a step that fails after retries still counts its calls and retries
@@ -282,6 +322,23 @@ class LLMPolicy:
             await self.memory.aadd(f"I did: {action or '(nothing)'}" + (f" because {rationale}" if rationale else ""), self.step, kind="action")
         self.step += 1
         return action
+
+    async def _chat(self, messages: list[dict[str, str]], ledger: Usage, constrained: Mapping[str, Any]) -> Any:
+        """One call, fitted to the context window when one is set (the reply's output limit included); an
+        endpoint refusing the prompt as too long gets it once more without the repair turns and cut to fit."""
+        from agents.llm.client import LLMError
+
+        window = self.context_window
+        budget = None if window is None else window - (self.client.max_tokens or 0)
+        sent = messages if budget is None else fit_messages(messages, budget)
+        try:
+            return await self.client.chat(sent, budget=self.budget, ledger=ledger, **constrained)
+        except LLMError as exc:
+            if not context_exceeded(exc):
+                raise
+            # once: without the repair turns, and a quarter shorter than what was refused
+            shorter = fit_messages(messages[:2], min(budget or 10**9, estimated_tokens(sent)) * 3 // 4)
+            return await self.client.chat(shorter, budget=self.budget, ledger=ledger, **constrained)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         """Synchronous `aact` (outside a running event loop)."""
@@ -332,10 +389,10 @@ def make_llm_policies(
 
     `memory=True` gives each agent a `MemoryStream()` of its own, a mapping its options
     (`{"capacity": 200, "decay": 0.99}`: `MemoryStream` arguments); None or False, none.
-    `options` named `window`, `max_repairs`, `memories`, `constrain` or `keep_memory` go to each
+    `options` named `window`, `max_repairs`, `memories`, `constrain`, `context_window` or `keep_memory` go to each
     `LLMPolicy`, the rest to the `LLMClient` made when none is given.
     """
-    policy_keys = {"window", "max_repairs", "memories", "constrain", "keep_memory"}
+    policy_keys = {"window", "max_repairs", "memories", "constrain", "context_window", "keep_memory"}
     policy_options = {k: v for k, v in options.items() if k in policy_keys}
     client_options = {k: v for k, v in options.items() if k not in policy_keys}
     client = client or LLMClient(model, base_url=base_url, **client_options)

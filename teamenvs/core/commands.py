@@ -17,6 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 import difflib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from teamenvs.core.text import clean_text, quote
 
 MAX_ACTION_CHARS = 10_000
 MAX_TEXT_ARG_CHARS = 2_000
+MAX_SEARCH_TRIES = 32  # command words tried in prose before giving up (see CommandSet._search)
 _STRIP = " \t\r\n`'\"*_>#."
 _RANDOM_WORDS = (
     "let's", "all", "invest", "in", "the", "group", "pool", "I", "will", "cooperate",
@@ -510,7 +512,9 @@ class CommandSet:
     def _search(self, text: str, situation: Situation) -> Action | ActionError | None:
         first_error: ActionError | None = None
         bare: Action | None = None
-        for match in self._anywhere.finditer(text):
+        # each try may read the rest of the text (a message runs to its end): bounding the tries keeps a
+        # reply full of command words ("<think>" x 1,000) linear; prose that names more is not a command
+        for match in itertools.islice(self._anywhere.finditer(text), MAX_SEARCH_TRIES):
             result = self._parse_command(match, text, situation)
             if isinstance(result, Action):
                 if self.commands[result.command].args:

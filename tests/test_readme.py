@@ -36,6 +36,7 @@ BENCH_QUICK = {
     "map_task": ["--seeds", "1", "--seconds", "0.2"],
     "job_fair": ["--quick"],
     "hidden_profile": ["--seeds", "1", "--seconds", "0.2"],
+    "shape_factory": ["--seeds", "1", "--seconds", "0.2"],
     "llm_loop": ["--latency-ms", "20", "--steps", "2", "--episodes", "2", "--in-process"],
     "memory": ["--sizes", "2000", "--queries", "5", "--loop-queries", "1"],
     "speed_social_dilemma": ["--seconds", "0.2"],

@@ -10,7 +10,7 @@ import numpy as np
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds
+from teamenvs.core.rl import Feature, feature_bounds, pack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 
@@ -342,12 +342,4 @@ def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
     """
     layout = _layout(config, view["fishers"])
     values = encode_values(view, config)
-    flat: list[float] = []
-    for f in layout.features:
-        value = values[f.name]
-        if isinstance(value, list):
-            flat.extend(value)
-        else:
-            flat.append(value)
-    out = np.array(flat, dtype=np.float32)
-    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)
+    return pack_flat(layout.features, values, layout.low, layout.high)

@@ -95,6 +95,20 @@ def pack(features: Sequence[Feature], values: Mapping[str, Any]) -> np.ndarray:
     return np.clip(out, bounds[0], bounds[1], out=out)
 
 
+def pack_flat(features: Sequence[Feature], values: Mapping[str, Any], low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """`pack` for encoders that keep their feature table's bounds at hand and give each block as a
+    list (or one number): one flat list, one array, one clip, and no checks, on the hot path."""
+    flat: list[float] = []
+    for f in features:
+        value = values[f.name]
+        if isinstance(value, list):
+            flat.extend(value)
+        else:
+            flat.append(value)
+    out = np.array(flat, dtype=np.float32)
+    return np.minimum(np.maximum(out, low, out=out), high, out=out)
+
+
 def one_hot(index: int | None, size: int) -> list[float]:
     """A one-hot block (all zeros for None or an index outside the block)."""
     block = [0.0] * size

@@ -11,7 +11,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot
+from teamenvs.core.rl import Feature, feature_bounds, one_hot, pack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
@@ -403,12 +403,4 @@ def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:
     """
     layout = _layout(config, view["public"]["traders"])
     values = encode_values(view, config)
-    flat: list[float] = []
-    for f in layout.features:
-        value = values[f.name]
-        if isinstance(value, list):
-            flat.extend(value)
-        else:
-            flat.append(value)
-    out = np.array(flat, dtype=np.float32)
-    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)
+    return pack_flat(layout.features, values, layout.low, layout.high)

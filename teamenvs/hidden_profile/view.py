@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot
+from teamenvs.core.rl import Feature, feature_bounds, one_hot, pack_flat
 from teamenvs.core.rounds import Phase
 from teamenvs.core.view import footer
 from teamenvs.hidden_profile.config import MAX_CANDIDATES, HiddenProfileConfig
@@ -297,13 +297,4 @@ def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     """A member's numeric observation: its view, slot by slot as `features(config)` says (the same
     vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`)."""
     table, low, high = _bounds(config)
-    values = encode_values(view, config)
-    flat: list[float] = []
-    for f in table:
-        value = values[f.name]
-        if isinstance(value, list):
-            flat.extend(value)
-        else:
-            flat.append(value)
-    out = np.array(flat, dtype=np.float32)
-    return np.minimum(np.maximum(out, low, out=out), high, out=out)
+    return pack_flat(table, encode_values(view, config), low, high)

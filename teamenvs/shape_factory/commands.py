@@ -1,0 +1,287 @@
+"""Shape Factory's commands (CollabSim App. B.1's actions in the suite's command language), what an
+agent may do now, and the discrete action catalogue.
+
+`produce <shape>` (produce_shape), `offer <agent> <goods> for <goods>` (propose_trade_offer),
+`accept offer <n>` / `decline offer <n>` (trade_response), `cancel offer <n>`
+(cancel_trade_offer), `fulfill order <n>` (fulfill_order), `wait` (do_nothing), `say` / `tell`
+(message). Goods are `<count> <shape>` or `$<price>`: `offer agent_2 2 circles for $40`,
+`offer agent_4 $30 for 1 square`, `offer agent_3 1 circle for 1 triangle`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from teamenvs.core.commands import Arg, ArgError, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
+from teamenvs.core.messaging import SAY, TELL
+from teamenvs.core.rl import NOOP
+from teamenvs.shape_factory.config import ShapeFactoryConfig
+from teamenvs.shape_factory.rules import (
+    ACCEPT, CANCEL, DECLINE, FULFILL, MONEY, OFFER, PRODUCE, WAIT, Goods, Terms, shapes_of,
+)
+from teamenvs.shape_factory.view import fair_price_of, goods_text, terms_text
+
+# One item of an offer: `$40`, `40 dollars`, `2 circles`. One optional whitespace run, at the start
+# (after a non-space, so a search never restarts inside a run): linear time on any input.
+_ITEM = re.compile(r"(?<!\s)\s*(?:\$\s?(\d{1,7})|(\d{1,7})\s?(?:dollars?\b|bucks?\b|\$)|(\d{1,7})\s?([A-Za-z]{1,20}))")
+_FOR = re.compile(r"(?<!\s)\s*for\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TermsArg(Arg):
+    """What an offer gives and what it asks in return: `<goods> for <goods>`, goods being
+    `<count> <shape>` (1 to `max_shapes`) or `$<price>` (`min_price` to `max_price`); one side at
+    most is money, and a barter names two different shapes."""
+
+    shapes: tuple[str, ...] = ()
+    max_shapes: int = 5
+    min_price: int = 15
+    max_price: int = 100
+
+    def _words(self) -> dict[str, str]:
+        return {**{s: s for s in self.shapes}, **{s + "s": s for s in self.shapes}}
+
+    def _goods(self, text: str, command: Command, side: str) -> tuple[Goods, str]:
+        m = _ITEM.match(text)
+        if m is None:
+            raise ArgError(f"'{command.name}' needs {side}: '<count> <shape>' or '$<price>', e.g. '{command.examples[0]}'")
+        money = m.group(1) or m.group(2)
+        if money is not None:
+            amount = int(money)
+            if not self.min_price <= amount <= self.max_price:
+                raise ArgError(f"the money of an offer must be from ${self.min_price} to ${self.max_price} (got ${amount})")
+            return Goods(MONEY, amount), text[m.end():]
+        count, word = int(m.group(3)), m.group(4).lower()
+        shape = self._words().get(word)
+        if shape is None:
+            raise ArgError(f"unknown shape '{word[:20]}' in {side}; shapes: {', '.join(self.shapes)} (or '$<price>' for money)")
+        if not 1 <= count <= self.max_shapes:
+            raise ArgError(f"an offer gives or asks 1 to {self.max_shapes} shapes of a kind (got {count})")
+        return Goods(shape, count), text[m.end():]
+
+    def parse(self, rest, situation, command):
+        give, rest = self._goods(rest, command, "what you give")
+        joint = _FOR.match(rest)
+        if joint is None:
+            raise ArgError(f"an offer reads '<what you give> for <what you get>', e.g. '{command.examples[0]}'")
+        get, rest = self._goods(rest[joint.end():], command, "what you get")
+        if give.item == MONEY and get.item == MONEY:
+            raise ArgError("an offer trades shapes for money, money for shapes or shapes for shapes, not money for money")
+        if give.item == get.item:
+            raise ArgError(f"an offer cannot give and ask for the same shape ({give.item})")
+        return Terms(give, get), rest
+
+    def format(self, value) -> str:
+        return terms_text(value)
+
+    def usage(self, situation=None):
+        return "<count> <shape>|$<price> for <count> <shape>|$<price>"
+
+    def example(self, situation=None):
+        return f"1 {self.shapes[0]} for ${self.min_price}" if self.shapes else f"${self.min_price}"
+
+    def sample(self, rng, situation):
+        shapes = self.shapes
+        kind = int(rng.integers(3 if len(shapes) > 1 else 2))
+        price = Goods(MONEY, int(rng.integers(self.min_price, self.max_price + 1)))
+        first = Goods(shapes[int(rng.integers(len(shapes)))], int(rng.integers(1, self.max_shapes + 1)))
+        if kind == 0:
+            return terms_text(Terms(first, price))
+        if kind == 1:
+            return terms_text(Terms(price, first))
+        other = [s for s in shapes if s != first.item]
+        return terms_text(Terms(first, Goods(other[int(rng.integers(len(other)))], int(rng.integers(1, self.max_shapes + 1)))))
+
+    def spec(self, situation=None):
+        return {"name": self.name, "kind": "terms", "shapes": list(self.shapes), "max_shapes": self.max_shapes,
+                "min_price": self.min_price, "max_price": self.max_price}
+
+    exact = True
+
+    def grammar(self, situation):
+        from teamenvs.core.constrain import Alt, Lit, Seq, int_range, one_of
+
+        count = int_range(1, self.max_shapes)
+        money = Seq((Lit("$"), int_range(self.min_price, self.max_price)))
+
+        def shape(s: str):
+            return Seq((count, Lit(" "), one_of((s, s + "s"))))
+
+        options = []
+        for s in self.shapes:
+            options.append(Seq((shape(s), Lit(" for "), money)))
+            options.append(Seq((money, Lit(" for "), shape(s))))
+            options += [Seq((shape(s), Lit(" for "), shape(t))) for t in self.shapes if t != s]
+        return Alt(tuple(options))
+
+
+@lru_cache(maxsize=64)
+def commands_for(config: ShapeFactoryConfig) -> CommandSet:
+    """The command set under `config`: its shapes, order numbers and price range."""
+    shapes = shapes_of(config)
+    a, b = shapes[0], shapes[1]
+    offers = config.n_agents * config.max_steps  # at most one offer per agent and step
+    terms = TermsArg("terms", shapes, config.max_offer_shapes, config.min_price, config.max_price)
+    return CommandSet(
+        [
+            Command(PRODUCE, (ChoiceArg("shape", shapes),),
+                    f"make one shape (your specialty costs ${config.specialty_cost}, any other ${config.regular_cost}); "
+                    f"you are busy for {config.production_steps} steps", (f"produce {a}",)),
+            Command(OFFER, (NameArg("recipient", "agent"), terms),
+                    "propose a trade to one participant: what you give (committed until answered or cancelled) for what you get",
+                    (f"offer agent_2 1 {a} for ${config.min_price}", f"offer agent_2 ${config.min_price} for 1 {b}",
+                     f"offer agent_2 1 {a} for 1 {b}")),
+            Command(ACCEPT, (IntArg("offer", 1, offers, 1),), "accept an offer made to you (binding: the goods change hands now)",
+                    ("accept offer 1",)),
+            Command(DECLINE, (IntArg("offer", 1, offers, 1),), "decline an offer made to you", ("decline offer 1",)),
+            Command(CANCEL, (IntArg("your_offer", 1, offers, 1),), "withdraw one of your open offers", ("cancel offer 1",)),
+            Command(FULFILL, (IntArg("order", 1, config.orders_per_agent, 1),),
+                    f"deliver the shapes of one of your orders and earn ${config.incentive}", ("fulfill order 1",)),
+            Command(WAIT, (), "do nothing this step", ("wait",)),
+            SAY,
+            TELL,
+        ]
+    )
+
+
+COMMANDS = commands_for(ShapeFactoryConfig())  # the default (BASELINE) config's commands
+
+
+@dataclass(frozen=True)
+class Options:
+    """What decides an agent's situation (equal options, equal situations: the env's situation key)."""
+
+    others: tuple[str, ...]
+    produce: str | None  # why `produce` is denied now (None: allowed)
+    offer: str | None
+    answer: str | None
+    cancel: str | None
+    fulfill: str | None
+    to_you: tuple[int, ...]  # ids of the open offers addressed to the agent
+    yours: tuple[int, ...]  # ids of its open offers
+
+
+def situation(config: ShapeFactoryConfig, options: Options) -> Situation:
+    """What an agent may do now."""
+    denied: dict[str, str] = {}
+    for name, reason in ((PRODUCE, options.produce), (OFFER, options.offer), (ACCEPT, options.answer), (DECLINE, options.answer),
+                         (CANCEL, options.cancel), (FULFILL, options.fulfill)):
+        if reason is not None:
+            denied[name] = reason
+    if not config.talking_allowed:
+        denied["say"] = denied["tell"] = "communication is off in this condition"
+    elif not config.private_messages:
+        denied["tell"] = "there are no private messages in this condition: every message reaches everyone (use 'say')"
+    limits, reasons = {}, {}
+    if options.to_you:
+        limits["offer"] = (min(options.to_you), max(options.to_you))
+        reasons["offer"] = "open offers to you: " + ", ".join(map(str, options.to_you))
+    if options.yours:
+        limits["your_offer"] = (min(options.yours), max(options.yours))
+        reasons["your_offer"] = "your open offers: " + ", ".join(map(str, options.yours))
+    return Situation(denied, limits, {"agent": options.others}, reasons)
+
+
+def briefing_situation(config: ShapeFactoryConfig, others: tuple[str, ...]) -> Situation:
+    """The situation the briefing lists commands for: `tell` only with private messages, none without communication."""
+    denied = {}
+    if not config.talking_allowed:
+        denied = {"say": "no communication", "tell": "no communication"}
+    elif not config.private_messages:
+        denied = {"tell": "no private messages"}
+    return Situation(denied, names={"agent": others})
+
+
+# ---------------------------------------------------------------------- the discrete action catalogue (RL)
+# Offer slots are the view's offers oldest first; "other k" is the k-th other agent in id order;
+# trades are of one shape at the fair price (half way between the two costs, $28 by default): selling
+# one's specialty, or buying the first shape the open orders still need that no open offer asks for.
+OFFER_SLOTS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+               "11th", "12th", "13th", "14th", "15th", "16th", "17th", "18th", "19th", "20th")
+MESSAGES = ("say my specialty", "say what I need")
+
+
+def catalogue(config: ShapeFactoryConfig) -> tuple[str, ...]:
+    """The discrete action labels under `config` (the same for every agent; index 0 the no-op)."""
+    shapes = shapes_of(config)
+    others = range(1, config.n_agents)
+    slots = OFFER_SLOTS[: config.max_open_offers]
+    return (
+        NOOP,
+        *(f"produce {s}" for s in shapes),
+        *(f"fulfill order {k}" for k in range(1, config.orders_per_agent + 1)),
+        *(f"accept the {j} offer to me" for j in slots),
+        *(f"decline the {j} offer to me" for j in slots),
+        *(f"cancel my {j} offer" for j in slots),
+        *(f"sell 1 of my specialty to other {k}" for k in others),
+        *(f"buy a needed shape from other {k}" for k in others),
+        *MESSAGES,
+    )
+
+
+def needed_shapes(view: Mapping[str, Any]) -> list[str]:
+    """Shapes the agent's open orders still need beyond its free inventory, one entry per shape."""
+    need: dict[str, int] = {}
+    for order in view["orders"]:
+        if not order["fulfilled"]:
+            for s, n in order["shapes"].items():
+                need[s] = need.get(s, 0) + n
+    return [s for s in view["shapes"] for _ in range(max(need.get(s, 0) - view["free_inventory"][s], 0))]
+
+
+def mask_key(view: Mapping[str, Any]) -> tuple:
+    """What `command_for` and the rules' checks read from a view beyond the situation (its offers and
+    denials): equal keys give the same commands and the same mask (see `TeamEnv._mask_key`)."""
+    late = view["step"] + view["production_steps"] >= view["max_steps"]
+    return late, view["free_money"], tuple(view["free_inventory"].values()), tuple(o["fulfilled"] for o in view["orders"]), view["produced"]
+
+
+def to_buy(view: Mapping[str, Any]) -> str | None:
+    """The first shape the open orders still need (beyond the free inventory) that no open offer of the agent asks for."""
+    asked = [o["get"][0] for o in view["your_offers"]]
+    for shape in needed_shapes(view):
+        if shape in asked:
+            asked.remove(shape)
+        else:
+            return shape
+    return None
+
+
+def command_for(view: Mapping[str, Any], label: str) -> str | None:
+    """The command `label` stands for in this view, or None when it is impossible now (the cheap checks
+    here spare parsing; the mask also asks the rules, `TeamEnv.accepts`)."""
+    if label == NOOP:
+        return WAIT
+    words = label.split()
+    head = words[0]
+    if head == "produce":
+        cost = view["costs"]["specialty" if words[1] == view["specialty"] else "regular"]
+        return label if view["free_money"] >= cost else None
+    if head == "fulfill":
+        order = view["orders"][int(words[2]) - 1]
+        ready = not order["fulfilled"] and all(view["free_inventory"][s] >= n for s, n in order["shapes"].items())
+        return label if ready else None
+    if head in ("accept", "decline", "cancel"):
+        offers = view["your_offers"] if head == "cancel" else view["offers_to_you"]
+        j = OFFER_SLOTS.index(words[2])
+        return f"{head} offer {offers[j]['offer']}" if j < len(offers) else None
+    others = [a for a in view["participants"] if a != view["agent"]]
+    price = fair_price_of(view)
+    if head == "sell":
+        if not view["free_inventory"][view["specialty"]]:
+            return None
+        return f"offer {others[int(words[-1]) - 1]} {goods_text(view['specialty'], 1)} for ${price}"
+    if head == "buy":
+        shape = to_buy(view)
+        if shape is None or view["free_money"] < price:
+            return None
+        return f"offer {others[int(words[-1]) - 1]} ${price} for {goods_text(shape, 1)}"
+    if label == "say my specialty":
+        return f"say I make {view['specialty']}s cheaply: ${price} each"
+    if label == "say what I need":
+        needed = sorted(set(needed_shapes(view)))
+        return f"say I need {' and '.join(needed)}" if needed else None
+    return None

@@ -77,6 +77,9 @@ def test_paper_has_the_layouts_of_the_seed_papers():
     assert [c.name for c in dt.conditions] == ["baseline", "communication_bandwidth", "group_size_6", "group_size_9",
                                                "group_size_6+split_among_all", "group_size_9+split_among_all"]
     assert "Table 3" in dt.title
+    (sf,) = by_env["shape_factory_v0"]
+    assert "Table 2" in sf.title and [p.policy for p in sf.policies] == ["cooperative", "self_sufficient", "random"]
+    assert [c.name for c in sf.conditions] == ["baseline", "communication_bandwidth", "awareness_dashboard", "group_size_8", "group_size_10"]
     (hp,) = by_env["hidden_profile_v0"]
     assert "Table 4" in hp.title and [c.name for c in hp.conditions][:2] == ["baseline", "communication_bandwidth"]
     assert [p.policy for p in hp.policies] == ["share_unique", "shared_only", "random"]

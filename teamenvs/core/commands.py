@@ -389,8 +389,11 @@ class CommandSet:
         self.commands: dict[str, Command] = {c.name: c for c in commands}
         ordered = sorted(names, key=lambda n: (-len(n), n))
         alternation = "|".join(r"\s+".join(map(re.escape, n.split())) for n in ordered)
-        self._start = re.compile(rf"[\s`'\"*_>#\-]*({alternation})(?![\w])", re.IGNORECASE)
-        self._anywhere = re.compile(rf"(?<![\w])({alternation})(?![\w])", re.IGNORECASE)
+        # the leading run of decoration is matched atomically (a lookahead and a back-reference: no
+        # backtracking into it), so a long run of '-' or '#' costs one pass, not one retry per character
+        self._start = re.compile(rf"(?=(?P<lead>[\s`'\"*_>#\-]*))(?P=lead)(?P<command>{alternation})(?![\w])", re.IGNORECASE)
+        self._first_words = tuple(sorted({n.split()[0] for n in names}))
+        self._anywhere = re.compile(rf"(?<![\w])(?P<command>{alternation})(?![\w])", re.IGNORECASE)
 
     def __iter__(self):
         return iter(self.commands.values())
@@ -510,6 +513,9 @@ class CommandSet:
         return self._unknown(text, situation)
 
     def _search(self, text: str, situation: Situation) -> Action | ActionError | None:
+        lowered = text.lower()
+        if not any(word in lowered for word in self._first_words):
+            return None  # no command word anywhere: nothing to try (a fast path for long prose)
         first_error: ActionError | None = None
         bare: Action | None = None
         # each try may read the rest of the text (a message runs to its end): bounding the tries keeps a
@@ -525,7 +531,7 @@ class CommandSet:
         return bare or first_error
 
     def _parse_command(self, match: re.Match, text: str, situation: Situation) -> Action | ActionError:
-        name = " ".join(match.group(1).lower().split())
+        name = " ".join(match.group("command").lower().split())
         command = self.commands[name]
         if name in situation.denied:
             return ActionError(f"'{name}' is not allowed now: {situation.denied[name]}. {self._valid_now(situation)}", "not_allowed", name)

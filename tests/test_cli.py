@@ -66,7 +66,8 @@ def test_readme_run_command_works(tmp_path):
 
 def test_readme_job_fair_command_works(tmp_path, capsys):
     """The job fair card's command line (boastful seekers in Scenario 2) runs and reports the MetaAgents metrics."""
-    match = re.search(r"teamenvs run (job_fair_v0[^\n`]*)", README.read_text())
+    card = README.parent / "docs" / "envs" / "job_fair_v0.md"
+    match = re.search(r"teamenvs run (job_fair_v0[^\n`]*)", card.read_text())
     assert match, "the job fair card must show a `teamenvs run job_fair_v0 ...` command"
     assert main(["run", *match.group(1).split(), "--log-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

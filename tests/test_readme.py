@@ -1,7 +1,9 @@
-"""Every command the README shows is run here, in the README's order, in a scratch folder.
+"""Every command the README and the docs pages show is run here, in reading order, in a scratch folder.
 
-Commands come from the README itself (code blocks and inline code), so a command added
-there is picked up without touching this file; syntax summaries (with `<...>`, `[...]`, `|`
+The pages are README.md, then the docs it links (`DOCS`, in the order a reader follows
+them); `docs/local-models.md` is left out: its commands need a llama.cpp server with a
+downloaded model. Commands come from the pages themselves (code blocks and inline code),
+so a command added there is picked up without touching this file; syntax summaries (with `<...>`, `[...]`, `|`
 or an upper-case placeholder such as DIR) are skipped. Three rewrites keep the run offline
 and within CI time, and each is said where it happens:
 - a command aimed at a real endpoint (OpenAI, Ollama, vLLM) runs against the built-in
@@ -27,10 +29,21 @@ from pathlib import Path
 from types import SimpleNamespace
 
 
+import pytest
+
 from teamenvs.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = [README, *(ROOT / "docs" / name for name in (
+    "cli.md", "benchmarks.md", "python.md", "llm.md", "rl/README.md", "envs/day_trader_v0.md", "envs/shape_factory_v0.md",
+    "envs/commons_v0.md", "envs/search_rescue_v0.md", "envs/map_task_v0.md", "envs/hidden_profile_v0.md",
+    "envs/job_fair_v0.md", "performance.md", "architecture.md"))]
+RUN_ELSEWHERE = {ROOT / "docs" / "local-models.md"}  # needs a local llama.cpp server
+
+
+def page_texts() -> list[tuple[Path, str]]:
+    return [(page, page.read_text(encoding="utf-8")) for page in DOCS]
 BENCH_QUICK = {
     "search_rescue": ["--seeds", "1", "--only", "table3"],
     "map_task": ["--seeds", "1", "--seconds", "0.2"],
@@ -45,31 +58,60 @@ BENCH_QUICK = {
 PLACEHOLDER = re.compile(r"<|\[|\||(?:^|\s)(?:DIR|LOG|OUT|URL|M|N)(?:\s|$)")
 
 
-def readme_commands() -> list[str]:
-    """Concrete `teamenvs ...` and `python -m benchmarks...` commands, in README order, without duplicates."""
-    text = README.read_text(encoding="utf-8")
-    found: list[tuple[int, str]] = []
-    for block in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
-        if block.group(1) not in ("", "bash", "sh", "shell"):
-            continue
-        offset = block.start(2)
-        for line in block.group(2).splitlines(keepends=True):
-            if line.startswith("teamenvs "):
-                found.append((offset, line.split("  #")[0].strip()))
-            offset += len(line)
-    for inline in re.finditer(r"`((?:teamenvs |python -m benchmarks\.)[^`]*)`", text):
-        found.append((inline.start(), " ".join(inline.group(1).split())))
-    commands = []
-    for _, command in sorted(found):
-        if not PLACEHOLDER.search(command) and command not in commands:
-            commands.append(command)
+def page_commands() -> list[tuple[Path, str]]:
+    """(page, command) for every concrete `teamenvs ...` and `python -m benchmarks...` command, in reading order.
+
+    A command shown on more than one page runs on the first; a page's commands never depend on another page's.
+    """
+    commands: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for page, text in page_texts():
+        found: list[tuple[int, str]] = []
+        for block in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
+            if block.group(1) not in ("", "bash", "sh", "shell"):
+                continue
+            offset = block.start(2)
+            for line in block.group(2).splitlines(keepends=True):
+                # `python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/teamenvs bench ...` runs its last part
+                for part in line.split("  #")[0].split("&&"):
+                    part = part.strip().removeprefix(".venv/bin/")
+                    if part.startswith("teamenvs "):
+                        found.append((offset, part))
+                offset += len(line)
+        for inline in re.finditer(r"`((?:teamenvs |python -m benchmarks\.)[^`]*)`", text):
+            found.append((inline.start(), " ".join(inline.group(1).split())))
+        for _, command in sorted(found):
+            if not PLACEHOLDER.search(command) and command not in seen:
+                seen.add(command)
+                commands.append((page, command))
     return commands
 
 
+def readme_commands() -> list[str]:
+    return [command for _, command in page_commands()]
+
+
 def yaml_example() -> str:
-    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 1, "the README shows one suite file"
+    blocks = [b for _, text in page_texts() for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    assert len(blocks) == 1, "the docs show one suite file"
     return blocks[0]
+
+
+def test_every_docs_page_is_reached_and_every_link_resolves():
+    """Each page under docs/ is linked from the README or a page it links, and every relative link points at a file."""
+    pages = set((ROOT / "docs").rglob("*.md")) | {README}
+    linked = {README}
+    for page in sorted(pages):
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{page.relative_to(ROOT)} links {target}, which does not exist"
+            linked |= {path} if path.is_file() else set(path.glob("*.md"))
+    assert pages - linked == set(), f"pages nobody links: {sorted(str(p.relative_to(ROOT)) for p in pages - linked)}"
+    assert set(DOCS) | RUN_ELSEWHERE | set((ROOT / "docs" / "rl").glob("*_v0.md")) == pages, "a new docs page: add it to DOCS"
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200, "the README is the newcomer's first page: keep it short"
 
 
 def test_the_readme_lists_the_main_commands():
@@ -117,11 +159,14 @@ def run_serve_llm() -> None:
         proc.wait(timeout=10)
 
 
-def test_every_readme_command_runs(tmp_path, monkeypatch, capsys, server):
+@pytest.mark.parametrize("page", DOCS, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
+    """One page at a time (so the pages spread over the test workers), each in its own scratch folder."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cooperation_study.yaml").write_text(yaml_example(), encoding="utf-8")
     ran = []
-    for command in readme_commands():
+    commands = [command for on, command in page_commands() if on == page]
+    for command in commands:
         argv = shlex.split(command)
         if argv[0] == "python":
             module = argv[2].split(".", 1)[1]
@@ -153,8 +198,8 @@ def test_every_readme_command_runs(tmp_path, monkeypatch, capsys, server):
                               lambda suite, out, calls=calls, stand_in=stand_in, **kw: calls.append((suite, out, kw)) or stand_in)
                 assert main(args) == 0
             suite, out, kw = calls[0]
-            stated = re.search(r"paper grid \(3 seeds, ([\d,]+) episodes", README.read_text(encoding="utf-8"))
-            assert stated is not None, "the README states the llm suite's size"
+            stated = re.search(r"paper grid \(3 seeds, ([\d,]+) episodes", "".join(text for _, text in page_texts()))
+            assert stated is not None, "the docs state the llm suite's size"
             assert suite.name == "llm" and suite.needs_model and len(suite.episodes()) == int(stated.group(1).replace(",", ""))
             assert kw["model"] == "random-valid" and kw["base_url"] == server.url and kw["price"] == "0.15,0.60"
             ran.append(command)
@@ -171,17 +216,23 @@ def test_every_readme_command_runs(tmp_path, monkeypatch, capsys, server):
             assert "step" in output.out.lower()
         if args[0] == "replay" and "--html" in args:
             assert (tmp_path / args[args.index("--html") + 1]).stat().st_size > 10_000
-    assert len(ran) == len(readme_commands())
+    assert len(ran) == len(commands)
 
 
 def test_the_python_examples_run(tmp_path, monkeypatch, server):
-    """The README's Python blocks, in order, in one namespace; the OpenAI model name runs against the built-in server."""
+    """Each page's Python blocks, in order, in one namespace per page; the OpenAI model name runs against the built-in server."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) >= 2
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block.replace('"gpt-4o-mini"', '"random-valid"'), "README.md", "exec"), namespace)
-    assert namespace["result"].usage["total"]["calls"] > 0
+    pages = 0
+    usage = None
+    for page, text in page_texts() + [(p, p.read_text(encoding="utf-8")) for p in sorted((ROOT / "docs" / "rl").glob("*_v0.md"))]:
+        blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+        namespace: dict = {}
+        for block in blocks:
+            exec(compile(block.replace('"gpt-4o-mini"', '"random-valid"'), str(page.relative_to(ROOT)), "exec"), namespace)
+        pages += bool(blocks)
+        if "result" in namespace and getattr(namespace["result"], "usage", None):
+            usage = namespace["result"].usage
+    assert pages >= 5
+    assert usage is not None and usage["total"]["calls"] > 0
     assert list((tmp_path / "runs").glob("*.jsonl"))

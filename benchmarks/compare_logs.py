@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path, help="a bench output folder (or its logs/ folder)")
     parser.add_argument("after", type=Path)
     args = parser.parse_args(argv)
+    for folder in (args.before, args.after):
+        if not folder.is_dir():
+            parser.error(f"{folder}: no such folder (give two bench output folders, or their logs/ folders)")
     same, problems = compare(args.before, args.after)
     for line in problems:
         print(line)

@@ -33,7 +33,8 @@ population standard deviation (numpy `std`, ddof=0).
    target is >= 2,000 env steps/s.
 5. `mapgen`: `generate_floor_plan` at 30x30, 50x50 and 100x100 (complexity 5, the default)
    and 100x100 at complexity 10, 50 generator seeds each: median and max milliseconds.
-   Target: 50x50 under 50 ms.
+   Target: 50x50 under 50 ms. Then `env.reset` on a new map per episode at 30x30, 50x50 and
+   100x100, each as a ratio to 30x30 in the same run (design target: 100x100 at most 2x).
 6. `tokens`: over one episode (seed 0) on the hard map with the default team, the length of
    every observation a policy was asked to act on (`info[agent]["needs_action"]` true), in
    characters and estimated tokens (tiktoken `cl100k_base` when installed, else characters
@@ -328,6 +329,23 @@ def section_mapgen(n_seeds: int = 50) -> None:
     table(["Map", "Complexity", "Rooms (median)", "Median (ms)", "Max (ms)"], rows)
     print()
     print("Target: 50x50 under 50 ms.")
+    print()
+    print(f"### `env.reset` on a new map per episode (default config, `map_seed` None), {n_seeds} seeds each\n")
+    medians = {}
+    for side in (30, 50, 100):
+        env = teamenvs.make("search_rescue_v0", width=side, height=side)
+        env.reset(seed=10_000)  # warm-up
+        times = []
+        for seed in range(n_seeds):
+            t0 = time.perf_counter()
+            env.reset(seed=seed)
+            times.append((time.perf_counter() - t0) * 1000)
+        medians[side] = float(np.median(times))
+    table(["Map", "Median reset (ms)", "Ratio to 30x30 (same run)"],
+          [[f"{side}x{side}", f"{ms:.2f}", f"{ms / medians[30]:.2f}x"] for side, ms in medians.items()])
+    print()
+    print("Design target: a 100x100 reset at most 2x a 30x30 one. A new map's rooms, doorways and victims are drawn "
+          "one by one, so the reset grows with the number of rooms (about 10x more at 100x100).")
     print()
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-from teamenvs.search_rescue.world import FloorPlan
+from teamenvs.search_rescue.world import _ROOM_NAMES, HOSPITAL, FloorPlan
 
 # Each optional part carries its own trailing whitespace, so no two optional runs meet
 # (they backtracked in polynomial time on long whitespace runs).
@@ -124,15 +124,30 @@ def mentioned_victims(text: str) -> set[int]:
     return found
 
 
-def room_pattern(plan: FloorPlan) -> re.Pattern[str]:
-    """A regex finding room names in a message (case-insensitive, whole words)."""
-    names = sorted((r.name for r in plan.rooms), key=len, reverse=True)
+def _names_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    """A regex finding any of these names (case-insensitive, whole words, any run of spaces between words)."""
+    names = sorted(names, key=len, reverse=True)
     return re.compile(r"\b(" + "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names) + r")\b", re.IGNORECASE)
+
+
+# Every name a generated map can give a room. Compiled once: compiling a pattern of one map's names cost
+# 30 ms per reset on a 100x100 map (168 rooms). Finding any generated name and keeping those of the map
+# finds exactly the map's names, since no generated name starts inside another (qualifiers and places are
+# disjoint word sets, and no place's first word is a place of its own).
+_GENERATED_NAMES = frozenset([HOSPITAL, *_ROOM_NAMES])
+_ANY_GENERATED_NAME = _names_pattern(_GENERATED_NAMES)
+
+
+def room_pattern(plan: FloorPlan) -> re.Pattern[str]:
+    """A regex finding room names in a message; it may find names of other maps, which `mentioned_rooms` drops."""
+    names = [r.name for r in plan.rooms]
+    return _ANY_GENERATED_NAME if _GENERATED_NAMES.issuperset(names) else _names_pattern(names)
 
 
 def mentioned_rooms(text: str, pattern: re.Pattern[str], ids: dict[str, int]) -> set[int]:
     """Room ids a message names."""
-    return {ids[" ".join(m.group(1).lower().split())] for m in pattern.finditer(text)}
+    keys = (" ".join(m.group(1).lower().split()) for m in pattern.finditer(text))
+    return {ids[key] for key in keys if key in ids}
 
 
 def share(plan: FloorPlan, sender: Knowledge, recipient: Knowledge, rooms: Iterable[int], victims: Iterable[int]) -> bool:

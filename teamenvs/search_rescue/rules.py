@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
+import numpy as np
+
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
 from teamenvs.search_rescue.knowledge import Knowledge, VictimNote, room_pattern
 from teamenvs.search_rescue.navigation import Cell, RouteMap, cell_path, route_map
@@ -151,16 +153,14 @@ def _layout(s: Rescue) -> bytes:
     """The floor plan in map characters (# . h +), padded by LOCAL_RADIUS cells of '?' on every side."""
     if not s._layout:
         plan, r = s.plan, LOCAL_RADIUS
-        side = plan.width + 2 * r
-        grid = bytearray(UNKNOWN.encode() * (side * (plan.height + 2 * r)))
-        for y in range(plan.height):
-            row = bytes(
-                ord(WALL_MARK if c == WALL else DOORWAY if c <= -2 else HOSPITAL_FLOOR if c == plan.hospital else FLOOR)
-                for c in plan.cells[y * plan.width:(y + 1) * plan.width]
-            )
-            start = (y + r) * side + r
-            grid[start:start + plan.width] = row
-        s._layout = bytes(grid)
+        cells = np.asarray(plan.cells).reshape(plan.height, plan.width)
+        marks = np.full(cells.shape, ord(FLOOR), dtype=np.uint8)
+        marks[cells == plan.hospital] = ord(HOSPITAL_FLOOR)
+        marks[cells == WALL] = ord(WALL_MARK)
+        marks[cells <= -2] = ord(DOORWAY)
+        grid = np.full((plan.height + 2 * r, plan.width + 2 * r), ord(UNKNOWN), dtype=np.uint8)
+        grid[r:r + plan.height, r:r + plan.width] = marks
+        s._layout = grid.tobytes()
     return s._layout
 
 

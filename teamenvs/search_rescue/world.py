@@ -15,8 +15,10 @@ drawn from the generator passed in.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 import networkx as nx
 import numpy as np
@@ -42,6 +44,8 @@ _QUALIFIERS = (
     "New", "Blue", "Red", "Green", "Grey", "Small", "Long", "Corner", "Central", "Staff", "Supply", "Quiet",
     "Sunny", "Narrow",
 )
+
+_ROOM_NAMES = tuple(f"{q} {p}" for q in _QUALIFIERS for p in _PLACES)  # every name a generated room can get
 
 
 # ---------------------------------------------------------------------- floor plan
@@ -153,43 +157,37 @@ def _partition(rect: tuple[int, int, int, int], max_side: int, rng: np.random.Ge
 
 def room_names(n: int, rng: np.random.Generator) -> list[str]:
     """`n` distinct short room names (e.g. "Supply Closet"), drawn from the word lists without repeats."""
-    combos = [f"{q} {p}" for q in _QUALIFIERS for p in _PLACES]
+    combos = _ROOM_NAMES
     if n > len(combos):
         raise ConfigError(f"a map may have at most {len(combos)} rooms (asked for {n}); lower complexity or size")
     picks = rng.choice(len(combos), size=n, replace=False)
     return [combos[int(i)] for i in picks]
 
 
+@lru_cache(maxsize=256)
+def _layout_config(width: int, height: int, complexity: int) -> SearchRescueConfig:
+    """The (validated, frozen) config whose layout rules a plan of this size and complexity follows."""
+    return SearchRescueConfig(width=width, height=height, complexity=complexity)
+
+
 def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random.Generator) -> FloorPlan:
     """A connected floor plan of `width x height` cells (see the module docstring)."""
-    cfg = SearchRescueConfig(width=width, height=height, complexity=complexity)
+    cfg = _layout_config(width, height, complexity)
     rects: list[tuple[int, int, int, int]] = []
     # At least two rooms, so that victims have somewhere to be besides the Hospital.
     max_side = min(cfg.max_room_side, max(width, height) - 3)
     _partition((1, 1, width - 2, height - 2), max_side, rng, rects)
-    cells = [WALL] * (width * height)
+    grid = np.full((height, width), WALL, dtype=np.int64)
     for rid, (x0, y0, x1, y1) in enumerate(rects):
-        for y in range(y0, y1 + 1):
-            row = y * width
-            cells[row + x0 : row + x1 + 1] = [rid] * (x1 - x0 + 1)
+        grid[y0:y1 + 1, x0:x1 + 1] = rid
+    candidates = _doorway_candidates(grid)
 
-    # Candidate doorways: wall cells with floor of two different rooms on opposite sides.
-    candidates: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for y in range(1, height - 1):
-        for x in range(1, width - 1):
-            if cells[y * width + x] != WALL:
-                continue
-            for (ax, ay), (bx, by) in (((x - 1, y), (x + 1, y)), ((x, y - 1), (x, y + 1))):
-                a, b = cells[ay * width + ax], cells[by * width + bx]
-                if a >= 0 and b >= 0 and a != b:
-                    candidates.setdefault((min(a, b), max(a, b)), []).append((x, y))
-
-    adjacency = nx.Graph()
-    adjacency.add_nodes_from(range(len(rects)))
-    for pair in sorted(candidates):
-        adjacency.add_edge(*pair, weight=float(rng.random()))
-    chosen = set(tuple(sorted(e)) for e in nx.minimum_spanning_edges(adjacency, algorithm="kruskal", data=False))
-    for pair in sorted(candidates):
+    # The spanning tree of the room adjacency graph with these random weights (Kruskal; the weights are
+    # distinct floats, so the tree is unique: networkx's minimum_spanning_edges picks the same one).
+    pairs = sorted(candidates)
+    weights = [float(rng.random()) for _ in pairs]
+    chosen = set(_kruskal(len(rects), pairs, weights))
+    for pair in pairs:
         if pair not in chosen and rng.random() < cfg.extra_door_probability:
             chosen.add(pair)
 
@@ -198,16 +196,57 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     names.insert(hospital, HOSPITAL)
     rooms = tuple(Room(i, names[i], *rects[i]) for i in range(len(rects)))
 
+    cells = grid.ravel().tolist()
     doors: list[Door] = []
     for pair in sorted(chosen):
         options = candidates[pair]
-        x, y = options[int(rng.integers(len(options)))]
+        y, x = divmod(int(options[int(rng.integers(len(options)))]), width)
         a, b = pair
         sides = ((x - 1, y), (x + 1, y)) if cells[y * width + x - 1] in pair and cells[y * width + x + 1] in pair else ((x, y - 1), (x, y + 1))
         entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == a else sides[1]
         entry_b = sides[1] if entry_a == sides[0] else sides[0]
         doors.append(Door(len(doors), (x, y), (a, b), (entry_a, entry_b)))
     return _assemble(width, height, cells, rooms, doors, hospital)
+
+
+def _doorway_candidates(grid: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Candidate doorways per pair of rooms (lower id first): the row-major indices of wall cells with
+    floor of the two rooms on opposite sides, in row-major order (west-east before north-south at one
+    cell, so a cell that qualifies both ways is listed twice).
+
+    Vectorised over the grid: a plan's cost grows with its rooms, not with its area."""
+    width = grid.shape[1]
+    inner = grid[1:-1, 1:-1]
+    found = []
+    for orient, (a, b) in enumerate(((grid[1:-1, :-2], grid[1:-1, 2:]), (grid[:-2, 1:-1], grid[2:, 1:-1]))):
+        ys, xs = np.nonzero((inner == WALL) & (a >= 0) & (b >= 0) & (a != b))
+        av, bv = a[ys, xs], b[ys, xs]
+        found.append(((ys + 1) * width + (xs + 1), np.full(len(ys), orient), np.minimum(av, bv), np.maximum(av, bv)))
+    index, orient, lo, hi = (np.concatenate(parts) for parts in zip(*found))
+    order = np.lexsort((orient, index, hi, lo))  # grouped by pair, each group in row-major cell order
+    index, lo, hi = index[order], lo[order], hi[order]
+    starts = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])])
+    ends = np.r_[starts[1:], len(index)]
+    return {(int(lo[s]), int(hi[s])): index[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
+
+
+def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list[tuple[int, int]]:
+    """The minimum spanning forest's edges of the graph on `n` nodes with these weighted edges."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    tree = []
+    for k in sorted(range(len(pairs)), key=weights.__getitem__):
+        a, b = root(pairs[k][0]), root(pairs[k][1])
+        if a != b:
+            parent[a] = b
+            tree.append(pairs[k])
+    return tree
 
 
 # Layouts of fixed-map configs (`map_seed`), shared by every env of the process: drawing one is not cheap.
@@ -259,12 +298,14 @@ def _assemble(width: int, height: int, cells: list[int], rooms: tuple[Room, ...]
     """The floor plan of rooms and doorways: doorway codes in the cells, each room's doorways, the room graph."""
     for d in doors:
         cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
-    room_doors = tuple(tuple(d.id for d in doors if r in d.rooms) for r in range(len(rooms)))
+    per_room: list[list[int]] = [[] for _ in rooms]
+    for d in doors:  # in door order, as the rooms' lists were always read
+        for r in dict.fromkeys(d.rooms):
+            per_room[r].append(d.id)
+    room_doors = tuple(map(tuple, per_room))
     graph = nx.Graph()
-    for r in rooms:
-        graph.add_node(r.id, name=r.name)
-    for d in doors:
-        graph.add_edge(*d.rooms, door=d.id)
+    graph.add_nodes_from((r.id, {"name": r.name}) for r in rooms)
+    graph.add_edges_from((*d.rooms, {"door": d.id}) for d in doors)
     return FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hospital, graph)
 
 
@@ -298,20 +339,21 @@ def victim_status(kind: str, stabilized: bool) -> str:
 
 def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.random.Generator) -> list[Victim]:
     """`n` victims on distinct floor cells outside the Hospital; round(n * critical_fraction) are critical."""
-    free = [
-        (x, y)
-        for r in plan.rooms
-        if r.id != plan.hospital
-        for y in range(r.y0, r.y1 + 1)
-        for x in range(r.x0, r.x1 + 1)
-    ]
-    if n > len(free):
-        raise ConfigError(f"n_victims={n} does not fit: this map has {len(free)} floor cells outside the Hospital")
-    spots = rng.choice(len(free), size=n, replace=False)
+    # The free cells, numbered room by room (row-major inside a room), are never listed: a spot's
+    # number is turned into its cell, so placing costs the same on a map of any size.
+    rooms = [r for r in plan.rooms if r.id != plan.hospital]
+    ends = list(accumulate(r.area for r in rooms))
+    n_free = ends[-1] if ends else 0
+    if n > n_free:
+        raise ConfigError(f"n_victims={n} does not fit: this map has {n_free} floor cells outside the Hospital")
+    spots = rng.choice(n_free, size=n, replace=False)
     critical = set(int(i) for i in rng.choice(n, size=round(n * critical_fraction), replace=False))
     victims = []
-    for i, spot in enumerate(spots):
-        cell = free[int(spot)]
+    for i, spot in enumerate(spots.tolist()):
+        k = bisect_right(ends, spot)
+        room, offset = rooms[k], spot - (ends[k - 1] if k else 0)
+        dy, dx = divmod(offset, room.x1 - room.x0 + 1)
+        cell = (room.x0 + dx, room.y0 + dy)
         victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, cell, plan.room_at(cell)))
     return victims
 

@@ -322,3 +322,98 @@ def test_drawn_map_must_be_connected():
 """
     with pytest.raises(ConfigError):
         floor_plan_from_text(walled_off)
+
+
+# ---------------------------------------------------------------------- the size-independent pieces of a reset
+def test_doorway_candidates_equal_a_cell_by_cell_scan():
+    """The vectorised scan finds the same cells, per pair, in the same (row-major, west-east first) order."""
+    from teamenvs.search_rescue.world import _doorway_candidates
+
+    for width, height, complexity in SHAPES:
+        for seed in range(5):
+            plan = plan_for(width, height, complexity, seed)
+            grid = np.array([c if c >= -1 else WALL for c in plan.cells]).reshape(height, width)  # doorways back to walls
+            expected: dict[tuple[int, int], list[int]] = {}
+            for y in range(1, height - 1):
+                for x in range(1, width - 1):
+                    if grid[y, x] != WALL:
+                        continue
+                    for a, b in ((grid[y, x - 1], grid[y, x + 1]), (grid[y - 1, x], grid[y + 1, x])):
+                        if a >= 0 and b >= 0 and a != b:
+                            expected.setdefault((int(min(a, b)), int(max(a, b))), []).append(y * width + x)
+            found = {pair: cells.tolist() for pair, cells in _doorway_candidates(grid).items()}
+            assert found == expected
+            for door in plan.doors:  # every doorway the plan chose is one of its pair's candidates
+                assert door.cell[1] * width + door.cell[0] in found[door.rooms]
+
+
+def test_kruskal_gives_networkx_minimum_spanning_tree():
+    from teamenvs.search_rescue.world import _kruskal
+
+    rng = np.random.default_rng(3)
+    for n in (2, 5, 30, 120):
+        pairs = sorted({tuple(sorted(map(int, rng.choice(n, size=2, replace=False)))) for _ in range(3 * n)})
+        weights = [float(w) for w in rng.random(len(pairs))]
+        graph = nx.Graph()
+        graph.add_nodes_from(range(n))
+        graph.add_weighted_edges_from((a, b, w) for (a, b), w in zip(pairs, weights))
+        expected = {tuple(sorted(e)) for e in nx.minimum_spanning_edges(graph, algorithm="kruskal", data=False)}
+        assert set(_kruskal(n, pairs, weights)) == expected
+
+
+def test_victims_are_drawn_from_the_listed_free_cells():
+    """Placing by spot number equals drawing from the list of free cells (room by room, row-major)."""
+    for width, height, complexity in SHAPES[:5]:
+        plan = plan_for(width, height, complexity, 1)
+        free = [(x, y) for r in plan.rooms if r.id != plan.hospital for y in range(r.y0, r.y1 + 1) for x in range(r.x0, r.x1 + 1)]
+        for seed in range(5):
+            victims = place_victims(plan, 12, 0.5, np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            spots = rng.choice(len(free), size=12, replace=False)
+            assert [v.cell for v in victims] == [free[int(s)] for s in spots]
+            assert all(v.room == plan.room_at(v.cell) for v in victims)
+
+
+def test_room_names_in_messages_are_found_as_with_a_pattern_of_the_maps_own_names():
+    """One pattern of every generated name, filtered by the map, finds exactly the map's names: this holds
+    because no generated name can start inside another, which the word lists must keep true."""
+    import re
+
+    from teamenvs.search_rescue.knowledge import _names_pattern, mentioned_rooms, room_pattern
+    from teamenvs.search_rescue.world import _PLACES, _QUALIFIERS
+
+    place_words = {w.lower() for p in _PLACES for w in p.split()}
+    assert not place_words & {q.lower() for q in _QUALIFIERS} and HOSPITAL.lower() not in place_words
+    assert not any(a != b and b.lower().startswith(a.lower() + " ") for a in _PLACES for b in _PLACES)
+    rng = np.random.default_rng(0)
+    words = [*_QUALIFIERS, *(w for p in _PLACES for w in p.split()), HOSPITAL, "the", "and", "victim", "7"]
+    for seed in range(20):
+        plan = plan_for(60, 60, 5, seed)
+        ids = {r.name.lower(): r.id for r in plan.rooms}
+        names = [r.name for r in plan.rooms]
+        own = _names_pattern(names)
+        for _ in range(50):
+            parts = [str(rng.choice(words)) if rng.random() < 0.7 else str(rng.choice(names)) for _ in range(12)]
+            text = re.sub(" ", lambda m: str(rng.choice([" ", "  ", "\n", ", "])), " ".join(parts))
+            text = text.upper() if rng.random() < 0.2 else text
+            assert mentioned_rooms(text, room_pattern(plan), ids) == mentioned_rooms(text, own, ids), text
+    custom, _, _ = floor_plan_from_text("#######\n#hh#..#\n#hh+..#\n#######", names=["Attic Nook"])
+    assert room_pattern(custom).pattern != room_pattern(plan).pattern  # names outside the word lists: the map's own pattern
+
+
+def test_a_100x100_reset_costs_a_few_30x30_resets_not_the_area_ratio():
+    """Before the reset was made size-independent where it can be, a 100x100 reset (11x the cells, 10x
+    the rooms) cost 7-10x a 30x30 one; now 4-5x (the rooms themselves are drawn one by one). Measured in
+    one run, CPU time, medians of interleaved resets, with a margin for a loaded machine."""
+    import statistics
+    import time
+
+    envs = {side: teamenvs.make("search_rescue_v0", width=side, height=side) for side in (30, 100)}
+    times: dict[int, list[float]] = {30: [], 100: []}
+    for seed in range(25):
+        for side, env in envs.items():
+            t0 = time.process_time()
+            env.reset(seed=seed)
+            times[side].append(time.process_time() - t0)
+    ratio = statistics.median(times[100]) / statistics.median(times[30])
+    assert ratio < 7.0, f"100x100 reset {ratio:.1f}x a 30x30 one"

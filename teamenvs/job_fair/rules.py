@@ -113,6 +113,16 @@ class FairState:
         )
         self._notes: list[Note] = []
         self._step = 0
+        self._applied = 0  # steps applied so far: views between two steps share one copy of the public facts
+        self._public_copy: tuple[int, tuple[dict[str, Any], ...]] = (-1, ())
+
+    def public_companies(self) -> tuple[dict[str, Any], ...]:
+        """The companies' public descriptions as seekers' views show them: copied once per step and read by
+        every seeker of that step (public facts, the same for all), so a step's views cost O(agents), not
+        O(seekers x companies); no two steps share a copy."""
+        if self._public_copy[0] != self._applied:
+            self._public_copy = (self._applied, tuple(dict(c) for c in self.public))
+        return self._public_copy[1]
 
     @property
     def agents(self) -> list[str]:
@@ -172,6 +182,7 @@ class FairState:
     def apply(self, actions: Mapping[str, Action | None], step: int) -> list[Note]:
         """Carry out step `step`'s actions (None: none or invalid) and move through finished phases; the notes of what happened."""
         self._notes, self._step = [], step
+        self._applied += 1
         if self.phase == "applications":
             self._applications(actions)
         elif self.phase == "interviews":

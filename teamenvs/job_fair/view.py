@@ -58,7 +58,7 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict
             role="seeker",
             biography=biography(seeker),
             skills=seeker.skills,
-            companies=tuple(dict(c) for c in game.public),
+            companies=game.public_companies(),
             max_applications=game.fair.max_applications,
             applied=game.applied.get(agent),
             offers=tuple(game.offers[agent]),

@@ -832,3 +832,16 @@ def test_honest_seekers_still_find_their_company_from_the_company_type(detail):
     env = make("S4", advertised_skills=detail)
     result = agents.run_episode(env, agents.make_policies(env, "honest", seed=1), seed=1)
     assert result.metrics["company_identification"] is True and result.metrics["overall_success"] is True
+def test_seekers_of_one_step_read_one_copy_of_the_companies():
+    """The public company list is copied once per step, not once per seeker (a step's views cost O(agents),
+    not O(seekers x companies)); each step gets a fresh copy, equal to the fair's public facts."""
+    env = teamenvs.make("job_fair_v0", preset="large_fair")
+    _, infos = env.reset(seed=0)
+    seekers = [a for a in env.agents if infos[a]["view"]["role"] == "seeker"]
+    first = infos[seekers[0]]["view"]["companies"]
+    assert len(seekers) == 100 and len(first) == 20
+    assert all(infos[s]["view"]["companies"] is first for s in seekers)
+    _, _, _, _, infos = env.step({})
+    again = infos[seekers[0]]["view"]["companies"]
+    assert again == first and again is not first and all(a is not b for a, b in zip(again, first))
+    assert all(infos[s]["view"]["companies"] is again for s in seekers)

@@ -525,3 +525,158 @@ def test_cost_from_the_price_table(server):
     # no price known: no cost, and none in the JSON
     unpriced = chat(make_client(server), ask("cost 4")).usage
     assert unpriced.cost_usd is None and "cost_usd" not in unpriced.to_json()
+
+
+# ---------------------------------------------------------------------------- the two transports
+
+
+def test_the_transport_is_chosen_and_validated(server, monkeypatch):
+    assert make_client(server).transport_used == "http"  # the lean client by default
+    assert make_client(server, transport="openai").transport_used == "openai"
+    with pytest.raises(ValueError, match="transport must be one of auto, http, openai"):
+        make_client(server, transport="httpx")
+    # a proxy for the endpoint: the openai package (which speaks it) sends, unless the host is exempt
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert make_client(server).transport_used == "openai"
+    assert make_client(server, transport="http").transport_used == "http"
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert make_client(server).transport_used == "http"
+
+
+def scrub(value):
+    """A ChatResult or log record without its timings (which differ from run to run)."""
+    if dataclasses.is_dataclass(value):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items() if k not in ("latency_s", "queue_s")}
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+PARITY = [
+    ("random-valid", {}),
+    ("echo", {}),
+    ("random-valid", {"max_tokens": 3}),  # cut: finish_reason "length"
+    ("random-valid", {"stop": "ACTION"}),
+    ("random-valid", {"seed": 3, "n": 2, "temperature": 0.5}),
+    ("random-valid", {"response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {
+        "type": "object", "properties": {"action": {"enum": ["wait", "go"]}}, "required": ["action"]}}}}),
+    ("random-valid", {"extra_body": {"grammar": "root ::= \"wait\""}}),
+    ("echo+429=1+retry_after=0.01", {}),  # one retry each
+]
+
+
+def apart(messages, transport: str):
+    """`messages` made distinct per transport (the server counts fault attempts per distinct request)
+    by a system message of the same length, so that echo's reply and the token counts stay the same."""
+    return [{"role": "system", "content": f"sent over {transport:>6}"}, *messages[1:]]
+
+
+@pytest.mark.parametrize("model, options", PARITY)
+def test_both_transports_give_the_same_results(server, model, options):
+    results = {}
+    for transport in ("http", "openai"):
+        messages = ask(f"parity {model} {sorted(options)}")
+        client = make_client(server, model, transport=transport, prices={"random-valid": (1.0, 2.0)})
+        results[transport] = chat(client, apart(messages, transport) if "=" in model else messages, **options)
+    assert scrub(results["http"]) == scrub(results["openai"])
+    assert results["http"].text and results["http"].usage.prompt_tokens > 0
+    assert results["http"].usage.retries == ("429" in model)
+
+
+@pytest.mark.parametrize("model, options, kwargs", [
+    ("no-such-model", {}, {}),
+    ("random-valid", {"max_retries": 3}, {"logprobs": True}),  # a 400 naming the parameter, not retried
+    ("random-valid", {}, {"temperature": 7}),
+    ("random-valid+500=100", {"max_retries": 1}, {}),
+    ("random-valid+503=100+retry_after=0.01", {"max_retries": 1}, {}),
+    ("random-valid+badjson", {"max_retries": 1}, {}),
+    ("random-valid+hang=1", {"max_retries": 0, "timeout": 0.2}, {}),
+])
+def test_both_transports_fail_the_same_way(server, model, options, kwargs):
+    errors = {}
+    for transport in ("http", "openai"):
+        client = make_client(server, model, transport=transport, **options)
+        ledger = Usage()
+        with pytest.raises(LLMError) as info:
+            chat(client, apart(ask(f"parity error {model}"), transport), ledger=ledger, **kwargs)
+        errors[transport] = (str(info.value), ledger.calls, ledger.retries, client.requests)
+    assert errors["http"] == errors["openai"]
+    assert "Error code" not in errors["http"][0]  # the server's message, not the SDK's wrapping of it
+
+
+def test_both_transports_write_the_same_episode_log(server):
+    logs = {}
+    for transport in ("http", "openai"):
+        env = teamenvs.make("commons_v0")
+        policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, transport=transport,
+                                     constrain="json")
+        result = agents.run_episode(env, policies, seed=0, max_steps=4)
+        logs[transport] = scrub(result.records)
+    assert logs["http"] == logs["openai"]
+    assert sum(r["type"] == "step" for r in logs["http"]) == 4
+
+
+def test_headers_go_with_every_request_on_both_transports(server):
+    for transport in ("http", "openai"):
+        client = make_client(server, transport=transport, headers={"X-Fault": "500=1"})
+        result = chat(client, ask(f"headers {transport}"))
+        assert result.usage.retries == 1 and client.requests == 2, transport  # the header's fault was injected
+    with pytest.raises(ValueError, match="without line breaks"):
+        make_client(server, headers={"X-Fault": "500=1\r\nX-Other: 1"})
+
+
+def test_your_own_openai_client_is_used_and_left_open(server):
+    async def run():
+        async with openai.AsyncOpenAI(base_url=server.url, api_key="x", max_retries=0, timeout=5) as own:
+            client = LLMClient("random-valid", openai_client=own, cache=False)
+            assert client.transport_used == "openai" and client.endpoint == server.url
+            first = await client.chat(ask("own client"))
+            await client.aclose()
+            assert not own.is_closed()  # the caller's to close
+            return first
+
+    assert action_line(asyncio.run(run()).text) in EXAMPLES
+    with pytest.raises(ValueError, match="'openai' transport"):
+        LLMClient("random-valid", openai_client=object(), transport="http")
+    with pytest.raises(TypeError, match="openai_client must be"):
+        LLMClient("random-valid", openai_client=object())
+
+
+def test_the_lean_transport_spends_a_fraction_of_the_openai_packages_cpu(server):
+    """CPU per call of each transport, measured in one run (the in-process server's share included in both)."""
+
+    def cpu_per_call(transport: str, calls: int) -> float:
+        client = make_client(server, transport=transport)
+
+        async def run():
+            try:
+                await client.chat(ask(f"cpu warm-up {transport}"))
+                started = time.process_time()
+                for i in range(calls):
+                    await client.chat(ask(f"cpu {i}"))
+                return (time.process_time() - started) / calls
+            finally:
+                await client.aclose()
+
+        return asyncio.run(run())
+
+    lean = min(cpu_per_call("http", 40) for _ in range(2))
+    reference = min(cpu_per_call("openai", 20) for _ in range(2))
+    assert lean < 0.5 * reference, f"lean {lean * 1e3:.2f} ms against openai {reference * 1e3:.2f} ms per call"
+
+
+def test_the_speed_benchmark_runs_every_arm(capsys):
+    """`python -m benchmarks.llm_loop --speed` at its smallest, served in-process: every table is printed."""
+    from benchmarks import llm_loop
+
+    llm_loop.main(["--speed", "--in-process", "--sizes", "1", "--rounds", "1", "--steps", "1"])
+    out = capsys.readouterr().out
+    for heading in ("### (c) calls/s", "### (d) synchronous act()", "### (e) 16 episodes at 1 ms"):
+        assert heading in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| Concurrent")]
+    assert any(line.startswith("| 1 episodes (9 in flight, 9 calls) |") for line in rows)
+    assert any("full stack over the openai package" in line for line in rows)
+    assert any(line.startswith("| policy.act() (a kept loop and client) |") for line in rows)
+    assert any(line.startswith("| 16 at once") for line in rows)

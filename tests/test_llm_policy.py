@@ -13,8 +13,11 @@ its tmp_path.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import time
 
 import pytest
 
@@ -727,3 +730,102 @@ def test_a_policy_with_a_context_window_never_sends_a_longer_prompt_and_retries_
     assert estimated_tokens(refusing.sent[1]) < estimated_tokens(refusing.sent[0])
     with pytest.raises(ValueError, match="context_window"):
         LLMPolicy(client=client, context_window=10)
+
+
+# ---------------------------------------------------------------------------- synchronous act()
+
+
+def _one_policy(server, **options):
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    agent = "trader_1"
+    policy = policies_for(env, server, window=1, **options)[agent]  # window 1: the same prompt every call
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    return policy, observations[agent], infos[agent]
+
+
+def _pools(client):
+    """The client's connection pools, by event loop."""
+    return {loop: pools for loop, (pools, _) in client._per_loop.items()}
+
+
+def test_act_reuses_one_loop_and_one_connection_and_closes_them(server):
+    policy, observation, info = _one_policy(server)
+    actions = [policy.act(observation, info) for _ in range(6)]
+    assert len(set(actions)) == 1 and actions[0]  # the same request, the same answer
+    pools = _pools(policy.client)
+    assert len(pools) == 1, "every act() must run on the same loop"
+    [[pool]] = pools.values()
+    assert pool.opened == 1, f"{pool.opened} connections for 6 calls"
+    assert policy.client.requests == 6
+    policy.close()
+    assert not _pools(policy.client)
+    assert policy.act(observation, info) == actions[0]  # usable again after close
+    policy.close()
+
+
+def test_act_works_inside_a_running_loop_and_from_threads(server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    policy, observation, info = _one_policy(server)
+    expected = policy.act(observation, info)
+
+    async def in_a_notebook():  # a running loop in this thread: the call goes to the background loop
+        return policy.act(observation, info)
+
+    assert asyncio.run(in_a_notebook()) == expected
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: policy.act(observation, info), range(8))) == [expected] * 8
+    policy.close()
+
+
+def test_act_costs_about_the_cpu_of_aact(server):
+    """CPU per call of act() and of awaited aact(), the same policy, in alternating blocks in one run; the
+    cheapest block of each (the least disturbed by whatever else the machine runs) is compared."""
+    policy, observation, info = _one_policy(server)
+    loop = asyncio.new_event_loop()
+
+    async def awaited(n):
+        for _ in range(n):
+            await policy.aact(observation, info)
+
+    def synchronous(n):
+        for _ in range(n):
+            policy.act(observation, info)
+
+    def cpu(run):
+        started = time.process_time()
+        run()
+        return time.process_time() - started
+
+    sync, asynchronous = [], []
+    try:
+        synchronous(2)
+        loop.run_until_complete(awaited(2))
+        for _ in range(6):
+            sync.append(cpu(lambda: synchronous(20)))
+            asynchronous.append(cpu(lambda: loop.run_until_complete(awaited(20))))
+        loop.run_until_complete(policy.aclose())
+    finally:
+        loop.close()
+        policy.close()
+    assert min(sync) < 1.5 * min(asynchronous), \
+        f"act() {min(sync) / 20 * 1e3:.2f} ms against aact() {min(asynchronous) / 20 * 1e3:.2f} ms per call"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_act_in_a_forked_child_leaves_the_parents_connections_alone(server):
+    import multiprocessing
+
+    policy, observation, info = _one_policy(server)
+    expected = policy.act(observation, info)  # the parent has a loop and a kept connection
+    context = multiprocessing.get_context("fork")  # as AsyncVectorEnv's default on Linux
+    answers = context.Queue()
+    child = context.Process(target=lambda: answers.put([policy.act(observation, info) for _ in range(2)]))
+    child.start()
+    child.join(20)
+    assert child.exitcode == 0 and answers.get(timeout=5) == [expected] * 2
+    assert policy.act(observation, info) == expected  # the parent's loop and connection still work
+    [[pool]] = _pools(policy.client).values()
+    assert pool.opened == 1
+    policy.close()

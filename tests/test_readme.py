@@ -50,7 +50,7 @@ BENCH_QUICK = {
     "job_fair": ["--quick"],
     "hidden_profile": ["--seeds", "1", "--seconds", "0.2"],
     "shape_factory": ["--seeds", "1", "--seconds", "0.2"],
-    "llm_loop": ["--latency-ms", "20", "--steps", "2", "--episodes", "2", "--in-process"],
+    "llm_loop": ["--latency-ms", "20", "--steps", "2", "--episodes", "2", "--in-process", "--sizes", "1", "--rounds", "1"],
     "memory": ["--sizes", "2000", "--queries", "5", "--loop-queries", "1"],
     "speed_social_dilemma": ["--seconds", "0.2"],
     "perf": ["--quick"],

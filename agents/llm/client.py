@@ -1,8 +1,21 @@
 """One client for any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp, the built-in server).
 
-`LLMClient.chat(messages, agent=..., usage=...)` sends one chat completion over the
-`openai` package's `AsyncOpenAI` and returns a `ChatResult` (text, token usage from the
-API's `usage` field, latency, retries, whether it came from the cache). Around the call:
+`LLMClient.chat(messages, budget=..., ledger=...)` sends one chat completion and returns a
+`ChatResult` (text, token usage from the API's `usage` field, latency, retries, whether it came
+from the cache). Two transports send it, giving the same results and error messages for the same
+replies (the lean one bounds a whole request by `timeout`, where the openai package bounds each
+wait for bytes):
+
+- "http" (the default for http:// and https:// endpoints): `agents.llm.http`, a lean asyncio
+  HTTP/1.1 client with kept-alive connections, which sends the JSON body built here with
+  `json.dumps` and reads the reply with `json.loads`: a small fraction of the `openai` package's CPU
+  per call, which sets the pace against a local server (vLLM, SGLang, llama.cpp) at hundreds of
+  concurrent requests;
+- "openai": the `openai` package's `AsyncOpenAI`, the reference; used when `transport="openai"`,
+  when you pass your own client (`openai_client=AsyncOpenAI(...)`), and, with `transport="auto"`
+  (the default), when an HTTP proxy is configured for the endpoint (the lean client speaks no proxy).
+
+Around the call:
 
 - timeouts, and retries with exponential backoff and jitter on 429, 5xx, timeouts,
   connection errors and unreadable bodies, honouring `Retry-After`; after `max_retries`
@@ -15,7 +28,11 @@ API's `usage` field, latency, retries, whether it came from the cache). Around t
   `cache_note` says how much of a run the cache served;
 - a `Usage` ledger per agent (calls, retries, prompt and completion tokens, latency, cache
   hits, cost from an optional price table);
-- a bound on concurrent requests shared by everything using the client.
+- a bound on concurrent requests shared by everything using the client;
+- `headers`: extra HTTP headers sent with every request (e.g. an organisation or routing header).
+
+Synchronous callers (`LLMPolicy.act`, `run_sync`) run on an event loop kept from call to call
+(one per thread), so their connections are kept between calls; `close()` closes them.
 
 The API key is read from the argument or `OPENAI_API_KEY`; it is never logged, written to
 a file or shown in a repr.
@@ -24,18 +41,26 @@ a file or shown in a repr.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
+import math
 import os
 import random
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Mapping, Sequence, TypeVar
+
+from agents.llm.http import HTTPPool, ProtocolError, StatusError, TransportError, check_header, status_message
+
+T = TypeVar("T")
 
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"  # the openai package's, when no base_url is given
+TRANSPORTS = ("auto", "http", "openai")
 
 
 class LLMError(RuntimeError):
@@ -135,6 +160,9 @@ class LLMClient:
     prices: Mapping[str, tuple[float, float]] | None = None  # model -> (USD per 1M prompt tokens, per 1M completion tokens)
     extra_params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+    transport: str = "auto"  # "http" (the lean client), "openai" (the openai package), "auto" (see the module docstring)
+    headers: Mapping[str, str] | None = None  # extra HTTP headers on every request
+    openai_client: Any = field(default=None, repr=False, compare=False)  # your own openai.AsyncOpenAI (implies "openai")
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
@@ -143,39 +171,92 @@ class LLMClient:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {self.transport!r}")
+        if self.openai_client is not None:
+            if self.transport == "http":
+                raise ValueError("an openai_client is used by the 'openai' transport, not 'http'")
+            if not hasattr(self.openai_client, "chat"):
+                raise TypeError(f"openai_client must be an openai.AsyncOpenAI (or alike), got {type(self.openai_client).__name__}")
+            if self.base_url is None and getattr(self.openai_client, "base_url", None) is not None:
+                self.base_url = str(self.openai_client.base_url)
         self.base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.api_key = None  # kept only privately, so it cannot leak through asdict/repr
+        self.headers = dict(self.headers or {})
+        try:
+            check_header("Authorization", f"Bearer {self._key}" if isinstance(self._key, str) else self._key)
+        except ValueError:
+            raise ValueError("the API key must be Latin-1 text without line breaks") from None  # never shown
+        for name, value in self.headers.items():
+            check_header(name, value)
+        self._transport = self._pick_transport()
+        if self._transport == "http":
+            HTTPPool(self.endpoint)  # a bad URL (scheme, port) is refused now, not at the first call
         self._jitter = random.Random(self.seed)
-        self._per_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+        self._per_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[list[Any], asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
         if self.cache_dir is None:
             self.cache_dir = Path(os.environ.get("TEAMENVS_CACHE", Path.home() / ".cache" / "teamenvs")) / "llm"
         self.requests = 0  # HTTP attempts made (cache hits make none)
         self._turn = 0  # round-robin over the connection pools
 
-    # ------------------------------------------------------------------ plumbing
-    def _loop_client(self) -> tuple[Any, asyncio.Semaphore]:
-        """An `AsyncOpenAI` for the running loop (HTTP connections belong to one loop) and the concurrency gate.
+    def _pick_transport(self) -> str:
+        """"http" or "openai", from `transport` (see the module docstring)."""
+        if self.openai_client is not None or self.transport == "openai":
+            return "openai"
+        if self.transport == "http":
+            return "http"
+        from urllib.parse import urlsplit
+        from urllib.request import getproxies, proxy_bypass
 
-        Requests are spread over one connection pool per 16 concurrent requests: a single
-        httpx pool slows down quadratically with the number of its open connections.
+        parts = urlsplit(self.endpoint)
+        if parts.scheme not in ("http", "https"):
+            return "openai"
+        proxies = getproxies()
+        if (proxies.get(parts.scheme) or proxies.get("all")) and not proxy_bypass(parts.hostname or ""):
+            return "openai"  # the openai package (httpx) honours the proxy
+        return "http"
+
+    @property
+    def transport_used(self) -> str:
+        """The transport requests go over: "http" or "openai"."""
+        return self._transport
+
+    # ------------------------------------------------------------------ plumbing
+    def _loop_pool(self) -> tuple[Any, asyncio.Semaphore]:
+        """The connection pool for the running loop (connections belong to one loop) and the concurrency gate.
+
+        The lean transport has one pool (`agents.llm.http.HTTPPool`). With the openai package, requests
+        are spread over one `AsyncOpenAI` per 16 concurrent requests: a single httpx pool slows down
+        quadratically with the number of its open connections.
         """
         loop = asyncio.get_running_loop()
         found = self._per_loop.get(loop)
         if found is None:
-            try:
-                from openai import AsyncOpenAI
-            except ImportError as exc:  # pragma: no cover - openai is a dependency
-                raise ImportError("the LLM client needs the openai package: pip install openai") from exc
-            pools = [
-                AsyncOpenAI(base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0)
-                for _ in range(-(-self.concurrency // 16))
-            ]
-            found = (pools, asyncio.Semaphore(self.concurrency))
+            found = (self._new_pools(), asyncio.Semaphore(self.concurrency))
             self._per_loop[loop] = found
+            _SYNC.register(loop, self)
         pools, gate = found
+        if len(pools) == 1:
+            return pools[0], gate
         self._turn = (self._turn + 1) % len(pools)
         return pools[self._turn], gate
+
+    def _new_pools(self) -> list[Any]:
+        if self._transport == "http":
+            headers = {"Authorization": f"Bearer {self._key}", **self.headers}
+            return [HTTPPool(self.endpoint, headers=headers, timeout=self.timeout, max_idle=self.concurrency)]
+        if self.openai_client is not None:
+            return [self.openai_client]
+        try:
+            from openai import AsyncOpenAI
+        except ImportError as exc:  # pragma: no cover - openai is a dependency
+            raise ImportError("the 'openai' transport needs the openai package: pip install openai") from exc
+        return [
+            AsyncOpenAI(base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0,
+                        default_headers=self.headers or None)
+            for _ in range(-(-self.concurrency // 16))
+        ]
 
     @property
     def caching(self) -> bool:
@@ -218,7 +299,12 @@ class LLMClient:
         ledger: Usage | None = None,
         **overrides: Any,
     ) -> ChatResult:
-        """One chat completion. `ledger` (a `Usage`) and `budget` are updated; raises LLMError or BudgetExceeded."""
+        """One chat completion. `ledger` (a `Usage`) and `budget` are updated; raises LLMError or BudgetExceeded.
+
+        `overrides` are request fields (`temperature`, `response_format`, `stop`, ...); as with the
+        openai package, `extra_body` is merged into the request's JSON, `extra_headers` are sent as
+        headers and `timeout` replaces the client's for this call.
+        """
         params = self._params(overrides)
         caching = self.cache if self.cache is not None else params.get("temperature", 0) == 0
         path = self._cache_path(messages, params) if caching else None
@@ -235,11 +321,11 @@ class LLMClient:
         if budget is not None:
             budget.check()
             budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
-        client, gate = self._loop_client()
+        pool, gate = self._loop_pool()
+        send = self._send_http if self._transport == "http" else self._send_openai
         usage = Usage(calls=1)
         queued = time.perf_counter()
         last_error = "no attempt made"
-        finish_reason = None
         async with gate:
             started = time.perf_counter()
             usage.queue_s = started - queued
@@ -247,16 +333,10 @@ class LLMClient:
                 retry_after: float | None = None
                 self.requests += 1
                 try:
-                    response = await client.chat.completions.create(model=self.model, messages=list(messages), **params)
-                    choice = response.choices[0] if response.choices else None
-                    text = (choice.message.content or "") if choice is not None else ""
-                    finish_reason = getattr(choice, "finish_reason", None) if choice is not None else None
-                    if response.usage is not None:
-                        usage.prompt_tokens = int(response.usage.prompt_tokens or 0)
-                        usage.completion_tokens = int(response.usage.completion_tokens or 0)
+                    text, finish_reason, usage.prompt_tokens, usage.completion_tokens = await send(pool, messages, params)
                     break
                 except Exception as exc:  # classified below; anything unexpected is not retried
-                    retryable, retry_after, last_error = _classify(exc)
+                    retryable, retry_after, last_error = _classify(exc, lenient=self._transport == "openai")
                     if not retryable or attempt == self.max_retries:
                         usage.latency_s = time.perf_counter() - started
                         if ledger is not None:
@@ -278,15 +358,83 @@ class LLMClient:
             tmp.replace(path)
         return ChatResult(text, usage, self.model, finish_reason=finish_reason)
 
+    async def _send_http(self, pool: HTTPPool, messages: Sequence[Mapping[str, Any]],
+                         params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:
+        """One attempt over the lean transport: (text, finish_reason, prompt tokens, completion tokens)."""
+        headers = timeout = None
+        if "extra_body" in params or "extra_headers" in params or "timeout" in params:
+            params = dict(params)
+            extra_body = params.pop("extra_body", None) or {}
+            headers, timeout = params.pop("extra_headers", None), params.pop("timeout", None)
+            params.update(extra_body)
+        payload = {"model": self.model, "messages": messages if isinstance(messages, list) else list(messages), **params}
+        response = await pool.post_json("/chat/completions", payload, headers=headers, timeout=timeout)
+        if not 200 <= response.status < 300:
+            raise StatusError(response.status, response.headers, response.body)
+        return completion_fields(response.json())
+
+    async def _send_openai(self, client: Any, messages: Sequence[Mapping[str, Any]],
+                           params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:
+        """One attempt over the openai package."""
+        response = await client.chat.completions.create(model=self.model, messages=list(messages), **params)
+        try:
+            choice = response.choices[0] if response.choices else None
+            text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
+            finish_reason = getattr(choice, "finish_reason", None) if choice is not None else None
+            used = response.usage
+            prompt = int(used.prompt_tokens or 0) if used is not None else 0
+            completion = int(used.completion_tokens or 0) if used is not None else 0
+        except (AttributeError, TypeError, IndexError, ValueError) as exc:
+            raise ProtocolError(f"not a chat completion: {type(exc).__name__}") from None
+        if not isinstance(text, str):
+            raise ProtocolError("not a chat completion: the message content is not text")
+        return text, finish_reason, prompt, completion
+
     async def aclose(self) -> None:
-        """Close the HTTP connections of the running event loop (call before the loop ends)."""
+        """Close the HTTP connections of the running event loop (call before the loop ends).
+
+        An `openai_client` you passed is yours to close."""
         found = self._per_loop.pop(asyncio.get_running_loop(), None)
         if found is not None:
             for pool in found[0]:
-                await pool.close()
+                if pool is not self.openai_client:
+                    await (pool.aclose() if isinstance(pool, HTTPPool) else pool.close())
+
+    def close(self) -> None:
+        """Close the connections that synchronous calls (`run_sync`, `LLMPolicy.act`) keep open."""
+        _SYNC.close(self)
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, api_key='***')"
+
+
+def completion_fields(data: Any) -> tuple[str, str | None, int, int]:
+    """(text, finish_reason, prompt tokens, completion tokens) of a chat completion's JSON; ProtocolError
+    when it is not one. The first choice's text ('' when there is none, or its content is null)."""
+    if not isinstance(data, dict):
+        raise ProtocolError(f"not a chat completion: a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    text, finish_reason = "", None
+    if choices:
+        choice = choices[0] if isinstance(choices, list) else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not isinstance(message, (dict, type(None))):
+            raise ProtocolError("not a chat completion: 'choices' is not a list of choices with a message")
+        content = (message or {}).get("content")
+        if isinstance(content, list):  # text parts
+            content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+        if not isinstance(content, (str, type(None))):
+            raise ProtocolError("not a chat completion: the message content is not text")
+        text, finish_reason = content or "", choice.get("finish_reason")
+    elif choices is None and "error" in data:  # an error sent with a 2xx status
+        raise ProtocolError(f"an error with a success status: {status_message(200, json.dumps(data))}")
+    used = data.get("usage")
+    try:
+        prompt = int(used.get("prompt_tokens") or 0) if isinstance(used, dict) else 0
+        completion = int(used.get("completion_tokens") or 0) if isinstance(used, dict) else 0
+    except (TypeError, ValueError, OverflowError):
+        raise ProtocolError("not a chat completion: its usage counts are not numbers") from None
+    return text, finish_reason if isinstance(finish_reason, str) else None, prompt, completion
 
 
 def cache_note(total: Mapping[str, Any] | Usage) -> str:
@@ -301,24 +449,211 @@ def cache_note(total: Mapping[str, Any] | Usage) -> str:
     return f" ({cached:,} of {calls:,} calls served from the cache)"
 
 
-def _classify(exc: Exception) -> tuple[bool, float | None, str]:
-    """(retryable, Retry-After seconds or None, a short description) of an exception from the openai package."""
-    import openai
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number of seconds or an HTTP date); None when absent or unreadable."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        from datetime import datetime, timezone
+        from email.utils import parsedate_to_datetime
 
-    if isinstance(exc, openai.APIStatusError):
-        header = exc.response.headers.get("retry-after") if exc.response is not None else None
-        retry_after = None
-        if header is not None:
+        try:
+            seconds = (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _classify(exc: Exception, lenient: bool = True) -> tuple[bool, float | None, str]:
+    """(retryable, Retry-After seconds or None, a short description) of a failed attempt, from either transport.
+
+    `lenient`: a ValueError counts as an unreadable reply (the openai transport raises JSONDecodeError
+    for a body that is not JSON); the lean transport says so with a ProtocolError, so there a
+    ValueError is a bad request made here (a header with a line break), not retried.
+
+    The same reply gives the same description over both: a status error says `HTTP <status>: <the
+    server's message>` (the `error.message` of its JSON body, else its text, clipped)."""
+    if isinstance(exc, StatusError):
+        return exc.status in RETRY_STATUS, _retry_after(exc.headers.get("retry-after")), exc.describe()
+    if isinstance(exc, TransportError):
+        return exc.retryable, None, exc.describe()
+    if type(exc).__module__.split(".")[0] == "openai":
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            response = exc.response
             try:
-                retry_after = float(header)
-            except ValueError:
-                retry_after = None
-        message = str(getattr(exc, "message", exc))
-        return exc.status_code in RETRY_STATUS, retry_after, f"HTTP {exc.status_code}: {message}"
-    if isinstance(exc, openai.APITimeoutError):
-        return True, None, "the request timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        return True, None, f"could not connect ({exc})"
-    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError)):
+                body: Any = response.text
+            except Exception:  # the body was not read
+                body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body) if exc.body is not None else ""
+            header = response.headers.get("retry-after") if response is not None else None
+            return (exc.status_code in RETRY_STATUS, _retry_after(header),
+                    f"HTTP {exc.status_code}: {status_message(exc.status_code, body)}")
+        if isinstance(exc, openai.APITimeoutError):
+            return True, None, "the request timed out"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            return True, None, f"could not connect ({cause or exc})"
+        if isinstance(exc, openai.APIResponseValidationError):
+            return True, None, f"the reply could not be read ({type(exc).__name__})"
+    if lenient and isinstance(exc, ValueError):  # the openai package's reading of a body that is not JSON
         return True, None, f"the reply could not be read ({type(exc).__name__})"
     return False, None, f"{type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------------- synchronous callers
+class _SyncLoops:
+    """The event loops that synchronous calls (`run_sync`, `LLMPolicy.act`) run on, kept from call to call.
+
+    A thread with no event loop running gets one loop of its own, run in place for each call (no
+    hand-over between threads: a call costs about what the same `await` does); a thread that runs
+    a loop already (Jupyter, or sync code called from async code) hands its call to one loop on a
+    background daemon thread and waits. Either way a client's connections stay open between calls,
+    where a fresh loop per call would open new ones each time. A forked child starts loops of its
+    own (the parent's are left alone: closing them would unregister the parent's sockets). At exit,
+    or on `LLMClient.close()`, the connections opened on these loops are closed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self.background: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: "weakref.WeakValueDictionary[int, LLMClient]" = weakref.WeakValueDictionary()
+        self._loops: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+        self._orphans: list[asyncio.AbstractEventLoop] = []  # a forked parent's loops: never closed or collected here
+
+    def _forked(self) -> None:
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._orphans += [loop for loop in (self.background, *self._loops) if loop is not None]
+                    self._local = threading.local()
+                    self.background, self._thread, self._pid = None, None, os.getpid()
+                    self._clients, self._loops = weakref.WeakValueDictionary(), weakref.WeakSet()
+
+    def _own(self) -> asyncio.AbstractEventLoop:
+        """This thread's loop (made on first use; closed when the thread ends)."""
+        owned = getattr(self._local, "owned", None)
+        if owned is None or owned.loop.is_closed():
+            owned = self._local.owned = _OwnLoop(asyncio.new_event_loop(), self)
+            self._loops.add(owned.loop)
+        return owned.loop
+
+    def _background(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self.background is None or self._thread is None or not self._thread.is_alive():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=self._serve, args=(loop,), name="teamenvs-llm-sync", daemon=True)
+                thread.start()
+                self.background, self._thread = loop, thread
+                self._loops.add(loop)
+            return self.background
+
+    @staticmethod
+    def _serve(loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
+
+    def register(self, loop: asyncio.AbstractEventLoop, client: "LLMClient") -> None:
+        if loop in self._loops:
+            self._clients[id(client)] = client
+
+    def run(self, coro: Awaitable[T]) -> T:
+        self._forked()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: run this thread's own, in place
+            loop = self._own()
+            task = loop.create_task(coro)  # type: ignore[arg-type]
+            try:
+                return loop.run_until_complete(task)
+            except BaseException:
+                if not task.done():  # e.g. Ctrl-C: stop the request too, so nothing is left half done
+                    task.cancel()
+                    try:
+                        loop.run_until_complete(task)
+                    except BaseException:
+                        pass
+                raise
+        if threading.current_thread() is self._thread:
+            getattr(coro, "close", lambda: None)()
+            raise RuntimeError("a synchronous LLM call was made from inside an async one: await aact()/chat() there")
+        future = asyncio.run_coroutine_threadsafe(coro, self._background())  # type: ignore[arg-type]
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def close(self, client: "LLMClient") -> None:
+        """Close `client`'s connections on this thread's loop and on the background loop."""
+        self._forked()
+        owned = getattr(self._local, "owned", None)
+        own = owned.loop if owned is not None else None
+        if own is not None and own in client._per_loop and not own.is_running() and not own.is_closed():
+            own.run_until_complete(client.aclose())
+        background = self.background
+        if background is not None and background in client._per_loop and self._thread is not None and self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(client.aclose(), background).result(5.0)
+
+    def shutdown(self) -> None:
+        """At exit: close the connections of every client on this thread's loop and the background one."""
+        if self._pid != os.getpid():
+            return
+        for client in list(self._clients.values()):
+            try:
+                self.close(client)
+            except Exception:  # best effort at exit
+                pass
+        background, thread = self.background, self._thread
+        if background is not None and thread is not None and thread.is_alive():
+            background.call_soon_threadsafe(background.stop)
+            thread.join(2.0)
+        owned = getattr(self._local, "owned", None)
+        if owned is not None:
+            owned.close()
+
+    def pools_on(self, loop: asyncio.AbstractEventLoop) -> list[Any]:
+        """The connection pools clients keep on `loop`."""
+        return [pool for client in list(self._clients.values()) for pool in client._per_loop.get(loop, ([], None))[0]]
+
+
+class _OwnLoop:
+    """A thread's own loop for synchronous calls, closed (its connections first) when the thread ends and
+    its thread-local storage goes, or at exit: a loop left to the garbage collector can be finalised after
+    its own sockets and fail noisily."""
+
+    __slots__ = ("loop", "loops", "pid")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, loops: _SyncLoops) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = loop
+        self.loops, self.pid = loops, os.getpid()
+
+    def close(self) -> None:
+        loop, self.loop = self.loop, None
+        if loop is None or self.pid != os.getpid() or loop.is_running() or loop.is_closed():
+            return  # a forked parent's loop is never closed in the child: that would unregister the parent's sockets
+        try:
+            for pool in self.loops.pools_on(loop):
+                if isinstance(pool, HTTPPool):
+                    pool.close_now()
+            loop.close()
+        except Exception:  # at interpreter exit, or a loop in a state this cannot fix
+            pass
+
+    def __del__(self) -> None:
+        self.close()
+
+
+_SYNC = _SyncLoops()
+atexit.register(_SYNC.shutdown)
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run `coro` (an LLM call, `LLMPolicy.aact`, ...) to its end from synchronous code, on a loop kept
+    for synchronous calls (see `_SyncLoops`), and return its result."""
+    return _SYNC.run(coro)

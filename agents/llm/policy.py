@@ -28,7 +28,6 @@ command that parses.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from typing import Any, Mapping, Sequence
@@ -36,7 +35,7 @@ from typing import Any, Mapping, Sequence
 from teamenvs.core.commands import ActionError, CommandSet
 from teamenvs.core.constrain import constraint_for
 
-from agents.llm.client import Budget, LLMClient, Usage
+from agents.llm.client import Budget, LLMClient, Usage, run_sync
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
@@ -341,14 +340,19 @@ class LLMPolicy:
             return await self.client.chat(shorter, budget=self.budget, ledger=ledger, **constrained)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        """Synchronous `aact` (outside a running event loop)."""
-        async def once() -> str:
-            try:
-                return await self.aact(observation, info)
-            finally:
-                await self.client.aclose()
+        """Synchronous `aact`, from any thread (one with a running event loop included).
 
-        return asyncio.run(once())
+        It runs on an event loop kept from call to call (`agents.llm.client.run_sync`: the calling
+        thread's own, or, in a thread that runs a loop already, one on a background thread), so the
+        client keeps its connections from one call to the next; `close()` closes them (they are
+        also closed at exit)."""
+        return run_sync(self.aact(observation, info))
+
+    def close(self) -> None:
+        """Close the connections kept by synchronous calls (`act`)."""
+        closer = getattr(self.client, "close", None)
+        if closer is not None:
+            closer()
 
     async def ask(self, question: str, context: str = "") -> str:
         """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""

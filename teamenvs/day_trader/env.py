@@ -7,7 +7,6 @@ each trader's view with `view`.
 
 from __future__ import annotations
 
-import copy
 from fractions import Fraction
 from typing import Any, Hashable, Mapping
 
@@ -44,6 +43,7 @@ from teamenvs.day_trader.view import (
     frame,
     fresh_last_round,
     last_round_view,
+    public_copy,
     public_text,
     render,
     result_event,
@@ -163,7 +163,7 @@ class DayTraderEnv(ScheduledGame):
         # The public lines are the same for every trader until the next round is settled: format them once.
         key = (view["public"], view["group_multiplier"])
         if key != self._public_memo[0]:
-            self._public_memo = (copy.deepcopy(key), public_text(*key))
+            self._public_memo = ((public_copy(view["public"]), view["group_multiplier"]), public_text(*key))
         return render(view, self._public_memo[1])
 
     def _role_briefing(self, agent: str) -> str:

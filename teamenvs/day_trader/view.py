@@ -101,6 +101,13 @@ def trader_view(
     }
 
 
+def public_copy(public: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a view's public part that shares no mutable object with it (its values are numbers,
+    strings and tuples below these dicts): what `copy.deepcopy` gives, at a tenth of the cost."""
+    balances = public["balances"]
+    return {**public, "last_round": fresh_last_round(public["last_round"]), "balances": None if balances is None else dict(balances)}
+
+
 # ---------------------------------------------------------------------- the text
 def public_text(public: Mapping[str, Any], group_multiplier: int) -> str:
     """The lines every trader reads alike: the last round's results and the balances."""

@@ -568,3 +568,21 @@ def test_discussion_is_broadcast_in_the_paper_presets():
     env.step(everyone(env, "wait"))
     obs, *_ = env.step(everyone(env, "wait", trader_1="tell trader_2 just between us"))
     assert "trader_1 (to you): just between us" in obs["trader_2"]
+
+
+def test_public_copy_is_a_deep_copy_sharing_nothing_mutable():
+    """The render memo keeps `public_copy` of a view's public part: equal to a deep copy, and no dict it holds is the view's."""
+    from teamenvs.day_trader.view import public_copy
+    from teamenvs.testing import _mutable_ids
+
+    env = teamenvs.make("day_trader_v0", show_balances=True)
+    _, infos = env.reset(seed=0)
+    seen_round = False
+    for _ in range(12):
+        _, _, _, _, infos = env.step({a: "invest group 40" for a in env.agents})
+        public = infos["trader_1"]["view"]["public"]
+        copied = public_copy(public)
+        assert copied == copy.deepcopy(public)
+        assert not _mutable_ids(copied) & _mutable_ids(public)
+        seen_round |= public["last_round"] is not None and public["balances"] is not None
+    assert seen_round

@@ -242,13 +242,31 @@ def test_unreadable_bodies_are_retried_then_fail_clearly(server):
 
 
 def test_a_hanging_server_times_out_with_a_clear_message(server):
-    client = make_client(server, "random-valid+hang=2", timeout=0.2, max_retries=1)
+    """Sampled (temperature > 0): each timed-out attempt is abandoned and the request sent again."""
+    client = make_client(server, "random-valid+hang=2", timeout=0.2, max_retries=1, temperature=0.7)
     started = time.perf_counter()
     with pytest.raises(LLMError, match=r"after 2 attempts: the request timed out"):
         chat(client, ask("hang"))
     elapsed = time.perf_counter() - started
     assert 0.4 <= elapsed < 1.5
     assert client.requests == 2
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
+def test_a_deterministic_request_is_waited_for_not_sent_again(server, transport):
+    """Temperature 0: a slow server is not sent the same request again while it may still be working on it;
+    the client waits for the one reply as long as its retries would have (timeout x (retries + 1))."""
+    slow = make_client(server, "random-valid+latency=500", timeout=0.2, max_retries=3, transport=transport)
+    before = server.requests
+    result = chat(slow, ask("slow"))
+    assert result.text and result.usage.retries == 0
+    assert slow.requests == 1 and server.requests - before == 1
+    hung = make_client(server, "random-valid+hang=2", timeout=0.1, max_retries=2, transport=transport)
+    started = time.perf_counter()
+    with pytest.raises(LLMError, match=r"timed out.*waited 0.3 s for a deterministic reply"):
+        chat(hung, ask("hang"))
+    assert 0.3 <= time.perf_counter() - started < 1.5
+    assert hung.requests == 1
 
 
 def test_a_404_is_not_retried(server):

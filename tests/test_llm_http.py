@@ -290,8 +290,11 @@ def test_a_stalling_server_times_out_within_the_timeout(kind):
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{}")
             await asyncio.sleep(30)
 
-    started = time.perf_counter()
-    fails(stall, "after 2 attempts: the request timed out", within=2.0, timeout=0.3, max_retries=1)
+    started = time.perf_counter()  # temperature 0: one request, waited for as long as 2 attempts would take
+    fails(stall, "the request timed out (waited 0.6 s for a deterministic reply)", within=2.0, timeout=0.3, max_retries=1)
+    assert time.perf_counter() - started >= 0.6
+    started = time.perf_counter()  # sampled: each attempt abandoned at its timeout and sent again
+    fails(stall, "after 2 attempts: the request timed out", within=2.0, timeout=0.3, max_retries=1, temperature=0.7)
     assert time.perf_counter() - started >= 0.6
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
-from agents.llm.http import HTTPPool, ProtocolError, StatusError, TransportError, check_header, status_message
+from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_header, status_message
 
 T = TypeVar("T")
 
@@ -321,6 +321,12 @@ class LLMClient:
         if budget is not None:
             budget.check()
             budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
+        # A deterministic request (temperature 0) that times out is not sent again while the server may still
+        # be working on it (a slow local server would then do the same work twice, the copy queued behind the
+        # original): the client waits for its reply instead, as long as the retries would have waited in all.
+        wait_it_out = params.get("temperature", 0) == 0 and "timeout" not in params and self.max_retries > 0
+        if wait_it_out:
+            params = {**params, "timeout": self.timeout * (self.max_retries + 1)}
         pool, gate = self._loop_pool()
         send = self._send_http if self._transport == "http" else self._send_openai
         usage = Usage(calls=1)
@@ -337,6 +343,8 @@ class LLMClient:
                     break
                 except Exception as exc:  # classified below; anything unexpected is not retried
                     retryable, retry_after, last_error = _classify(exc, lenient=self._transport == "openai")
+                    if wait_it_out and self._timed_out(exc):
+                        retryable, last_error = False, f"{last_error} (waited {params['timeout']:g} s for a deterministic reply)"
                     if not retryable or attempt == self.max_retries:
                         usage.latency_s = time.perf_counter() - started
                         if ledger is not None:
@@ -357,6 +365,16 @@ class LLMClient:
             tmp.write_text(json.dumps({"model": self.model, "text": text}), encoding="utf-8")
             tmp.replace(path)
         return ChatResult(text, usage, self.model, finish_reason=finish_reason)
+
+    def _timed_out(self, exc: Exception) -> bool:
+        """Whether an attempt failed because its reply did not come in time."""
+        if isinstance(exc, RequestTimeout):
+            return True
+        if self._transport == "openai":
+            import openai
+
+            return isinstance(exc, openai.APITimeoutError)
+        return False
 
     async def _send_http(self, pool: HTTPPool, messages: Sequence[Mapping[str, Any]],
                          params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:

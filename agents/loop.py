@@ -3,8 +3,11 @@
 Each step the loop asks only the agents whose `info["needs_action"]` is true, awaits all of
 them concurrently (so an episode with N LLM agents takes about as long as one agent's
 calls), steps the env, and records the step. Every episode is recorded; with `log_dir` the
-record is a JSONL file flushed per step. Metrics come from the paradigm's metric function
-over the recorded log, the same function `teamenvs` uses on a log read from disk.
+record is a JSONL file flushed per step, and only what the metrics read stays in memory (the
+records less their observation texts, packed; `EpisodeResult.records` reads the log back when
+asked).
+Metrics come from the paradigm's metric function over the recorded log, the same function
+`teamenvs` uses on a log read from disk.
 """
 
 from __future__ import annotations
@@ -17,16 +20,35 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from teamenvs.core.metrics import episode_metrics
-from teamenvs.core.recorder import EpisodeRecorder
+from teamenvs.core.recorder import EpisodeRecorder, read_log
 
 
 class EpisodeTimeout(Exception):
     """An episode ran past its wall-clock limit (`time_limit`); its log ends with an error line."""
 
 
+class _Records:
+    """`EpisodeResult.records`: the records given; none given (None), the log at `log_path` read back
+    on first use (an episode logged to a file keeps no records in memory), else []."""
+
+    slot = "_records"
+
+    def __get__(self, result: Any, owner: type | None = None) -> Any:
+        if result is None:
+            return None  # the field's default
+        records = result.__dict__.get(self.slot)
+        if records is None:
+            records = read_log(result.log_path) if result.log_path is not None else []
+            result.__dict__[self.slot] = records
+        return records
+
+    def __set__(self, result: Any, records: Any) -> None:
+        result.__dict__[self.slot] = None if isinstance(records, _Records) else records
+
+
 @dataclass
 class EpisodeResult:
-    """What one episode produced."""
+    """What one episode produced. `records` of an episode logged to a file is its log, read back when first used."""
 
     env_id: str
     seed: int | None
@@ -34,7 +56,7 @@ class EpisodeResult:
     returns: dict[str, float]
     metrics: dict[str, Any]
     log_path: Path | None
-    records: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    records: list[dict[str, Any]] = field(repr=False, default=_Records())  # type: ignore[assignment]
     usage: dict[str, Any] = field(default_factory=dict)
     status: str = "done"  # "done", or "budget": the model-call or token budget stopped it (metrics so far)
     warning: str = ""
@@ -96,7 +118,9 @@ async def arun_episode(
     path = None
     if log_dir is not None:
         path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl{'.gz' if compress else ''}"
-    recorder = EpisodeRecorder(path, run=dict(run) if run is not None else None)
+    # with a log file, only what the metrics read is kept in memory (no observation texts, packed)
+    recorder = EpisodeRecorder(path, keep=True if path is None else "metrics", run=dict(run) if run is not None else None)
+    kept = recorder.records if path is None else None  # the result's records (None: the log file's, read when asked)
     from agents.llm.client import BudgetExceeded
 
     returns = {a: 0.0 for a in env.possible_agents}
@@ -139,7 +163,8 @@ async def arun_episode(
                 steps += 1
                 if on_step is not None:
                     on_step(steps, usage_summary(policies).get("total", {}))
-            metrics = episode_metrics(recorder.records)
+            records = recorder.records  # with a log file: unpacked metrics views, read once
+            metrics = episode_metrics(records)
             extra: dict[str, Any] = {}
             if probes is not None or interview:
                 from agents import probes as probing
@@ -149,7 +174,7 @@ async def arun_episode(
                         from agents.embedders import HashingEmbedder
 
                         embedder = HashingEmbedder()
-                    metrics["probes"] = probing.probe_metrics(recorder.records, embedder)
+                    metrics["probes"] = probing.probe_metrics(records, embedder)
                 if interview:
                     outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
                     extra["interview"] = await probing.interview(policies, outcome)
@@ -167,9 +192,9 @@ async def arun_episode(
         finally:
             recorder.close()
     if stopped is not None:
-        return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage, "budget",
+        return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, kept, usage, "budget",
                              f"stopped after {steps} step(s): {stopped}")
-    return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, recorder.records, usage)
+    return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, kept, usage)
 
 
 def run_episode(

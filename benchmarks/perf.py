@@ -1,6 +1,6 @@
-"""Performance report: one table of env speed, LLM step-loop efficiency and memory retrieval time.
+"""Performance report: one table of env speed, the cost of recording a log, LLM step-loop efficiency and memory retrieval time.
 
-    python -m benchmarks.perf                 # about 1-2 minutes
+    python -m benchmarks.perf                 # about 2-3 minutes
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 
@@ -12,6 +12,13 @@ Rows, every number measured by this run:
   loop's wall time (the policies choosing actions, `env.step`, the resets between episodes);
   the notes give `env.step` alone (env steps over the time spent inside `env.step`) and
   agent-steps/s (one per observation returned).
+* `recorder cost`: every registered env with `scripted` policies, each episode played twice with
+  the same seed in the plain synchronous loop, once without a recorder and once writing a
+  `.jsonl.gz` log as `agents.run_episode` does (`EpisodeRecorder(path, keep="metrics")`), the
+  two in alternating order for `--seconds` in all. Value: env steps/s with the log over env
+  steps/s without (wall time of the whole loop; the target is at least 0.75, a recorder costing
+  at most 25% of env throughput); the notes add the same ratio in CPU time (less sensitive to
+  other load on the machine) and the bytes written per step.
 * `step-loop efficiency`: one `--agents`-agent `day_trader_v0` episode (its first `--steps`
   steps) with `LLMPolicy` on the built-in server's `random-valid+latency=<ms>` model, served
   by `teamenvs serve-llm` in its own process (as `benchmarks.llm_loop` does; cache off, so
@@ -50,17 +57,21 @@ import asyncio
 import platform
 import shlex
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import teamenvs
+from agents import make_policies
 from agents.llm.client import LLMClient
 from benchmarks.common import table, time_episodes
 from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
+from teamenvs.core.recorder import EpisodeRecorder
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
@@ -123,6 +134,69 @@ def env_rows(seconds: float, seed: int = 0) -> list[list[str]]:
                     f"{r['steps']:,} steps in {r['wall']:.1f} s",
                 ]
             )
+    return rows
+
+
+def played(env: Any, kind: str, seed: int, recorder: EpisodeRecorder | None) -> tuple[int, float, float]:
+    """One episode of `kind` policies in the plain loop (as `time_episodes`), written to `recorder`
+    (None: none) and the recorder closed: (env steps, wall seconds, CPU seconds)."""
+    base = env.unwrapped
+    wall, cpu = time.perf_counter(), time.process_time()
+    policies = make_policies(env, kind, seed=seed)
+    steps = 0
+    with base.recording(recorder):
+        observations, infos = env.reset(seed=seed)
+        for agent in env.agents:
+            policies[agent].reset(agent, base.briefing(agent))
+        while env.agents:
+            actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
+            observations, _, _, _, infos = env.step(actions)
+            steps += 1
+    if recorder is not None:
+        recorder.close()
+    return steps, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def recorder_cost(env_id: str, seconds: float, seed: int = 0, kind: str = "scripted") -> dict[str, float]:
+    """Env steps, wall and CPU seconds with and without a `.jsonl.gz` recorder, the same episodes
+    (seeds) played both ways in alternating order for about `seconds` (at least one pair), and the
+    log bytes written (compressed and not)."""
+    env = teamenvs.make(env_id)
+    out = dict.fromkeys(("pairs", "steps", "wall", "cpu", "rec_steps", "rec_wall", "rec_cpu", "bytes", "text_bytes"), 0.0)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        while not out["pairs"] or time.perf_counter() - start < seconds:
+            episode_seed = seed + int(out["pairs"])
+            for recorded in ((False, True) if out["pairs"] % 2 == 0 else (True, False)):
+                path = Path(folder) / f"{env_id}_{episode_seed}.jsonl.gz"
+                recorder = EpisodeRecorder(path, keep="metrics") if recorded else None  # as agents.run_episode
+                steps, wall, cpu = played(env, kind, episode_seed, recorder)
+                prefix = "rec_" if recorded else ""
+                out[prefix + "steps"] += steps
+                out[prefix + "wall"] += wall
+                out[prefix + "cpu"] += cpu
+                if recorded:
+                    data = path.read_bytes()
+                    out["bytes"] += len(data)
+                    out["text_bytes"] += int.from_bytes(data[-4:], "little")  # the gzip trailer's length
+                    path.unlink()
+            out["pairs"] += 1
+    return out
+
+
+def recorder_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] | None = None) -> list[list[str]]:
+    """Per env: env steps/s writing a `.jsonl.gz` log over env steps/s without, in one run (target >= 0.75)."""
+    rows = []
+    for env_id in env_ids or teamenvs.list_envs():
+        r = recorder_cost(env_id, seconds, seed)
+        with_log, without = r["rec_steps"] / r["rec_wall"], r["steps"] / r["wall"]
+        cpu_ratio = (r["rec_steps"] / r["rec_cpu"]) / (r["steps"] / r["cpu"])
+        rows.append(["recorder cost", f"{env_id}, scripted, .jsonl.gz log", f"{with_log / without:.2f}",
+                     "x env steps/s without a recorder",
+                     f"with the log {with_log:,.0f} env steps/s, without {without:,.0f} (full loop, the same "
+                     f"{int(r['pairs'])} episode(s) both ways); CPU-time ratio {cpu_ratio:.2f}; "
+                     f"{r['text_bytes'] / r['rec_steps']:,.0f} bytes of JSON per step, "
+                     f"{r['bytes'] / r['rec_steps']:,.0f} written ({r['text_bytes'] / max(r['bytes'], 1):.0f}x smaller)"])
     return rows
 
 
@@ -336,7 +410,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     print(f"Machine: {machine()}")
     print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
-    rows = env_rows(args.seconds) + rl_rows(args.seconds) + efficiency_rows(args.latency_ms, args.agents, args.steps)
+    rows = env_rows(args.seconds) + recorder_rows(args.seconds) + rl_rows(args.seconds)
+    rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
     print(f"\nTotal {time.perf_counter() - start:.1f} s")

@@ -28,6 +28,7 @@ def number(cell: str) -> float:
     return float(cell.replace(",", ""))
 
 
+@pytest.mark.slow
 def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     perf.main(["--quick"])
     out = capsys.readouterr().out
@@ -60,7 +61,11 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     assert len(vector) == 2 and all(number(v[0]) > 0 for v in vector.values())
 
-    assert len(rows) == 2 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
+    for env_id in teamenvs.list_envs():
+        value, unit, notes = rows["recorder cost", f"{env_id}, scripted, .jsonl.gz log"]
+        assert number(value) > 0 and unit == "x env steps/s without a recorder" and "CPU-time ratio" in notes
+
+    assert len(rows) == 3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
 
 
 def test_critical_path_calls() -> None:

@@ -7,9 +7,18 @@ the step's global events. The step loop may add per-agent extras (a policy's rat
 model usage) with `annotate` before the step is written, and an `end` line with the
 metrics. The file is flushed after every line, so a crash loses nothing already written.
 Nothing time-dependent is written by the env, so the same seed and actions give a
-byte-identical log. A path ending in `.gz` is written gzip-compressed (still flushed per
-line, so a killed run keeps every line written before it); `read_log` reads both, checks
-every line, and raises `LogError` (file, line, field, why) for a damaged or mis-edited log.
+byte-identical log. A path ending in `.gz` is written gzip-compressed at `GZIP_LEVEL` (still
+flushed per line with `Z_SYNC_FLUSH`, so a killed run keeps every line written before it);
+`read_log` reads both, checks every line, and raises `LogError` (file, line, field, why) for a
+damaged or mis-edited log.
+
+Cost: a line is JSON-encoded by one C encoder built once (the bytes of `json.dumps`) and
+compressed at `GZIP_LEVEL` 3 rather than gzip's default 9 (a third of the time or less, for
+files 1.5-2.5x larger); `benchmarks/perf.py` measures env steps/s with and without a `.jsonl.gz`
+log (`recorder cost` rows). What stays in memory is `keep`'s choice: every record (the
+default), none (`keep=False`, the records only stream to the file), or what the metric
+functions read (`keep="metrics"`: no observation texts, packed; what `agents.run_episode` keeps
+with a log file).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import marshal
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -43,13 +53,49 @@ def _default(obj: Any) -> Any:
 _LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 
 
+def _make_encode() -> Callable[[Any], str]:
+    """`json.dumps(obj, ensure_ascii=False, default=_default)`, with the C encoder built once, not per call.
+
+    Same bytes: the same C encoder and settings `json.dumps` uses, less its check for circular
+    references (about a tenth of the encoding time); a record that refers to itself runs into
+    the recursion limit instead, and then `json.dumps` says why (ValueError, as before).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    escape = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or escape is None:  # a Python without the json C accelerator
+        return json.JSONEncoder(ensure_ascii=False, default=_default).encode
+    try:
+        encoder = make(None, _default, escape, None, ": ", ", ", False, False, True)
+    except TypeError:  # another signature than CPython 3.9-3.13's
+        return json.JSONEncoder(ensure_ascii=False, default=_default).encode
+
+    def encode(obj: Any) -> str:
+        if isinstance(obj, str):  # as JSONEncoder.encode: the C encoder takes containers
+            return escape(obj)
+        try:
+            return "".join(encoder(obj, 0))
+        except RecursionError:  # a circular reference (ValueError) or nesting too deep for json.dumps too
+            return json.dumps(obj, ensure_ascii=False, default=_default)
+
+    return encode
+
+
+_encode = _make_encode()
+
+
 def dumps(record: dict[str, Any]) -> str:
     """The one JSON spelling used in logs: one physical line per record, whatever the text inside."""
-    text = json.dumps(record, ensure_ascii=False, default=_default)
-    for raw, escaped in _LINE_BREAKS.items():
-        if raw in text:
-            text = text.replace(raw, escaped)
+    text = _encode(record)
+    if not text.isascii():  # the line breaks below are not ASCII
+        for raw, escaped in _LINE_BREAKS.items():
+            if raw in text:
+                text = text.replace(raw, escaped)
     return text
+
+
+def _logged_raw(raw: Any) -> Any:
+    """`clip_raw_action(raw)`, quicker for the usual short string."""
+    return raw if type(raw) is str and len(raw) <= MAX_LOGGED_ACTION_CHARS else clip_raw_action(raw)
 
 
 def clip_raw_action(raw: Any) -> Any:
@@ -61,19 +107,71 @@ def clip_raw_action(raw: Any) -> Any:
     return repr(raw)[:MAX_LOGGED_ACTION_CHARS]
 
 
-class EpisodeRecorder:
-    """Collects an episode's records in memory and, given a path, writes them as JSONL."""
+GZIP_LEVEL = 3
+"""zlib level of `.gz` logs: per line, level 3 takes a third of level 9's time (gzip's default) or
+less, for files 1.5-2.5x larger; levels 1 and 2 are no faster here and compress less."""
 
-    def __init__(self, path: str | Path | None = None, *, keep: bool = True, run: dict[str, Any] | None = None) -> None:
+
+# Fields of an agent's entry (reset and step lines) that are there to be read and replayed, never by a
+# metric function: what `keep="metrics"` leaves out of the records it keeps.
+UNMEASURED_FIELDS = ("observation", "raw_action")
+
+
+def metrics_view(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` less its agents' `UNMEASURED_FIELDS` (the observation text, most of a log's bytes):
+    what `episode_metrics` and `probe_metrics` read of it. The rest is shared with `record`, not copied."""
+    agents = record.get("agents")
+    if not isinstance(agents, dict):
+        return record
+    slim = {}
+    for agent, entry in agents.items():
+        if isinstance(entry, dict) and ("observation" in entry or "raw_action" in entry):
+            entry = entry.copy()
+            for name in UNMEASURED_FIELDS:
+                entry.pop(name, None)
+        slim[agent] = entry
+    return {**record, "agents": slim}
+
+
+def _packed(record: dict[str, Any]) -> Any:
+    """`record`'s metrics view as `marshal` bytes (a tenth of the objects' memory, nothing for the
+    garbage collector to walk), or the view itself where it holds something marshal cannot write."""
+    view = metrics_view(record)
+    try:
+        return marshal.dumps(view)
+    except ValueError:  # e.g. an object with `to_json`, a subclass of a built-in type
+        return view
+
+
+class EpisodeRecorder:
+    """Writes an episode's records as JSONL to `path` (if given) and keeps them in memory as `keep` says.
+
+    `keep=True` (the default): every record as written, in `records`. `keep=False`: none; the
+    records only stream to the file, so a long episode costs no memory. `keep="metrics"`: each
+    record's `metrics_view` (no observation texts or raw actions), enough for the metric functions,
+    held packed (`marshal`: the same values and types back, at about a tenth of the memory) and
+    unpacked each time `records` is read; `agents.run_episode` keeps that when it writes a log file.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, keep: bool | str = True, run: dict[str, Any] | None = None) -> None:
+        if isinstance(keep, str) and keep != "metrics":
+            raise ValueError(f"keep must be True, False or 'metrics', got {keep!r}")
         self.path = Path(path) if path is not None else None
-        self.keep = keep
+        self.keep: bool | str = keep if keep == "metrics" else bool(keep)
         self.run = run  # who ran the episode and why (a benchmark's suite, condition, policy): the header's "run"
-        self.records: list[dict[str, Any]] = []
+        self._kept: list[Any] = []
         self._extras: dict[str, dict[str, Any]] = {}
-        self._file = None
+        self._file: Any = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open_log(self.path, "w")
+            self._file = _open_for_writing(self.path)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The records kept (see `keep`): every one as written, none, or (`"metrics"`) their metrics views."""
+        if self.keep == "metrics":
+            return [marshal.loads(kept) if type(kept) is bytes else kept for kept in self._kept]
+        return self._kept
 
     def annotate(self, agent: str, **extra: Any) -> None:
         """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""
@@ -87,11 +185,13 @@ class EpisodeRecorder:
                 if agent in record["agents"]:
                     record["agents"][agent].update(extra)
             self._extras = {}
-        if self.keep:
-            self.records.append(record)
+        if self.keep is True:
+            self._kept.append(record)
+        elif self.keep:
+            self._kept.append(_packed(record))
         if self._file is not None:
-            self._file.write(dumps(record) + "\n")
-            self._file.flush()
+            self._file.write((dumps(record) + "\n").encode("utf-8"))
+            self._file.flush()  # for a .gz file: the line's compressed bytes, then the file (Z_SYNC_FLUSH)
 
     def close(self) -> None:
         if self._file is not None:
@@ -105,11 +205,63 @@ class EpisodeRecorder:
         self.close()
 
 
+def _open_for_writing(path: Path) -> Any:
+    """A log file opened for bytes, gzip-compressed (at `GZIP_LEVEL`) when its name ends in `.gz`."""
+    if str(path).endswith(".gz"):
+        return _GzipLines(path, GZIP_LEVEL)
+    return open(path, "wb")
+
+
+class _GzipLines:
+    """A gzip file written a line at a time, what `gzip.GzipFile` writes less its per-call overhead.
+
+    `write` compresses the line and ends it with a `Z_SYNC_FLUSH`, so after `flush` every line
+    written decompresses from the file alone; `close` ends the stream (checksum and length).
+    The header is `GzipFile`'s with no time stamp, so the same lines give the same bytes.
+    """
+
+    def __init__(self, path: Path, level: int) -> None:
+        name = path.name.removesuffix(".gz")
+        try:
+            fname = name.encode("latin-1")
+        except UnicodeEncodeError:  # as GzipFile: the name is left out
+            fname = b""
+        xfl = b"\002" if level == 9 else b"\004" if level == 1 else b"\000"
+        self._file = open(path, "wb")
+        self._file.write(b"\037\213\010" + (b"\010" if fname else b"\000") + b"\000\000\000\000" + xfl + b"\377"
+                         + (fname + b"\000" if fname else b""))
+        self._zip = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+        self._crc = 0
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        self._crc = zlib.crc32(data, self._crc)
+        self._size += len(data)
+        self._file.write(self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH))
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file.closed:
+            return
+        try:
+            self._file.write(self._zip.flush() + self._crc.to_bytes(4, "little") + (self._size & 0xFFFFFFFF).to_bytes(4, "little"))
+        finally:
+            self._file.close()
+
+    def __del__(self) -> None:  # as GzipFile: a file left open is ended when collected
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 def open_log(path: str | Path, mode: str = "r") -> Any:
     """A log file opened as text, gzip-compressed when its name ends in `.gz`."""
     if str(path).endswith(".gz"):
         if mode == "w":  # no time stamp in the gzip header, so the same episode gives the same bytes
-            return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8")
+            return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=GZIP_LEVEL, mtime=0), encoding="utf-8")
         return gzip.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
@@ -423,7 +575,7 @@ def step_record(env: Any, texts: dict[str, str], actions: Any, rewards: dict[str
         "type": "step",
         "step": env.step_count,
         "agents": {
-            a: {"observation": texts[a], "raw_action": clip_raw_action(actions.get(a)), "action": env._last_action[a],
+            a: {"observation": texts[a], "raw_action": _logged_raw(actions.get(a)), "action": env._last_action[a],
                 "reward": rewards[a], "events": env._events[a]}
             for a in rewards
         },

@@ -48,6 +48,7 @@ from teamenvs.core.text import printable
 LOGS = "logs"
 TEMP_PREFIX = ".tmp-"  # logs/.tmp-<pid>/: the logs process <pid> is writing
 REPORT_FILES = ("results.csv", "report.md")
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")  # what `benchmarks.figures` writes in plots/
 
 
 @dataclass
@@ -69,11 +70,13 @@ class BenchOutcome:
     seconds: float
     report: Any = None
     damaged: list[str] = field(default_factory=list)  # why each damaged log found at the start was rerun
+    report_seconds: float | None = None  # building the report after the episodes (None: not built)
 
     def summary(self) -> str:
         lines = [
             f"suite {_shown(self.suite.name)}: {self.ran} episode(s) run, {self.skipped} already complete (skipped), "
-            f"{len(self.failed)} failed, in {self.seconds:.1f} s",
+            f"{len(self.failed)} failed, in {self.seconds:.1f} s"
+            + (f"; then the report in {self.report_seconds:.1f} s" if self.report_seconds is not None else ""),
         ]
         for why in self.damaged[:10]:
             lines.append(f"  damaged log, rerun: {why}")
@@ -232,7 +235,7 @@ def foreign_files(out: Path, suite: Suite, resumable: bool) -> list[str]:
         elif resumable and name in REPORT_FILES and path.is_file():
             continue
         elif resumable and name == "plots" and path.is_dir():
-            found += [f"plots/{p.name}" for p in sorted(path.iterdir()) if not (p.name.startswith(".") or p.name.endswith(".png"))]
+            found += [f"plots/{p.name}" for p in sorted(path.iterdir()) if not (p.name.startswith(".") or p.name.endswith(FIGURE_SUFFIXES))]
         else:
             found.append(name + ("/" if path.is_dir() else ""))
     return found
@@ -502,8 +505,12 @@ def run_bench(
     report: bool = True,
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT,
     timeout: float = 60.0,
+    plots: bool = True,
 ) -> BenchOutcome:
     """Run the suite's episodes that are not complete in `out` yet, then build the report there.
+
+    The report reads the logs and draws the figures in `workers` processes too; `plots=False` leaves
+    the figures out (`teamenvs report` on the folder draws them later, from the logs alone).
 
     An episode that runs longer than `episode_timeout` seconds of wall-clock time (None: no
     limit) is stopped and reported as failed; the next run retries it. `timeout` bounds each
@@ -564,5 +571,7 @@ def run_bench(
     failed = [o for o in outcomes if o.error is not None]
     result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start, damaged=damaged)
     if report:
-        result.report = build_report(out)
+        start = time.perf_counter()
+        result.report = build_report(out, plots=plots, workers=workers)
+        result.report_seconds = time.perf_counter() - start
     return result

@@ -15,9 +15,12 @@ line, field and why, in report.md and the summary.
 - `report.md`: per group, mean ± sd (population sd over seeds) of every scalar metric for
   each condition x policy, the best policy of each condition in bold (best condition when
   a group compares one policy), by the metric's direction (↑ / ↓, from the paradigm);
-- `plots/`: per group, bar charts of every metric with sd error bars, a per-agent
-  breakdown of accepted actions by command (as VIRT-LAB Fig. 9), and survival curves
-  where episodes report `survival_time` (the commons).
+- `plots/`: per group, the figures `benchmarks.figures` draws (a headline metric with 95%
+  bootstrap CIs and the seeds, the metrics with a direction, per-round series, per-agent
+  returns and actions, survival curves), each as PNG (linked from report.md), SVG and PDF.
+
+Logs are read, and figures drawn, in `workers` processes; the output is the same byte for byte
+whatever their number.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import time
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchmarks.suite import slug
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import bootstrap_ci, flatten, mean_sd
 from teamenvs.core.recorder import LogError, read_log, step_records
@@ -64,6 +69,9 @@ class EpisodeRow:
     months: int | None = None
     description: str = ""
     error: str = ""
+    config: dict[str, Any] = field(default_factory=dict)  # the header's resolved config
+    agents: list[str] = field(default_factory=list)
+    series: dict[str, list[float | None]] = field(default_factory=dict)  # per-round quantities (SERIES), index 0 = round 1
 
 
 def log_files(folder: Path) -> list[Path]:
@@ -78,6 +86,102 @@ def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
             if action.get("ok") and not action.get("ignored") and action.get("command"):
                 counts[agent][action["command"]] += 1
     return dict(counts)
+
+
+# ---------------------------------------------------------------------- per-round series
+@dataclass(frozen=True)
+class Series:
+    """A quantity a paradigm's episodes have per round (month, vote, step), read from a log's steps."""
+
+    name: str
+    title: str  # the y axis, in words with units
+    x_label: str
+    read: Callable[[Sequence[dict[str, Any]]], list[float | None]]
+    after_end: str = "gap"  # an episode that ended sooner counts after its end as: "gap" (not at all) or "last" (its last value)
+    ticks: tuple[str, ...] = ()  # names of the x positions, where they are not numbers
+
+
+def _events(records: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for step in step_records(records) for e in step.get("events", ()) if isinstance(e, dict) and e.get("type") == kind]
+
+
+def _number_or_none(value: Any) -> float | None:
+    return float(value) if _is_number(value) and not isinstance(value, bool) else None
+
+
+def cooperation_per_round(records: Sequence[dict[str, Any]]) -> list[float | None]:
+    """DayTrader: per round, the share of investments that went into the group pool (None: nobody invested)."""
+    out: list[float | None] = []
+    for event in _events(records, "round"):
+        kinds = [c.get("kind") for c in (event.get("choices") or {}).values() if isinstance(c, dict)]
+        invested = [k for k in kinds if k != "wait"]
+        out.append(sum(k == "group" for k in invested) / len(invested) if invested else None)
+    return out
+
+
+def stock_per_month(records: Sequence[dict[str, Any]]) -> list[float | None]:
+    """Commons: the fish in the lake at the start of each month (tons); after a collapse, 0 for the months left."""
+    months = _events(records, "month")
+    out = [_number_or_none(m.get("stock_before")) for m in months]
+    horizon = (records[0].get("config") or {}).get("months")
+    if months and months[-1].get("collapsed") and isinstance(horizon, int) and 0 < horizon <= MAX_MONTHS:
+        out += [0.0] * (horizon - len(out))  # the fishery is closed: no fish to count, not an unknown
+    return out
+
+
+def best_candidate_votes(records: Sequence[dict[str, Any]]) -> list[float | None]:
+    """Hidden profile: per vote (initial, final), the share of members voting for the best candidate."""
+    out: list[float | None] = []
+    for event in _events(records, "votes"):
+        votes = [v for v in (event.get("votes") or {}).values()]
+        out.append(sum(v == event.get("best") for v in votes) / len(votes) if votes else None)
+    return out
+
+
+def _cumulative(records: Sequence[dict[str, Any]], kind: str) -> list[float | None]:
+    """Per step, how many `kind` events happened up to and including it."""
+    out: list[float | None] = []
+    total = 0
+    for step in step_records(records):
+        total += sum(isinstance(e, dict) and e.get("type") == kind for e in step.get("events", ()))
+        out.append(float(total))
+    return out
+
+
+def route_accuracy_per_step(records: Sequence[dict[str, Any]]) -> list[float | None]:
+    """Map task: after each step, the accuracy of the follower's route as drawn so far (0 before any drawing)."""
+    out: list[float | None] = []
+    accuracy = 0.0
+    for step in step_records(records):
+        for e in step.get("events", ()):
+            if isinstance(e, dict) and e.get("type") == "drawing" and _number_or_none(e.get("accuracy")) is not None:
+                accuracy = float(e["accuracy"])
+        out.append(accuracy)
+    return out
+
+
+MAX_MONTHS = 10_000  # an edited log's month count must not make a curve endless
+
+SERIES: dict[str, Series] = {
+    "day_trader_v0": Series("cooperation", "cooperation (share of investments into the group pool)", "round", cooperation_per_round),
+    "commons_v0": Series("stock", "fish stock at the start of the month (tons; 0 after a collapse)", "month", stock_per_month),
+    "hidden_profile_v0": Series("votes", "share of members voting for the best candidate", "vote", best_candidate_votes,
+                                ticks=("initial vote", "final vote")),
+    "search_rescue_v0": Series("rescued", "victims rescued so far", "step", lambda r: _cumulative(r, "rescued"), after_end="last"),
+    "shape_factory_v0": Series("fulfilled", "orders fulfilled so far", "step", lambda r: _cumulative(r, "fulfilled"), after_end="last"),
+    "map_task_v0": Series("route", "route accuracy of the drawing so far", "step", route_accuracy_per_step, after_end="last"),
+}
+
+
+def episode_series(env: str, records: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+    """The paradigm's per-round series of one episode ({} for a paradigm without one, or a log missing its fields)."""
+    spec = SERIES.get(env)
+    if spec is None:
+        return {}
+    try:
+        return {spec.name: spec.read(records)}
+    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError):  # an edited log: no series, still a report
+        return {}
 
 
 def read_episode(path: Path) -> EpisodeRow:
@@ -112,6 +216,8 @@ def read_episode(path: Path) -> EpisodeRow:
         model=run.get("model") or "",
         description=run.get("description", ""),
         months=(head.get("config") or {}).get("months"),
+        config=dict(head.get("config") or {}),
+        agents=[a for a in head.get("agents") or [] if isinstance(a, str)],
     )
     if status == "error":
         row.error = last.get("error", "")
@@ -123,7 +229,30 @@ def read_episode(path: Path) -> EpisodeRow:
         row.metrics = dict(last.get("metrics", {}))
         row.usage = dict((last.get("usage") or {}).get("total", {}))
         row.actions = _accepted_actions(records)
+        row.series = episode_series(row.env, records)
     return row
+
+
+def _read_or_error(path: Path) -> EpisodeRow | tuple[Path, int | None, str, str]:
+    try:
+        return read_episode(path)
+    except LogError as exc:  # returned as its fields: a LogError does not survive pickling between processes
+        return exc.path, exc.line, exc.field, exc.why
+
+
+MIN_LOGS_PER_WORKER = 16  # below this, starting processes costs more than reading in one
+
+
+def read_episodes(paths: Sequence[Path], workers: int = 1) -> tuple[list[EpisodeRow], list[LogError]]:
+    """Every log's row, in `paths` order, and the logs left out (damaged, or not episode logs); in `workers` processes."""
+    workers = max(1, min(workers, len(paths) // MIN_LOGS_PER_WORKER))
+    if workers == 1:
+        results = [_read_or_error(p) for p in paths]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(_read_or_error, paths, chunksize=8))
+    rows = [r for r in results if isinstance(r, EpisodeRow)]
+    return rows, [LogError(*r) for r in results if not isinstance(r, EpisodeRow)]
 
 
 # ---------------------------------------------------------------------- numbers
@@ -336,6 +465,7 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
 
 def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
     arrow = {"max": " ↑", "min": " ↓"}
+    full = g
     constant = constant_metrics(g)
     g = GroupReport(g.title, g.env, g.conditions, g.policies, g.cells, [m for m in g.metrics if m not in constant], g.goals)
     lines = [f"## {g.title} (`{g.env}`)", ""]
@@ -391,10 +521,12 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
             means = [sum(float(r.usage.get(k, 0)) for r in cell) / len(cell) for k in USAGE_KEYS]
             lines.append(f"| {c} | {p} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
         lines.append("")
-    for kind, name in plots.items():
-        lines.append(f"![{kind}: {g.title}]({name})")
     if plots:
-        lines.append("")
+        from benchmarks.figures import caption
+
+        lines += ["Figures (each also as SVG and PDF beside its PNG in `plots/`):", ""]
+        for kind, name in plots.items():
+            lines += [f"![{kind}: {g.title}]({name})", "", f"*{caption(full, kind)}*", ""]
     return lines
 
 
@@ -431,91 +563,7 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------- plots
-def _figure(**kwargs: Any) -> Any:
-    """A matplotlib Figure drawn off-screen without pyplot, so a notebook's own backend is left alone."""
-    from matplotlib.figure import Figure
-
-    return Figure(layout="constrained", **kwargs)
-
-
-def _colours(name: str) -> Any:
-    import matplotlib
-
-    return matplotlib.colormaps[name]
-
-
-def _grid(n: int, cols: int) -> tuple[int, int]:
-    cols = min(cols, n)
-    return -(-n // cols), cols
-
-
-def plot_metrics(g: GroupReport, path: Path) -> None:
-    """One bar chart per metric: conditions on the x axis, a bar per policy, sd error bars."""
-    metrics = ["return"] + g.metrics
-    nrows, ncols = _grid(len(metrics), 4)
-    fig = _figure(figsize=(4.2 * ncols, 3.0 * nrows + 0.8))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    width = 0.8 / len(g.policies)
-    colours = _colours("tab10")
-    for ax, metric in zip(axes.flat, metrics):
-        for j, p in enumerate(g.policies):
-            means, sds, xs = [], [], []
-            for i, c in enumerate(g.conditions):
-                cell = g.cells.get((c, p), [])
-                data = [_team_return(r) for r in cell] if metric == "return" else values(cell, metric)
-                if data:
-                    m, s = mean_sd(data)
-                    means.append(m)
-                    sds.append(s)
-                    xs.append(i - 0.4 + width * (j + 0.5))
-            ax.bar(xs, means, width, yerr=sds, capsize=2, color=colours(j % 10), label=p)
-        arrow = {"max": " (higher is better)", "min": " (lower is better)"}.get(g.goals.get(metric) or "", "")
-        ax.set_title(metric + arrow, fontsize=9)
-        ax.set_xticks(range(len(g.conditions)))
-        ax.set_xticklabels(g.conditions, rotation=30 if len(g.conditions) > 3 else 0, ha="right" if len(g.conditions) > 3 else "center", fontsize=7)
-        ax.tick_params(axis="y", labelsize=7)
-    for ax in list(axes.flat)[len(metrics):]:
-        ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=max(1, min(len(labels), 6)), fontsize=8, frameon=False)
-    fig.suptitle(f"{g.title}: mean ± sd over seeds", fontsize=10)
-    fig.savefig(path, dpi=80)
-
-
-def plot_actions(g: GroupReport, path: Path) -> None:
-    """Per cell, accepted actions per agent by command (mean per episode), stacked: VIRT-LAB Fig. 9's breakdown."""
-    from matplotlib.patches import Rectangle
-
-    cells = [(c, p) for c in g.conditions for p in g.policies if (c, p) in g.cells]
-    commands = sorted({cmd for r in g.rows for counts in r.actions.values() for cmd in counts})
-    nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(figsize=(4.6 * ncols, 3.0 * nrows + 0.8))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    colours = _colours("tab20")
-    for ax, (c, p) in zip(axes.flat, cells):
-        cell = g.cells[(c, p)]
-        agents = list(dict.fromkeys(a for r in cell for a in r.returns))
-        bottom = [0.0] * len(agents)
-        for k, cmd in enumerate(commands):
-            heights = [sum(r.actions.get(a, Counter())[cmd] for r in cell) / len(cell) for a in agents]
-            ax.bar(range(len(agents)), heights, bottom=bottom, color=colours(k % 20), label=cmd)
-            bottom = [b + h for b, h in zip(bottom, heights)]
-        ax.set_ylim(0, max(bottom + [1.0]) * 1.05)  # bars' sticky edges would otherwise pin the top to the tallest stack
-        ax.set_title(f"{c} | {p}", fontsize=8)
-        ax.set_xticks(range(len(agents)))
-        ax.set_xticklabels(agents, rotation=30 if len(agents) > 3 else 0, ha="right" if len(agents) > 3 else "center", fontsize=7)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.set_ylabel("actions per episode", fontsize=7)
-    for ax in list(axes.flat)[len(cells):]:
-        ax.axis("off")
-    handles = [Rectangle((0, 0), 1, 1, color=colours(k % 20)) for k in range(len(commands))]
-    if commands:  # a team whose every action was rejected has none
-        fig.legend(handles, commands, loc="outside lower center", ncol=min(len(commands), 7), fontsize=7, frameon=False)
-    fig.suptitle(f"{g.title}: accepted actions per agent by command (mean per episode)", fontsize=10)
-    fig.savefig(path, dpi=80)
-
-
+# ---------------------------------------------------------------------- survival
 def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], horizon: int) -> list[float]:
     """Share of episodes whose resource is still alive after month m, for m = 0..horizon.
 
@@ -525,94 +573,64 @@ def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], ho
     return [sum(ok or t > m for t, ok in zip(survival_times, survived)) / n for m in range(horizon + 1)]
 
 
-MAX_MONTHS = 10_000
-
-
-def plot_survival(g: GroupReport, path: Path) -> None:
-    fig = _figure(figsize=(7, 4))
-    ax = fig.subplots()
-    horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
-    horizon = min(horizon, MAX_MONTHS)  # an edited log's month count must not make the curve endless
-    styles = ["-", "--", ":", "-."]
-    colours = _colours("tab10")
-    for i, c in enumerate(g.conditions):
-        for j, p in enumerate(g.policies):
-            cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
-            if cell:
-                curve = survival_curve([r.metrics["survival_time"] for r in cell], [bool(r.metrics.get("survived")) for r in cell], horizon)
-                ax.step(range(horizon + 1), curve, where="post", linestyle=styles[i % 4],
-                        color=colours(j % 10), label=f"{c} | {p}")
-    ax.set_xlabel("month")
-    ax.set_ylabel("share of runs with fish left after the month")
-    ax.set_ylim(-0.03, 1.03)
-    ax.set_title(f"{g.title}: survival")
-    ax.legend(fontsize=7, ncol=2)
-    fig.savefig(path, dpi=80)
-
-
-def write_plots(groups: Sequence[GroupReport], folder: Path) -> dict[str, dict[str, str]]:
-    """The PNGs of every group; returns group title -> kind -> path relative to the report."""
-    import matplotlib
-
-    folder.mkdir(parents=True, exist_ok=True)
-    made: dict[str, dict[str, str]] = {}
-    with matplotlib.rc_context({"text.parse_math": False}):  # labels are plain text: "$5 vs $10", "\\x" must not parse as TeX
-        for g in groups:
-            name = slug(g.title)
-            kinds = {"metrics": plot_metrics, "actions": plot_actions}
-            if "survival_time" in g.metrics:
-                kinds["survival"] = plot_survival
-            made[g.title] = {}
-            for kind, draw in kinds.items():
-                draw(g, folder / f"{name}_{kind}.png")
-                made[g.title][kind] = f"{folder.name}/{name}_{kind}.png"
-    return made
-
-
 # ---------------------------------------------------------------------- the whole report
 @dataclass
 class Report:
     folder: Path
     rows: list[EpisodeRow]
     groups: list[GroupReport]
-    plots: dict[str, dict[str, str]]
+    plots: dict[str, dict[str, str]]  # group title -> figure kind -> its PNG, relative to the folder
     left_out: list[LogError] = field(default_factory=list)  # damaged logs and files that are not episode logs
+    seconds: dict[str, float] = field(default_factory=dict)  # reading the logs, the tables (results.csv, report.md), the figures
+    workers: int = 1
 
     def summary(self) -> str:
         complete = sum(r.status == "complete" for r in self.rows)
         n_plots = sum(len(p) for p in self.plots.values())
         shown = {name: printable(self.folder / name, keep_newlines=False) for name in ("results.csv", "report.md", "plots")}
         lines = [f"report: {complete} of {len(self.rows)} episodes complete, {len(self.groups)} group(s); wrote "
-                 f"{shown['results.csv']}, {shown['report.md']} and {n_plots} plot(s) in {shown['plots']}"]
+                 f"{shown['results.csv']}, {shown['report.md']} and {n_plots} figure(s) (PNG, SVG, PDF) in {shown['plots']}"]
+        if self.seconds:
+            lines.append(f"report time: {sum(self.seconds.values()):.1f} s ({', '.join(f'{k} {v:.1f} s' for k, v in self.seconds.items())}; "
+                         f"{self.workers} worker(s))")
         if self.left_out:
             lines.append(f"{len(self.left_out)} log(s) left out, damaged or not episode logs (listed in report.md):")
             lines += [f"  {e}" for e in self.left_out[:10]]
         return "\n".join(lines)
 
 
-def build_report(folder: str | Path, plots: bool = True) -> Report:
-    """Read every episode log of a bench folder (`logs/`, or the folder itself) and write results.csv, report.md, plots/."""
+def build_report(folder: str | Path, plots: bool = True, workers: int | None = None) -> Report:
+    """Read every episode log of a bench folder (`logs/`, or the folder itself) and write results.csv, report.md, plots/.
+
+    `workers` processes (default: one per CPU) read the logs and draw the figures; the files are the same whatever their number.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"no folder {str(folder)!r} (give a folder written by `teamenvs bench --out`)")
+    workers = max(1, workers if workers is not None else os.cpu_count() or 1)
     logs_dir = folder / "logs" if (folder / "logs").is_dir() else folder
-    rows, left_out = [], []
-    for path in log_files(logs_dir):
-        try:
-            rows.append(read_episode(path))
-        except LogError as exc:
-            left_out.append(exc)
+    clock = time.perf_counter()
+    rows, left_out = read_episodes(log_files(logs_dir), workers)
+    seconds = {"reading logs": time.perf_counter() - clock}
     if not rows:
         why = f": every one is damaged or not an episode log, e.g. {left_out[0]}" if left_out else ""
         raise ConfigError(f"no {'readable ' if left_out else ''}episode logs (*.jsonl, *.jsonl.gz) in {str(logs_dir)!r}{why}")
     groups = group_rows(rows)
+    clock = time.perf_counter()
     write_csv(folder / "results.csv", rows)
+    seconds["tables"] = time.perf_counter() - clock
     made: dict[str, dict[str, str]] = {}
     note = ""
     if plots:
+        clock = time.perf_counter()
         try:
-            made = write_plots(groups, folder / "plots")
+            from benchmarks.figures import write_figures
+
+            made = write_figures(groups, folder / "plots", workers)
         except ImportError:
             note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
+        seconds["figures"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out), encoding="utf-8")
-    return Report(folder, rows, groups, made, left_out)
+    seconds["tables"] += time.perf_counter() - clock
+    return Report(folder, rows, groups, made, left_out, seconds, workers)

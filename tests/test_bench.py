@@ -221,10 +221,16 @@ def png_check(path: Path) -> None:
 def test_smoke_plots_are_real_images(smoke):
     suite, out, _ = smoke
     names = {p.name for p in (out / "plots").iterdir()}
-    expected = {f"{slug(g.title)}_{kind}.png" for g in suite.groups for kind in ("metrics", "actions")} | {"Commons_survival.png"}
-    assert names == expected  # survival curves only where episodes report survival (the commons)
+    kinds = lambda g: ("headline", "metrics", "agents", "actions") + (() if g.env == "job_fair_v0" else ("series",))  # noqa: E731
+    expected = {f"{slug(g.title)}_{kind}.{fmt}" for g in suite.groups for kind in kinds(g) for fmt in ("png", "svg", "pdf")}
+    expected |= {f"Commons_survival.{fmt}" for fmt in ("png", "svg", "pdf")}
+    assert names == expected  # a series where the paradigm has rounds; survival curves only for the commons
     for name in sorted(names):
-        png_check(out / "plots" / name)
+        if name.endswith(".png"):
+            png_check(out / "plots" / name)
+        else:
+            head = (out / "plots" / name).read_bytes()[:200]
+            assert head.startswith(b"%PDF-") if name.endswith(".pdf") else b"<svg" in head or b"<?xml" in head
 
 
 def test_cli_bench_smoke_end_to_end_reproduces_the_run(smoke, tmp_path, capsys):

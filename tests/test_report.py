@@ -1,7 +1,7 @@
 """`teamenvs report` (`benchmarks.report`): results.csv, report.md and plots rebuilt from episode logs alone.
 
 Covers: a bench folder's report rebuilt byte for byte from its logs (in place after deleting the
-outputs, and in a fresh folder holding only the logs); a folder of plain `teamenvs run --log-dir`
+outputs, and in a fresh folder holding only the logs; every figure in PNG, SVG and PDF); a folder of plain `teamenvs run --log-dir`
 logs; clear errors for a missing or empty folder; and, on hand-written logs with hand-computed
 numbers, the tables: mean ± population sd, the (k/n) note, the best value per condition (or per
 group when it compares one policy) by the metric's direction, and episodes without a result
@@ -68,14 +68,21 @@ def outputs(folder: Path) -> tuple[bytes, bytes, list[str]]:
 # ---------------------------------------------------------------------------- rebuilding a bench folder
 
 
+def figure_files(kinds: dict[str, tuple[str, ...]]) -> list[str]:
+    return sorted(f"{group}_{kind}.{fmt}" for group, names in kinds.items() for kind in names for fmt in ("png", "svg", "pdf"))
+
+
 def test_report_is_rebuilt_byte_for_byte_from_the_logs_alone(bench_folder, tmp_path):
     md, csv, plots = outputs(bench_folder)
-    assert plots == ["Fish_actions.png", "Fish_metrics.png", "Fish_survival.png", "Trade_actions.png", "Trade_metrics.png"]
+    assert plots == figure_files({"Fish": ("actions", "agents", "headline", "metrics", "series", "survival"),
+                                  "Trade": ("actions", "agents", "headline", "metrics", "series")})
     # a fresh folder with nothing but the logs
     fresh = tmp_path / "fresh"
     shutil.copytree(bench_folder / "logs", fresh / "logs")
     report = build_report(fresh)
     assert outputs(fresh) == (md, csv, plots)
+    for name in plots:  # the figures too, SVG and PDF included
+        assert (fresh / "plots" / name).read_bytes() == (bench_folder / "plots" / name).read_bytes(), name
     assert not (fresh / "suite.json").exists()
     assert len(report.rows) == 12 and [g.title for g in report.groups] == ["Trade", "Fish"]
     assert "report: 12 of 12 episodes complete, 2 group(s)" in report.summary()
@@ -91,8 +98,9 @@ def test_cli_report_rebuilds_the_deleted_outputs(bench_folder, tmp_path, capsys)
     assert main(["report", str(folder)]) == 0
     assert "report: 12 of 12 episodes complete, 2 group(s)" in capsys.readouterr().out
     assert outputs(folder) == (md, csv, plots)
+    magic = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
     for name in plots:
-        assert (folder / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (folder / "plots" / name).read_bytes().startswith(magic[name.rsplit(".", 1)[1]])
 
 
 def test_report_of_the_bench_folder_has_the_suite_in_it(bench_folder):
@@ -297,8 +305,8 @@ def test_plots_when_no_action_was_accepted(hand_folder):
     # no accepted action in a group (here: logs without steps; in a real run, an LLM whose every reply is
     # invalid) still gives a report
     report = build_report(hand_folder)
-    assert report.plots == {"Grid": {"metrics": "plots/Grid_metrics.png", "actions": "plots/Grid_actions.png"},
-                            "Solo": {"metrics": "plots/Solo_metrics.png", "actions": "plots/Solo_actions.png"}}
+    kinds = ("headline", "metrics", "agents", "actions")  # no series: these logs have no steps
+    assert report.plots == {g: {k: f"plots/{g}_{k}.png" for k in kinds} for g in ("Grid", "Solo")}
     md = (hand_folder / "report.md").read_text(encoding="utf-8")
     assert "![metrics: Grid](plots/Grid_metrics.png)" in md
     for kinds in report.plots.values():
@@ -318,10 +326,10 @@ def test_survival_plot_only_where_episodes_report_survival(tmp_path):
     write_log(logs, "trade", group="Trade", condition="c", policy="p", seed=0, metrics={"mean_final_wealth": 3},
               steps=[{"trader_1": {"action": {"ok": True, "command": "wait"}}}])
     report = build_report(tmp_path)
-    assert set(report.plots["Fish"]) == {"metrics", "actions", "survival"}
-    assert set(report.plots["Trade"]) == {"metrics", "actions"}
-    assert {p.name for p in (tmp_path / "plots").iterdir()} == {
-        "Fish_metrics.png", "Fish_actions.png", "Fish_survival.png", "Trade_metrics.png", "Trade_actions.png"}
+    assert set(report.plots["Fish"]) == {"headline", "metrics", "agents", "actions", "survival"}
+    assert set(report.plots["Trade"]) == {"headline", "metrics", "agents", "actions"}
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == figure_files(
+        {"Fish": ("actions", "agents", "headline", "metrics", "survival"), "Trade": ("actions", "agents", "headline", "metrics")})
     # the action breakdown counts accepted actions per agent and command
     row = next(r for r in report.rows if r.path.name == "fish0.jsonl.gz")
     assert row.actions == {"trader_1": {"fish": 1}}

@@ -253,7 +253,7 @@ def test_hostile_labels_and_model_reach_results_csv_as_text_and_numbers_as_numbe
     end["metrics"].update({"gini_wealth": -0.25, "note": "=evil()", "=evil": 1})
     episode_log.write_bytes(gzip.compress("".join(dumps(r) + "\n" for r in records).encode()))
     report = build_report(folder)  # plots too: a label is not TeX, "$\\x{$" draws as written
-    assert report.plots["@SUM(1+1) $\\x{$"].keys() == {"metrics", "actions"}
+    assert report.plots["@SUM(1+1) $\\x{$"].keys() == {"headline", "metrics", "series", "agents", "actions"}
     with open(folder / "results.csv", newline="", encoding="utf-8") as f:
         header, row = list(csv.reader(f))
     cells = dict(zip(header, row))

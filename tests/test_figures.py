@@ -1,0 +1,315 @@
+"""The report's figures (`benchmarks.figures`), on a small bench run and on hand-made rows.
+
+Covers: every figure of every group written as PNG, SVG and PDF and linked from report.md with its
+caption; the same files, byte for byte, whether drawn in one process or two; conditions drawn as
+lines over the config value they differ by (team size) and as bars otherwise (and the rule on
+hand-made configs: several lines of conditions, seeds never an axis, no line when a value repeats);
+the per-round series (DayTrader cooperation per round, commons stock per month) equal to values
+computed by hand from the logs, and each agent's return equal to the logs' returns; the headline
+metric; the series read from hand-written records; and bad input (one policy, an all-NaN metric,
+missing fields) drawn without an error.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench import run_bench
+from benchmarks.figures import (
+    DRAW,
+    agent_returns,
+    caption,
+    estimate,
+    figure_kinds,
+    headline_metric,
+    ordered_conditions,
+    series_points,
+    write_figures,
+)
+from benchmarks.report import (
+    SERIES,
+    EpisodeRow,
+    GroupReport,
+    best_candidate_votes,
+    build_report,
+    cooperation_per_round,
+    episode_series,
+    route_accuracy_per_step,
+    stock_per_month,
+)
+from benchmarks.suite import load_suite, slug
+from teamenvs.core.recorder import read_log
+
+SUITE = {
+    "name": "figures",
+    "description": "A team-size comparison and a commons, for the figure tests.",
+    "seeds": 2,
+    "groups": [
+        {"title": "Trade", "env": "day_trader_v0", "conditions": ["baseline", "group_size_6"],
+         "policies": ["cooperator", "random"], "max_steps": 12},
+        {"title": "Fish", "env": "commons_v0", "conditions": ["baseline", "no_communication"], "policies": ["sustainable", "greedy"]},
+    ],
+}
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The suite run once, its report built with figures drawn in one process and, on a copy, in two: (serial, parallel)."""
+    root = tmp_path_factory.mktemp("figures")
+    path = root / "figures.json"
+    path.write_text(json.dumps(SUITE), encoding="utf-8")
+    serial = root / "serial"
+    outcome = run_bench(load_suite(path), serial, workers=2, progress=False, report=False)
+    assert outcome.ran == 16 and not outcome.failed
+    parallel = root / "parallel"
+    shutil.copytree(serial, parallel)
+    return build_report(serial, workers=1), build_report(parallel, workers=2)
+
+
+def group(report, title: str) -> GroupReport:
+    return next(g for g in report.groups if g.title == title)
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((folder / "plots").iterdir())}
+
+
+# ---------------------------------------------------------------------------- the files
+
+
+def test_every_figure_is_written_as_png_svg_and_pdf_and_linked_from_the_report(runs):
+    report, _ = runs
+    assert report.plots == {
+        "Trade": {k: f"plots/Trade_{k}.png" for k in ("headline", "metrics", "series", "agents", "actions")},
+        "Fish": {k: f"plots/Fish_{k}.png" for k in ("headline", "metrics", "series", "agents", "actions", "survival")},
+    }
+    expected = {f"{title}_{kind}.{fmt}" for title, kinds in report.plots.items() for kind in kinds for fmt in MAGIC}
+    found = files(report.folder)
+    assert set(found) == expected
+    for name, data in found.items():
+        assert data.startswith(MAGIC[name.rsplit(".", 1)[1]]), name
+        assert len(data) > 5_000, name
+    md = (report.folder / "report.md").read_text(encoding="utf-8")
+    assert "![headline: Trade](plots/Trade_headline.png)\n\n*Headline metric: mean final wealth ($) ↑ (higher is better) over team " \
+           "size (agents) and policy; mean and 95% bootstrap CI over seeds (percentile, 2,000 resamples); dots: single seeds.*" in md
+    assert "![series: Fish](plots/Fish_series.png)\n\n*Per month: fish stock at the start of the month (tons; 0 after a collapse)" in md
+    assert "Figures (each also as SVG and PDF beside its PNG in `plots/`):" in md
+    # the svg and pdf carry no date, so a rebuild is the same file
+    assert b"<dc:date>" not in found["Trade_headline.svg"] and b"/CreationDate" not in found["Trade_headline.pdf"]
+
+
+def test_figures_drawn_in_two_processes_are_the_files_drawn_in_one(runs):
+    serial, parallel = runs
+    assert serial.workers == 1 and parallel.workers == 2
+    assert files(parallel.folder) == files(serial.folder)
+    assert (parallel.folder / "report.md").read_bytes() == (serial.folder / "report.md").read_bytes()
+    assert "figures" in serial.seconds and "reading logs" in serial.seconds
+    assert "report time:" in serial.summary() and "1 worker(s)" in serial.summary()
+
+
+# ---------------------------------------------------------------------------- lines or bars
+
+
+def test_team_sizes_are_drawn_as_lines_and_unordered_conditions_as_bars(runs):
+    report, _ = runs
+    trade, fish = group(report, "Trade"), group(report, "Fish")
+    order = ordered_conditions(trade)
+    assert order is not None and order.key == "n_agents" and order.x == {"baseline": 3.0, "group_size_6": 6.0}
+    assert order.lines == ["baseline / group_size_6"] and order.label == "team size (agents)"
+    fig = DRAW["headline"](trade)
+    (ax,) = fig.axes
+    lines = {line.get_label(): list(line.get_xdata()) for line in ax.get_lines()}
+    assert lines == {"cooperator": [3.0, 6.0], "random": [3.0, 6.0]}  # one line per policy over the team size
+    assert ax.get_xlabel() == "team size (agents)" and not ax.patches  # no bars
+
+    assert ordered_conditions(fish) is None  # communication on / off: no number between them
+    fig = DRAW["headline"](fish)
+    (ax,) = fig.axes
+    assert not [line for line in ax.get_lines() if not line.get_label().startswith("_")]  # (error bars' caps only)
+    assert len(ax.patches) == 4  # a bar per condition x policy
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["baseline", "no_communication"]
+
+
+def settings_group(configs: dict[str, dict], agents: dict[str, int] | None = None, policies=("p",)) -> GroupReport:
+    """A group whose conditions have the given configs (one complete episode each per policy)."""
+    cells = {}
+    for c, config in configs.items():
+        n = (agents or {}).get(c, 3)
+        for p in policies:
+            cells[(c, p)] = [EpisodeRow(path=Path(f"{c}{p}.jsonl"), suite="s", group="g", env="search_rescue_v0", condition=c, preset=None,
+                                        overrides={}, policy=p, seed=0, order=(0, 0, 0), status="complete", config=config,
+                                        agents=[f"a{i}" for i in range(n)], returns={f"a{i}": 1.0 for i in range(n)},
+                                        metrics={"victims_rescued": 35, "steps": 100 + n})]
+    return GroupReport("g", "search_rescue_v0", list(configs), list(policies), cells, ["victims_rescued", "steps"],
+                       {"victims_rescued": "max", "coverage_cells": "max", "steps": "min"})
+
+
+def test_the_line_rule_on_hand_made_configs():
+    maps = {"easy": {"width": 30, "height": 30, "map_seed": 30}, "hard": {"width": 50, "height": 50, "map_seed": 58}}
+    # map x team size (VIRT-LAB Table 3): x = the team size, a line per map
+    table3 = {f"{m}+transporters_{n}": dict(cfg, team=["transporter"] * n) for m, cfg in maps.items() for n in (2, 3, 4)}
+    order = ordered_conditions(settings_group(table3, {c: int(c[-1]) for c in table3}))
+    assert order is not None and order.key == "team size" and order.lines == ["easy", "hard"]
+    assert order.x["hard+transporters_3"] == 3.0 and order.series["hard+transporters_3"] == "hard"
+    # the map alone: its width (the height and map seed change with it); never the seed
+    order = ordered_conditions(settings_group(maps))
+    assert order is not None and order.key == "width" and order.label == "map width (cells)" and order.x == {"easy": 30.0, "hard": 50.0}
+    # a value that repeats within a line (two scenarios of 13 agents) or that is not a number: bars
+    scenarios = {"S2": {"scenario": "S2"}, "S3": {"scenario": "S3"}, "S4": {"scenario": "S4"}}
+    assert ordered_conditions(settings_group(scenarios, {"S2": 6, "S3": 13, "S4": 13})) is None
+    assert ordered_conditions(settings_group({"a": {"max_words": None}, "b": {"max_words": 15}})) is None
+    assert ordered_conditions(settings_group({"a": {"seed_x": 1}, "b": {"seed_x": 2}})) is None
+    assert ordered_conditions(settings_group({"only": {"n_agents": 3}})) is None
+    # several lines and several policies: a panel per line of conditions
+    two = settings_group(table3, {c: int(c[-1]) for c in table3}, policies=("p", "q"))
+    fig = DRAW["headline"](two)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["easy", "hard"]
+    assert all({line.get_label() for line in ax.get_lines()} >= {"p", "q"} for ax in visible)
+
+
+def test_the_headline_is_the_first_directed_metric_that_varies():
+    g = settings_group({"easy": {"width": 30}, "hard": {"width": 50}})
+    g.cells[("hard", "p")][0].metrics["steps"] = 180
+    # every victim rescued everywhere: the steps it took
+    assert headline_metric(g) == "steps"
+    assert caption(g, "headline").startswith("Headline metric: steps (env steps) ↓ (lower is better) over map width (cells) and policy; mean")
+    g.cells[("hard", "p")][0].metrics["victims_rescued"] = 30
+    assert headline_metric(g) == "victims_rescued"
+    g.metrics, g.goals = [], {}
+    assert headline_metric(g) == "return"
+
+
+# ---------------------------------------------------------------------------- values from the logs
+
+
+def logs_of(report, g: GroupReport, condition: str, policy: str) -> list[list[dict]]:
+    return [read_log(r.path) for r in g.cells[(condition, policy)]]
+
+
+def hand_mean(curves: list[list[float | None]], t: int) -> float | None:
+    xs = [c[t] for c in curves if t < len(c) and c[t] is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def test_cooperation_per_round_is_the_logs_group_investment_share(runs):
+    report, _ = runs
+    trade = group(report, "Trade")
+    spec = SERIES["day_trader_v0"]
+    for c in trade.conditions:
+        for p in trade.policies:
+            curves = []
+            for records in logs_of(report, trade, c, p):
+                per_round = []
+                for step in records:
+                    for e in step.get("events", []) if step["type"] == "step" else []:
+                        if e["type"] == "round":
+                            kinds = [choice["kind"] for choice in e["choices"].values()]
+                            invested = [k for k in kinds if k != "wait"]
+                            per_round.append(kinds.count("group") / len(invested) if invested else None)
+                curves.append(per_round)
+            assert max(len(x) for x in curves) >= 8  # 12 steps: 5 rounds, 3 discussion turns, 4 more rounds
+            points = series_points(trade, spec, c, p)
+            expected = [(t + 1, hand_mean(curves, t)) for t in range(max(len(x) for x in curves)) if hand_mean(curves, t) is not None]
+            assert [(t, pytest.approx(e.mean)) for t, e in points] == expected
+            if p == "cooperator":
+                assert all(e.mean == e.lo == e.hi == 1.0 for _, e in points)
+    random_means = {e.mean for c in trade.conditions for _, e in series_points(trade, spec, c, "random")}
+    assert len(random_means) > 2  # the random traders' share moves from round to round
+
+
+def test_fish_stock_per_month_is_the_logs_stock_and_zero_after_a_collapse(runs):
+    report, _ = runs
+    fish = group(report, "Fish")
+    spec = SERIES["commons_v0"]
+    for c in fish.conditions:
+        for p in fish.policies:
+            curves = []
+            for records in logs_of(report, fish, c, p):
+                months = [e for r in records if r["type"] == "step" for e in r.get("events", []) if e["type"] == "month"]
+                stock = [float(m["stock_before"]) for m in months]
+                if months[-1]["collapsed"]:
+                    stock += [0.0] * (12 - len(stock))
+                curves.append(stock)
+            points = series_points(fish, spec, c, p)
+            assert [(t, pytest.approx(e.mean)) for t, e in points] == [(t + 1, hand_mean(curves, t)) for t in range(12)]
+    greedy = series_points(fish, spec, "baseline", "greedy")
+    assert greedy[0][1].mean == 100 and greedy[-1][1].mean == 0  # the greedy fishers empty the lake
+    assert all(e.mean == 100 for _, e in series_points(fish, spec, "baseline", "sustainable"))
+
+
+def test_each_agents_return_is_the_logs_return(runs):
+    report, _ = runs
+    for g in report.groups:
+        for (c, p), cell in g.cells.items():
+            ends = [read_log(r.path)[-1]["returns"] for r in cell]
+            got = agent_returns(g, c, p)
+            assert list(got) == list(ends[0])
+            for agent, e in got.items():
+                assert e.mean == pytest.approx(sum(end[agent] for end in ends) / len(ends))
+                assert e.points == tuple(end[agent] for end in ends) and e.lo <= e.mean <= e.hi
+    trade = group(report, "Trade")
+    fig = DRAW["agents"](trade)
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["baseline", "group_size_6"]
+    six = [ax for ax in fig.axes if ax.get_title() == "group_size_6"][0]
+    assert len([t for t in six.get_xticklabels()]) == 6  # one place per trader
+
+
+# ---------------------------------------------------------------------------- series from hand-written records
+
+
+def step(*events, agents=None):
+    return {"type": "step", "step": 1, "agents": agents or {}, "events": list(events)}
+
+
+HEAD = {"type": "header", "env_id": "x", "config": {"months": 5}, "agents": ["a", "b"]}
+
+
+def test_series_read_from_hand_written_records():
+    rounds = [step({"type": "round", "choices": {"a": {"kind": "group"}, "b": {"kind": "individual"}, "c": {"kind": "wait"}}}),
+              step({"type": "message"}),
+              step({"type": "round", "choices": {"a": {"kind": "wait"}, "b": {"kind": "wait"}}}),
+              step({"type": "round", "choices": {"a": {"kind": "group"}, "b": {"kind": "group"}}})]
+    assert cooperation_per_round([HEAD, *rounds]) == [0.5, None, 1.0]
+    months = [step({"type": "month", "stock_before": 100, "collapsed": False}), step({"type": "month", "stock_before": 60, "collapsed": True})]
+    assert stock_per_month([HEAD, *months]) == [100.0, 60.0, 0.0, 0.0, 0.0]  # 5 months, collapsed in the second
+    assert stock_per_month([HEAD, months[0]]) == [100.0]  # stopped early without a collapse: no months made up
+    votes = [step({"type": "votes", "phase": "initial", "votes": {"a": "A", "b": "C", "c": "A"}, "best": "C"}),
+             step({"type": "votes", "phase": "final", "votes": {"a": "C", "b": "C", "c": "C"}, "best": "C"})]
+    assert best_candidate_votes([HEAD, *votes]) == [pytest.approx(1 / 3), 1.0]
+    drawing = [step(), step({"type": "drawing", "accuracy": 0.25}), step(), step({"type": "drawing", "accuracy": 0.5})]
+    assert route_accuracy_per_step([HEAD, *drawing]) == [0.0, 0.25, 0.25, 0.5]
+    rescues = [step({"type": "rescued"}), step(), step({"type": "rescued"}, {"type": "rescued"}, {"type": "moved"})]
+    assert episode_series("search_rescue_v0", [HEAD, *rescues]) == {"rescued": [1.0, 1.0, 3.0]}
+    # fields missing or of the wrong kind: no series, no error
+    assert episode_series("day_trader_v0", [HEAD, step({"type": "round", "choices": ["not", "a", "mapping"]})]) == {}
+    assert episode_series("job_fair_v0", [HEAD]) == {}
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_is_drawn_without_an_error(tmp_path):
+    def row(seed, metrics, returns, series):
+        return EpisodeRow(path=Path(f"x{seed}.jsonl"), suite="", group="Odd", env="day_trader_v0", condition="c", preset=None, overrides={},
+                          policy="only", seed=seed, order=(0, 0, 0), status="complete", metrics=metrics, returns=returns,
+                          series=series, config={}, agents=[])
+
+    rows = [row(0, {"gain": float("nan"), "flag": None, "rate": 0.5}, {}, {"cooperation": [None, 1.0]}),
+            row(1, {"gain": float("nan"), "rate": float("inf")}, {"a": 2.0}, {"cooperation": []})]
+    odd = GroupReport("Odd", "day_trader_v0", ["c"], ["only"], {("c", "only"): rows}, ["rate"], {"gain": "max", "rate": "max"})
+    assert figure_kinds(odd) == ["headline", "metrics", "series", "agents", "actions"]
+    assert headline_metric(odd) == "rate"
+    made = write_figures([odd], tmp_path / "plots", workers=1)
+    assert set(made["Odd"]) == set(figure_kinds(odd))
+    for kind in made["Odd"]:
+        for fmt in MAGIC:
+            assert (tmp_path / "plots" / f"{slug('Odd')}_{kind}.{fmt}").read_bytes().startswith(MAGIC[fmt])
+    (point,) = series_points(odd, SERIES["day_trader_v0"], "c", "only")
+    assert point[0] == 2 and point[1].mean == 1.0  # round 1 had no investment in any seed: no point, not a zero
+    assert estimate([float("nan"), None]) is None and estimate([1.0, float("inf")]).points == (1.0,)

@@ -159,6 +159,7 @@ def run_serve_llm() -> None:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", DOCS, ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
     """One page at a time (so the pages spread over the test workers), each in its own scratch folder."""

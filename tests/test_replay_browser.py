@@ -19,6 +19,8 @@ from teamenvs.core.recorder import read_log
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+pytestmark = pytest.mark.slow  # a headless browser per module
+
 EPISODES = {"search_rescue_v0": {"max_steps": 120}, "map_task_v0": {}, "day_trader_v0": {}}
 
 

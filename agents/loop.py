@@ -17,10 +17,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder, read_log
+
+T = TypeVar("T")
 
 
 class EpisodeTimeout(Exception):
@@ -239,16 +241,21 @@ def run_episode(
         finally:
             await close_policies(policies)  # this call owns the event loop, so it closes the connections
 
-    coro = episode()
+    return run_blocking(episode())
+
+
+def run_blocking(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion from synchronous code, also where an event loop is already running
+    (a Jupyter notebook): there it runs on a loop of its own in a helper thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(coro)  # type: ignore[arg-type]
     box: dict[str, Any] = {}
 
     def runner() -> None:
         try:
-            box["result"] = asyncio.run(coro)
+            box["result"] = asyncio.run(coro)  # type: ignore[arg-type]
         except BaseException as exc:  # re-raised on the caller's thread
             box["error"] = exc
 
@@ -289,4 +296,4 @@ def run_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[
             for job in jobs:
                 await close_policies(job["policies"])
 
-    return asyncio.run(all_jobs())
+    return run_blocking(all_jobs())

@@ -555,13 +555,14 @@ def run_bench(
         outcomes += _run_scripted_all(scripted, out, workers, bar, episode_timeout)
         if llm:
             from agents.llm.server import resolve_endpoint
+            from agents.loop import run_blocking
 
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
             settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout, timeout)
             bar.start_llm()
             try:
-                outcomes += asyncio.run(_run_llm_all(llm, out, settings, bar))
+                outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook
             finally:
                 if server is not None:
                     server.stop()

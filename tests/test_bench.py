@@ -695,3 +695,20 @@ def test_the_eta_times_llm_episodes_on_their_own_pace(monkeypatch):
     assert "4 LLM episodes, not timed yet" in bar.eta(10.0)
     bar.done = 3  # one LLM episode took 120 s: three more will take 6 minutes, not the scripted pace's seconds
     assert bar.eta(130.0) == bench._clock(360.0)
+
+
+def test_an_llm_bench_runs_where_an_event_loop_is_already_running(tmp_path):
+    """As in a Jupyter notebook: run_bench with an LLM policy, called while a loop runs, completes its episodes."""
+    import asyncio
+
+    suite_file = tmp_path / "tiny.json"
+    suite_file.write_text(json.dumps({"name": "tiny", "seeds": 2, "groups": [
+        {"title": "DayTrader", "env": "day_trader_v0", "conditions": ["baseline"], "policies": ["llm", "scripted"],
+         "max_steps": 6}]}), encoding="utf-8")
+
+    async def notebook_cell():
+        return run_bench(load_suite(suite_file), tmp_path / "out", model="random-valid", progress=False, plots=False)
+
+    outcome = asyncio.run(notebook_cell())
+    assert not outcome.failed
+    assert len(list((tmp_path / "out" / "logs").glob("*llm*.jsonl.gz"))) == 2

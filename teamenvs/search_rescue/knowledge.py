@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-from teamenvs.search_rescue.world import _ROOM_NAMES, HOSPITAL, FloorPlan
+from teamenvs.search_rescue.world import _PLACES, _QUALIFIERS, _ROOM_NAMES, HOSPITAL, FloorPlan
 
 # Each optional part carries its own trailing whitespace, so no two optional runs meet
 # (they backtracked in polynomial time on long whitespace runs).
@@ -135,7 +135,15 @@ def _names_pattern(names: Iterable[str]) -> re.Pattern[str]:
 # finds exactly the map's names, since no generated name starts inside another (qualifiers and places are
 # disjoint word sets, and no place's first word is a place of its own).
 _GENERATED_NAMES = frozenset([HOSPITAL, *_ROOM_NAMES])
-_ANY_GENERATED_NAME = _names_pattern(_GENERATED_NAMES)
+
+
+def _words(names: Iterable[str]) -> str:
+    return "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(set(names), key=len, reverse=True))
+
+
+# Factored as qualifier + place (not one branch per name), so that a long message is scanned in linear time.
+_ANY_GENERATED_NAME = re.compile(
+    rf"\b((?:{_words([HOSPITAL])})|(?:{_words(_QUALIFIERS)})\s+(?:{_words(_PLACES)}))\b", re.IGNORECASE)
 
 
 def room_pattern(plan: FloorPlan) -> re.Pattern[str]:

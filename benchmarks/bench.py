@@ -391,10 +391,12 @@ class ModelSettings:
     concurrency: int = 16
     temperature: float = 0.0
     max_calls: int | None = None
-    max_tokens: int | None = None
+    token_budget: int | None = None  # prompt + completion tokens per episode
     price: tuple[float, float] | None = None
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT
     timeout: float = 60.0  # seconds per model call
+    max_output_tokens: int = 512  # each call's output limit (the API's max_tokens)
+    context_window: int | str | None = None  # tokens, or "auto" (as the server states it): prompts are fitted into it
 
 
 def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -408,8 +410,8 @@ def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettin
         personas = {a: persona_prompt(p, theory=spec.theory) for a, p in zip(env.possible_agents, drawn)}
     theory = COLLABORATION_THEORY if spec.theory and not spec.personas else None
     return make_llm_policies(env, settings.model, client=client, max_calls=settings.max_calls,
-                             max_tokens=settings.max_tokens, personas=personas, theory=theory, constrain=spec.constrain,
-                             memory=spec.memory)
+                             token_budget=settings.token_budget, personas=personas, theory=theory, constrain=spec.constrain,
+                             memory=spec.memory, context_window=settings.context_window)
 
 
 async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSettings, progress: Progress) -> list[Outcome]:
@@ -419,7 +421,8 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
 
     prices = {settings.model.partition("+")[0]: settings.price} if settings.price else None
     client = LLMClient(settings.model, base_url=settings.base_url, concurrency=settings.concurrency,
-                       temperature=settings.temperature, prices=prices, timeout=settings.timeout)
+                       temperature=settings.temperature, prices=prices, timeout=settings.timeout,
+                       max_tokens=settings.max_output_tokens)
     gate = asyncio.Semaphore(settings.concurrency)
     live: dict[str, dict[str, Any]] = {}
     finished_tokens = 0
@@ -487,6 +490,20 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
     return values  # type: ignore[return-value]
 
 
+def check_token_options(max_output_tokens: Any, context_window: Any) -> None:
+    """ConfigError unless the output limit is a positive whole number and the context window is None,
+    "auto" or a whole number of tokens with room for a prompt beside that limit."""
+    if not isinstance(max_output_tokens, int) or isinstance(max_output_tokens, bool) or max_output_tokens < 1:
+        raise ConfigError(f"--max-output-tokens must be a whole number of tokens >= 1, got {max_output_tokens!r}")
+    if context_window is None or context_window == "auto":
+        return
+    if not isinstance(context_window, int) or isinstance(context_window, bool) or context_window < 256:
+        raise ConfigError(f"--context-window must be 'auto' or a whole number of tokens >= 256, got {context_window!r}")
+    if context_window - max_output_tokens < 128:
+        raise ConfigError(f"--context-window {context_window} leaves no room for a prompt beside --max-output-tokens "
+                          f"{max_output_tokens}: lower the output limit or raise the window")
+
+
 def run_bench(
     suite: Suite,
     out: str | Path,
@@ -499,13 +516,15 @@ def run_bench(
     progress: bool = True,
     temperature: float = 0.0,
     max_calls: int | None = None,
-    max_tokens: int | None = None,
+    token_budget: int | None = None,
     price: str | tuple[float, float] | None = None,
     stream: TextIO | None = None,
     report: bool = True,
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT,
     timeout: float = 60.0,
     plots: bool = True,
+    max_output_tokens: int = 512,
+    context_window: int | str | None = None,
 ) -> BenchOutcome:
     """Run the suite's episodes that are not complete in `out` yet, then build the report there.
 
@@ -515,6 +534,9 @@ def run_bench(
     An episode that runs longer than `episode_timeout` seconds of wall-clock time (None: no
     limit) is stopped and reported as failed; the next run retries it. `timeout` bounds each
     model call (seconds; a slow local server answering one request at a time needs more).
+    `max_calls` and `token_budget` bound each episode's model calls and tokens; `max_output_tokens`
+    bounds each reply; `context_window` (tokens, or "auto": as the server states it) fits every
+    prompt and its reply into the model's window.
     """
     from benchmarks.report import build_report
 
@@ -531,6 +553,7 @@ def run_bench(
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout!r}")
+    check_token_options(max_output_tokens, context_window)
     price = parse_price(price) if isinstance(price, str) or price is None else price
     check_out_folder(out, suite)
     (out / LOGS).mkdir(parents=True, exist_ok=True)
@@ -559,7 +582,8 @@ def run_bench(
 
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
-            settings = ModelSettings(model, url, concurrency, temperature, max_calls, max_tokens, price, episode_timeout, timeout)
+            settings = ModelSettings(model, url, concurrency, temperature, max_calls, token_budget, price, episode_timeout, timeout,
+                                     max_output_tokens, context_window)
             bar.start_llm()
             try:
                 outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook

@@ -49,8 +49,9 @@ def looks_like_key(word: str) -> bool:
 
 
 def _names_secret(option: str) -> bool:
-    """Whether an option or setting name is one of a secret (`--api-key`, `--token`, `api_key`; not `--max-tokens`)."""
-    return not SECRET_WORDS.isdisjoint(NAME_PARTS.split(option.strip(QUOTES).lower()))
+    """Whether an option or setting name is one of a secret (`--api-key`, `--token`, `api_key`; not `--token-budget`)."""
+    parts = NAME_PARTS.split(option.strip(QUOTES).lower())
+    return "budget" not in parts and not SECRET_WORDS.isdisjoint(parts)  # a token budget is a number of tokens
 
 
 def _mask(word: str) -> str:
@@ -233,7 +234,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     llm_only = {"--constrain": args.constrain != "off", "--timeout": args.timeout is not None, "--concurrency": args.concurrency is not None,
                 "--temperature": args.temperature is not None, "--max-calls": args.max_calls is not None,
-                "--max-tokens": args.max_tokens is not None}
+                "--token-budget": args.token_budget is not None, "--max-output-tokens": args.max_output_tokens is not None,
+                "--context-window": args.context_window is not None}
     given = [flag for flag, set_ in llm_only.items() if set_]
     if args.policy != "llm" and given:
         raise ConfigError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --policy llm, not --policy {args.policy}")
@@ -243,6 +245,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.concurrency = 16 if args.concurrency is None else args.concurrency
         if not args.timeout > 0 or args.concurrency < 1:
             raise ConfigError(f"--timeout must be positive and --concurrency at least 1, got {args.timeout:g} and {args.concurrency}")
+        from benchmarks.bench import check_token_options
+
+        args.max_output_tokens = 512 if args.max_output_tokens is None else args.max_output_tokens
+        check_token_options(args.max_output_tokens, args.context_window)
     server = None
     if args.policy == "llm":
         if not args.model:
@@ -263,9 +269,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 from agents.llm.policy import make_llm_policies
 
                 policies = make_llm_policies(
-                    env, args.model, base_url, max_calls=args.max_calls, max_tokens=args.max_tokens,
+                    env, args.model, base_url, max_calls=args.max_calls, token_budget=args.token_budget,
                     temperature=args.temperature, seed=seed, timeout=args.timeout, concurrency=args.concurrency,
-                    constrain=args.constrain,
+                    constrain=args.constrain, max_tokens=args.max_output_tokens, context_window=args.context_window,
                 )
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)
@@ -312,7 +318,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     outcome = run_bench(
         suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
-        max_tokens=args.max_tokens, price=args.price, episode_timeout=args.episode_timeout or None, timeout=args.timeout,
+        token_budget=args.token_budget, price=args.price, episode_timeout=args.episode_timeout or None, timeout=args.timeout,
+        max_output_tokens=args.max_output_tokens, context_window=args.context_window,
     )
     print(printable(outcome.summary()))
     return 0 if not outcome.failed else 1
@@ -335,6 +342,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 0
     replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=not args.no_color)
     return 0
+
+
+def context_window_arg(text: str) -> int | str:
+    """`--context-window`: a whole number of tokens, or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens or 'auto', got {printable(text)[:40]!r}") from None
+
+
+class RenamedOption(argparse.Action):
+    """`--max-tokens`, which meant the episode's token budget: refused with what to write instead,
+    since the API's `max_tokens` is a reply's output limit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.pop("nargs", None)
+        super().__init__(option_strings, dest, nargs="?", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        parser.error("--max-tokens is ambiguous and was renamed: --token-budget N bounds the tokens of a whole episode, "
+                     "--max-output-tokens N bounds each reply")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -360,7 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--base-url", default=None, help="with --policy llm: an OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
     p_run.add_argument("--temperature", type=float, default=None, help="with --policy llm (default 0; the response cache is on at 0)")
     p_run.add_argument("--max-calls", type=int, default=None, help="with --policy llm: model calls allowed per episode")
-    p_run.add_argument("--max-tokens", type=int, default=None, help="with --policy llm: tokens allowed per episode")
+    p_run.add_argument("--token-budget", type=int, default=None, help="with --policy llm: tokens (prompt + completion) allowed per episode")
+    p_run.add_argument("--max-output-tokens", type=int, default=None, help="with --policy llm: each reply's output limit (default 512)")
+    p_run.add_argument("--context-window", type=context_window_arg, default=None, metavar="TOKENS|auto",
+                       help="with --policy llm: fit every prompt and its reply into this many tokens ('auto': as the server states it)")
+    p_run.add_argument("--max-tokens", action=RenamedOption, help=argparse.SUPPRESS)
     p_run.add_argument("--max-steps", type=int, default=None, help="stop each episode after this many env steps")
     p_run.add_argument("--timeout", type=float, default=None, help="with --policy llm: seconds per model call (default 60)")
     p_run.add_argument("--concurrency", type=int, default=None,
@@ -387,7 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     p_bench.add_argument("--temperature", type=float, default=0.0)
     p_bench.add_argument("--max-calls", type=int, default=None, help="model calls allowed per episode")
-    p_bench.add_argument("--max-tokens", type=int, default=None, help="tokens allowed per episode")
+    p_bench.add_argument("--token-budget", type=int, default=None, help="tokens (prompt + completion) allowed per episode")
+    p_bench.add_argument("--max-output-tokens", type=int, default=512, help="each reply's output limit (default 512)")
+    p_bench.add_argument("--context-window", type=context_window_arg, default=None, metavar="TOKENS|auto",
+                         help="fit every prompt and its reply into this many tokens ('auto': as the server states it)")
+    p_bench.add_argument("--max-tokens", action=RenamedOption, help=argparse.SUPPRESS)
     p_bench.add_argument("--price", default=None, metavar="IN,OUT", help="USD per 1M prompt and completion tokens, for the cost estimate")
     p_bench.add_argument("--episode-timeout", type=float, default=3600.0, metavar="SECONDS",
                          help="wall-clock limit per episode; an episode past it is stopped and reported as failed (default 3600; 0: none)")

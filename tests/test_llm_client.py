@@ -311,12 +311,12 @@ def test_call_budget_allows_max_calls_then_raises_before_sending(server):
 
 def test_token_budget_raises_once_spent(server):
     client = make_client(server)
-    budget = Budget(max_tokens=20)
+    budget = Budget(token_budget=20)
     first = chat(client, ask("tokens 1"), budget=budget)
     used = first.usage.prompt_tokens + first.usage.completion_tokens
     assert used > 20 and budget.tokens == used
     before = server.requests
-    with pytest.raises(BudgetExceeded, match=rf"budget of 20 tokens is spent \({used:,} used; raise max_tokens"):
+    with pytest.raises(BudgetExceeded, match=rf"budget of 20 tokens is spent \({used:,} used; raise token_budget"):
         chat(client, ask("tokens 2"), budget=budget)
     assert server.requests == before
 
@@ -627,7 +627,7 @@ def test_both_transports_fail_the_same_way(server, model, options, kwargs):
 def test_both_transports_write_the_same_episode_log(server):
     logs = {}
     for transport in ("http", "openai"):
-        env = teamenvs.make("commons_v0")
+        env = teamenvs.make("day_trader_v0")  # 30 rounds: it lasts past 4 steps whatever the draws
         policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, transport=transport,
                                      constrain="json")
         result = agents.run_episode(env, policies, seed=0, max_steps=4)

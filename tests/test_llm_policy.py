@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import re
 import time
 
@@ -188,8 +189,8 @@ def test_the_prompt_the_model_sees(server):
     messages, reply = sent[0]
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
-    assert briefing in system
-    assert system == briefing  # no persona, no theory
+    assert system == briefing.rules  # no persona, no theory; the commands are listed live in the user message
+    assert briefing.commands not in system + user
     assert str(observations[agent]) in user
     assert valid_block(infos[agent]["valid_actions"]) in user
     assert user.rstrip().endswith(ANSWER_FORMAT)
@@ -206,7 +207,8 @@ def test_the_prompt_carries_persona_theory_and_the_earlier_observation(server):
     policy = LLMPolicy("echo", base_url=server.url, cache=False, commands=env.unwrapped.commands,
                        persona="You are cautious.", theory="Teams need trust.", max_repairs=0)
     policy.reset(agent, env.unwrapped.briefing(agent))
-    assert policy.system_prompt() == f"You are cautious.\n\n{env.unwrapped.briefing(agent)}\n\nTeams need trust."
+    # what the team shares first (theory, the role's rules), the persona last; the commands only in the user message
+    assert policy.system_prompt() == f"Teams need trust.\n\n{env.unwrapped.briefing(agent).rules}\n\nYou are cautious."
     first = str(observations[agent])
     policy.act(observations[agent], infos[agent])
     observations, _, _, _, infos = env.step({a: "wait" for a in env.agents})
@@ -440,7 +442,8 @@ def test_cli_max_calls_stops_cleanly_with_a_warning(tmp_path, capsys):
 
 
 def test_cli_run_takes_max_steps_timeout_concurrency_and_constrain(tmp_path, capsys):
-    code = main(["run", "commons_v0", "--policy", "llm", "--model", "random-valid", "--max-steps", "3", "--timeout", "5",
+    # DayTrader: 30 rounds, so the episode lasts past 3 steps whatever the draws (a commons lake may collapse in month 1)
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--max-steps", "3", "--timeout", "5",
                  "--concurrency", "1", "--constrain", "json", "--log-dir", str(tmp_path)])
     assert code == 0
     records = read_log(next(tmp_path.glob("*.jsonl")))
@@ -717,11 +720,11 @@ def test_a_policy_with_a_context_window_never_sends_a_longer_prompt_and_retries_
     observations, infos = env.reset(seed=0)
     agent = env.agents[0]
     client = _Scripted(["ACTION: wait"] * 3, max_tokens=128)
-    policy = LLMPolicy(client=client, context_window=1500, window=3)
+    policy = LLMPolicy(client=client, context_window=1100, window=3)  # the prompts grow: about 740, 890, 1030 tokens
     policy.reset(agent, env.unwrapped.briefing(agent))
     for _ in range(3):
         policy.act(observations[agent], infos[agent])
-    assert all(estimated_tokens(sent) <= 1500 - 128 for sent in client.sent)
+    assert all(estimated_tokens(sent) <= 1100 - 128 for sent in client.sent)
     assert any(m["content"].startswith("[... earlier part") for m in client.sent[-1])  # the third prompt had to be cut
     refusing = _Scripted([LLMError("HTTP 400: This model's maximum context length is 2048 tokens"), "ACTION: wait"])
     unbounded = LLMPolicy(client=refusing)
@@ -829,3 +832,90 @@ def test_act_in_a_forked_child_leaves_the_parents_connections_alone(server):
     [[pool]] = _pools(policy.client).values()
     assert pool.opened == 1
     policy.close()
+
+
+def test_one_command_list_per_prompt_with_live_examples_and_the_rules_shared_by_the_team(server):
+    """The briefing's command list (the commands of the whole game) is not sent: each user message lists
+    the commands valid now, with examples from the live situation, once."""
+    from teamenvs.core.text import COMMANDS_HEADING, Briefing
+
+    env = teamenvs.make("commons_v0")
+    observations, infos = env.reset(seed=0)
+    briefing = env.unwrapped.briefing("fisher_1")
+    assert isinstance(briefing, Briefing) and str(briefing).startswith(briefing.rules)
+    assert COMMANDS_HEADING in briefing and briefing.commands in briefing  # a plain-text policy still reads it all
+    assert pickle.loads(pickle.dumps(briefing)).commands == briefing.commands
+    policy = LLMPolicy("echo", base_url=server.url, cache=False, commands=env.unwrapped.commands, max_repairs=0)
+    policy.reset("fisher_1", briefing)
+    user = policy.act(observations["fisher_1"], infos["fisher_1"])  # echo: the user message
+    prompt = policy.system_prompt() + "\n" + user
+    assert COMMANDS_HEADING not in prompt and "Valid actions now" not in policy.system_prompt()
+    assert prompt.count("Valid actions now:") == 1
+    assert prompt.count("- harvest <amount 0-100>:") == 1 and "(e.g. harvest " in user
+    assert "say <message>" not in prompt  # no messages in the harvest phase: not offered
+
+
+def test_a_plain_text_briefing_is_used_whole():
+    client = _Scripted(["ACTION: wait"])
+    policy = LLMPolicy(client=client, theory="T.")
+    policy.reset("a", "You are a. Commands: wait")
+    assert policy.system_prompt() == "T.\n\nYou are a. Commands: wait"
+
+
+def test_context_window_auto_asks_the_server_and_no_request_is_refused(server):
+    env = teamenvs.make("search_rescue_v0")
+    policies = make_llm_policies(env, "random-valid+ctx=700", server.url, cache=False, max_tokens=64, context_window="auto")
+    before = server.requests
+    result = agents.run_episode(env, policies, seed=0, max_steps=4)
+    assert result.status == "done" and result.steps == 4
+    assert asyncio.run(policies["medic"].client.context_window()) == 700
+    calls = result.usage["total"]["calls"]
+    assert calls == sum(p.step for p in policies.values())  # one call per decision: none was refused
+    assert server.requests - before == calls
+
+
+def test_a_window_stated_in_a_refusal_is_learned_for_the_next_calls(server):
+    """Without a window, the first too-long prompt is refused; the retry and every later call fit the window
+    the refusal stated."""
+    env = teamenvs.make("search_rescue_v0")
+    policies = make_llm_policies(env, "random-valid+ctx=600", server.url, cache=False, max_tokens=64)
+    before = server.requests
+    result = agents.run_episode(env, policies, seed=0, max_steps=4)
+    assert result.status == "done" and result.steps == 4
+    calls = result.usage["total"]["calls"]
+    decisions = sum(p.step for p in policies.values())
+    assert 0 < calls - decisions <= len(env.possible_agents)  # at most one refusal per agent, at its first call
+    assert {p._stated_window for p in policies.values()} <= {600, None}
+
+
+def test_stated_windows_are_read_from_each_server_family():
+    from agents.llm.client import LLMError
+    from agents.llm.policy import stated_window
+
+    assert stated_window(LLMError("HTTP 400: This model's maximum context length is 4096 tokens. However, you requested")) == 4096
+    assert stated_window(LLMError("Requested tokens (3000) exceed context window of 2048")) == 2048
+    assert stated_window(LLMError("the request exceeds the available context size (8192 tokens)")) == 8192
+    assert stated_window(LLMError("context length exceeded")) is None
+
+
+def test_cli_token_options_say_what_they_bound(tmp_path, capsys):
+    """--token-budget bounds an episode, --max-output-tokens each reply; --max-tokens, ambiguous, is refused."""
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--max-tokens", "100"])
+    assert stop.value.code == 2 and "--token-budget N bounds the tokens of a whole episode" in capsys.readouterr().err
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--token-budget", "3000",
+                 "--max-output-tokens", "32", "--log-dir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "budget of 3,000 tokens is spent" in err and "--token-budget ***" not in out + err
+    records = read_log(next(tmp_path.glob("*.jsonl")))
+    assert records[-1]["status"] == "budget"
+    replies = [e["reply"] for r in step_records(records) for e in r["agents"].values() if acted(e)]
+    assert replies and all(len(reply) <= 4 * 32 for reply in replies)  # cut at 32 tokens (the server counts 4 characters each)
+    for bad, why in ((["--context-window", "300", "--max-output-tokens", "256"], "leaves no room for a prompt"),
+                     (["--context-window", "lots"], "expected a number of tokens or 'auto'"),
+                     (["--max-output-tokens", "0"], "--max-output-tokens must be a whole number")):
+        try:
+            code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", *bad])
+        except SystemExit as exc:
+            code = exc.code
+        assert code == 2 and why in capsys.readouterr().err

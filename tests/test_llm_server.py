@@ -244,6 +244,18 @@ def test_an_unknown_model_id_is_a_json_404(server):
         assert raised.value.code == 404 == error["code"] and model in error["message"]
 
 
+def test_a_model_with_a_context_window_states_it_and_refuses_longer_requests(client):
+    """`ctx=N`: the window as vLLM states it (`max_model_len`) and vLLM's refusal of a prompt plus output limit over it."""
+    assert client.models.retrieve("random-valid+ctx=512").model_extra["max_model_len"] == 512
+    assert "max_model_len" not in (client.models.retrieve("random-valid").model_extra or {})
+    short = [{"role": "user", "content": "x" * 400}]  # 100 tokens
+    ok = client.chat.completions.create(model="echo+ctx=512", messages=short, max_tokens=400)
+    assert ok.choices[0].message.content == "x" * 400
+    with pytest.raises(openai.BadRequestError, match=r"maximum context length is 512 tokens\. However, you requested 513 "
+                                                     r"tokens \(100 in the messages, 413 in the completion\)"):
+        client.chat.completions.create(model="echo+ctx=512", messages=short, max_tokens=413)
+
+
 # ---------------------------------------------------------------------------- what it refuses
 
 REFUSED = {

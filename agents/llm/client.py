@@ -20,7 +20,7 @@ Around the call:
 - timeouts, and retries with exponential backoff and jitter on 429, 5xx, timeouts,
   connection errors and unreadable bodies, honouring `Retry-After`; after `max_retries`
   a `LLMError` says what failed last;
-- a budget per episode (`Budget`: max calls, max tokens) that raises `BudgetExceeded`
+- a budget per episode (`Budget`: max calls, a token budget) that raises `BudgetExceeded`
   instead of returning a made-up answer;
 - an on-disk response cache keyed by endpoint, model, messages and sampling parameters: exact
   re-runs cost nothing and are reproducible, and a warm cache never answers for another endpoint.
@@ -29,7 +29,10 @@ Around the call:
 - a `Usage` ledger per agent (calls, retries, prompt and completion tokens, latency, cache
   hits, cost from an optional price table);
 - a bound on concurrent requests shared by everything using the client;
-- `headers`: extra HTTP headers sent with every request (e.g. an organisation or routing header).
+- `headers`: extra HTTP headers sent with every request (e.g. an organisation or routing header);
+- `max_tokens`: each call's output limit (the API's field); the episode's token budget is `Budget`'s;
+- `context_window()`: the model's context window as the server states it (`GET /models/{id}`:
+  vLLM's `max_model_len`, `context_length`, `context_window`, llama.cpp's `n_ctx`), else None.
 
 Synchronous callers (`LLMPolicy.act`, `run_sync`) run on an event loop kept from call to call
 (one per thread), so their connections are kept between calls; `close()` closes them.
@@ -116,16 +119,16 @@ class Budget:
     """A per-episode limit on calls and tokens, shared by the policies of one episode."""
 
     max_calls: int | None = None
-    max_tokens: int | None = None
+    token_budget: int | None = None  # prompt + completion tokens of all calls (a call's own output limit is the client's max_tokens)
     calls: int = 0
     tokens: int = 0
 
     def check(self) -> None:
         if self.max_calls is not None and self.calls >= self.max_calls:
             raise BudgetExceeded(f"the episode's budget of {self.max_calls} model calls is spent (raise max_calls to go on)")
-        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+        if self.token_budget is not None and self.tokens >= self.token_budget:
             raise BudgetExceeded(
-                f"the episode's budget of {self.max_tokens:,} tokens is spent ({self.tokens:,} used; raise max_tokens to go on)"
+                f"the episode's budget of {self.token_budget:,} tokens is spent ({self.tokens:,} used; raise token_budget to go on)"
             )
 
     def reset(self) -> None:
@@ -418,12 +421,56 @@ class LLMClient:
                 if pool is not self.openai_client:
                     await (pool.aclose() if isinstance(pool, HTTPPool) else pool.close())
 
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens as its server states it, asked once per client
+        (`GET {base_url}/models/{model}`, then the `/models` list); None when the server does not
+        say (OpenAI, llama-cpp-python, Ollama) or cannot be asked."""
+        if not hasattr(self, "_context_window"):
+            self._context_window = await asyncio.to_thread(self._ask_context_window)
+        return self._context_window
+
+    def _ask_context_window(self) -> int | None:
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        headers = {"Authorization": f"Bearer {self._key}", **self.headers}
+        for path in (f"/models/{urllib.parse.quote(self.model, safe='')}", "/models"):
+            try:
+                request = urllib.request.Request(self.endpoint + path, headers=headers)
+                with urllib.request.urlopen(request, timeout=min(self.timeout, 10.0)) as response:
+                    data = json.loads(response.read(1_000_000))
+            except (OSError, ValueError, urllib.error.URLError):
+                continue
+            if isinstance(data, dict) and isinstance(data.get("data"), list):  # the list: this model's entry
+                data = next((m for m in data["data"] if isinstance(m, dict) and m.get("id") == self.model), None)
+            window = stated_context_window(data)
+            if window is not None:
+                return window
+        return None
+
     def close(self) -> None:
         """Close the connections that synchronous calls (`run_sync`, `LLMPolicy.act`) keep open."""
         _SYNC.close(self)
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, api_key='***')"
+
+
+CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx", "n_ctx_train")
+
+
+def stated_context_window(model: Any) -> int | None:
+    """The context window a model object states (top level, or under llama.cpp's `meta`), else None."""
+    if not isinstance(model, dict):
+        return None
+    for where in (model, model.get("meta")):
+        if isinstance(where, dict):
+            for name in CONTEXT_FIELDS:
+                value = where.get(name)
+                if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**8:
+                    return value
+    return None
 
 
 def completion_fields(data: Any) -> tuple[str, str | None, int, int]:

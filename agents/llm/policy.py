@@ -1,10 +1,12 @@
 """`LLMPolicy`: any OpenAI-compatible chat model as a policy for every teamenvs environment.
 
-Prompt: a system message with the persona (optional), the env's briefing for the agent
-(role, rules, commands with examples, answer format) and the collaboration-theory block
-(optional); a user message with the recent observations (the last `window`), memories
-retrieved for the current observation (with a `memory`), the valid actions now (usage
-and example each) and the answer format. The reply's last `ACTION:` line (or a JSON
+Prompt: a system message with what a team shares first (the collaboration-theory block,
+optional; the rules of the agent's role from the env's briefing) and the persona (optional)
+last, so a server's prefix cache serves the shared part to every agent; a user message with
+the recent observations (the last `window`), memories retrieved for the current observation
+(with a `memory`), the one command list, valid actions now (usage, help and an example from
+the live situation each), and the answer format. `context_window` (tokens, or "auto": as the
+server states it) fits each prompt and its output limit into the model's window. The reply's last `ACTION:` line (or a JSON
 `{"action": ...}`, or a one-line reply) is the action; the text before it is the
 rationale; reasoning tags and code fences are tolerated. When the env's own parser
 rejects the action (checked against the situation it was offered in), the model is asked
@@ -170,6 +172,17 @@ def context_exceeded(error: Exception) -> bool:
     return "context" in text and any(w in text for w in ("length", "window", "too long", "exceed", "maximum"))
 
 
+# the window as servers state it when they refuse: vLLM and OpenAI ("maximum context length is N
+# tokens"), llama-cpp-python ("exceed context window of N"), llama.cpp ("available context size (N tokens)")
+_STATED_WINDOW = re.compile(r"(?i)(?:maximum context length is|context window of|available context size) \(?(\d{2,8})")
+
+
+def stated_window(error: Exception) -> int | None:
+    """The context window an endpoint's too-long refusal states, else None."""
+    match = _STATED_WINDOW.search(str(error)[:2000])
+    return int(match.group(1)) if match else None
+
+
 def valid_block(forms: Sequence[Any]) -> str:
     """The 'Valid actions now' block of a prompt: one line per command form, with an example."""
     if not forms:
@@ -197,7 +210,7 @@ class LLMPolicy:
         budget: Budget | None = None,
         constrain: str = "off",
         keep_memory: bool = False,
-        context_window: int | None = None,
+        context_window: int | str | None = None,
         **client_options: Any,
     ) -> None:
         if client is None:
@@ -213,9 +226,11 @@ class LLMPolicy:
         if memory is not None and not keep_memory and not (hasattr(memory, "get_state") and hasattr(memory, "set_state")):
             raise TypeError("a memory restarted each episode needs get_state/set_state (a MemoryStream); "
                             "pass keep_memory=True to keep it across episodes")
-        if context_window is not None and (not isinstance(context_window, int) or context_window < 256):
-            raise ValueError(f"context_window must be a whole number of tokens >= 256, got {context_window!r}")
+        if context_window is not None and context_window != "auto" and (
+                not isinstance(context_window, int) or isinstance(context_window, bool) or context_window < 256):
+            raise ValueError(f"context_window must be 'auto' or a whole number of tokens >= 256, got {context_window!r}")
         self.context_window = context_window
+        self._stated_window: int | None = None  # the window a too-long refusal stated (a property of the model: kept)
         self.constrain = constrain
         self.client = client
         self.commands = commands
@@ -256,8 +271,12 @@ class LLMPolicy:
             self.memory.set_state(self._memory_start)
 
     def system_prompt(self) -> str:
-        parts = [p for p in (self.persona, self.briefing, self.theory) if p]
-        return "\n\n".join(parts)
+        """What every call of the episode starts with: the collaboration theory, the rules of the agent's
+        role, then its persona. The parts shared by a team come first, so that a server's prefix cache
+        can serve them to every agent. From an env's `Briefing` only the rules: the commands are listed
+        once per call, for the situation then, in the user message."""
+        rules = getattr(self.briefing, "rules", self.briefing)
+        return "\n\n".join(p for p in (self.theory, rules, self.persona) if p)
 
     def user_prompt(self, observation: str, info: Mapping[str, Any], retrieved: Sequence[str] = ()) -> str:
         parts = []
@@ -323,21 +342,40 @@ class LLMPolicy:
         return action
 
     async def _chat(self, messages: list[dict[str, str]], ledger: Usage, constrained: Mapping[str, Any]) -> Any:
-        """One call, fitted to the context window when one is set (the reply's output limit included); an
-        endpoint refusing the prompt as too long gets it once more without the repair turns and cut to fit."""
+        """One call, fitted to the context window when one is known (the reply's output limit included).
+        An endpoint refusing the prompt as too long gets it once more, without the repair turns, a quarter
+        shorter and within the window its refusal states (kept for later calls)."""
         from agents.llm.client import LLMError
 
-        window = self.context_window
-        budget = None if window is None else window - (self.client.max_tokens or 0)
+        output = self.client.max_tokens or 0
+        window = await self._window()
+        budget = None if window is None else window - output
         sent = messages if budget is None else fit_messages(messages, budget)
         try:
             return await self.client.chat(sent, budget=self.budget, ledger=ledger, **constrained)
         except LLMError as exc:
             if not context_exceeded(exc):
                 raise
-            # once: without the repair turns, and a quarter shorter than what was refused
-            shorter = fit_messages(messages[:2], min(budget or 10**9, estimated_tokens(sent)) * 3 // 4)
+            # a quarter shorter than what was refused, and within the window the refusal states (10% spare:
+            # the server counts tokens its own way, this policy estimates them)
+            retry_budget = min(budget or 10**9, estimated_tokens(sent)) * 3 // 4
+            stated = stated_window(exc)
+            if stated is not None and stated > output:
+                self._stated_window = stated
+                retry_budget = min(retry_budget, (stated - output) * 9 // 10)
+            shorter = fit_messages(messages[:2], retry_budget)
             return await self.client.chat(shorter, budget=self.budget, ledger=ledger, **constrained)
+
+    async def _window(self) -> int | None:
+        """The context window to fit prompts into: the one given, or with "auto" the one the server
+        states (`LLMClient.context_window`; None, no fitting, when it does not say)."""
+        if self.context_window == "auto":
+            window = await self.client.context_window()
+        else:
+            window = self.context_window
+        # a window a refusal stated: kept, 10% spare, since the server counts tokens its own way
+        stated = self._stated_window
+        return window if stated is None else min(window or stated, stated * 9 // 10)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         """Synchronous `aact`, from any thread (one with a running event loop included).
@@ -383,13 +421,15 @@ def make_llm_policies(
     *,
     client: LLMClient | None = None,
     max_calls: int | None = None,
-    max_tokens: int | None = None,
+    token_budget: int | None = None,
     personas: Mapping[str, str] | None = None,
     theory: str | None = None,
     memory: bool | Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dict[str, LLMPolicy]:
-    """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget.
+    """One `LLMPolicy` per agent of `env`, sharing one client and one per-episode budget
+    (`max_calls` model calls, `token_budget` prompt + completion tokens; `max_tokens`, a client
+    option, is each call's output limit, as in the API).
 
     `memory=True` gives each agent a `MemoryStream()` of its own, a mapping its options
     (`{"capacity": 200, "decay": 0.99}`: `MemoryStream` arguments); None or False, none.
@@ -400,7 +440,7 @@ def make_llm_policies(
     policy_options = {k: v for k, v in options.items() if k in policy_keys}
     client_options = {k: v for k, v in options.items() if k not in policy_keys}
     client = client or LLMClient(model, base_url=base_url, **client_options)
-    budget = Budget(max_calls, max_tokens)
+    budget = Budget(max_calls, token_budget)
     commands = env.unwrapped.commands
     return {
         agent: LLMPolicy(client=client, commands=commands, budget=budget, persona=(personas or {}).get(agent), theory=theory,

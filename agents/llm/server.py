@@ -44,6 +44,9 @@ lengths, booleans, arrays), as a server doing constrained decoding would give; w
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
 header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given twice):
 - `latency=MS`: answer after MS milliseconds (at most 60000);
+- `ctx=N`: a context window of N tokens, as a small local model has: `GET /v1/models/{id}` states it
+  as `max_model_len` (as vLLM does) and a request whose prompt plus output limit (`max_tokens`)
+  is longer is refused with 400 and vLLM's message (tokens counted as characters / 4);
 - `429=N` / `500=N` / `503=N`: the first N attempts of each distinct request fail with that
   status (429 and 503 carry `Retry-After: <retry_after>` seconds, default 0.05);
 - `retry_after=S`: the Retry-After value (at most 60);
@@ -110,6 +113,7 @@ _FAULT_LIMITS: dict[str, tuple[float, float, str]] = {
     "empty": (0.0, 1.0, "a flag"),
     "badjson": (0.0, 1.0, "a flag"),
     "seed": (0.0, 2.0**63, "a whole number"),
+    "ctx": (64.0, 1e7, "tokens"),
     **{f"p{name}": (0.0, 1.0, "a probability") for name in _RATE_FAULTS},
 }
 _BARE = {"hang": 30.0}
@@ -705,7 +709,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             known = False
         if known:
-            self._send(200, model_object(model_id))
+            self._send(200, model_object(model_id, parse_faults(suffix).get("ctx")))
         else:
             self._error(404, f"model {_clip(model_id)!r} not found; the built-in server has: {', '.join(MODELS)}")
 
@@ -749,6 +753,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             raise _Refused(400, str(exc)) from None
         problem = schema_problem(body.get("response_format"))
+        if problem is None:
+            prompt = "\n".join(content_text(m.get("content")) or "" for m in body["messages"])
+            problem = context_problem(body, _tokens(prompt), faults.get("ctx"))
         if problem is not None:
             raise _Refused(400, problem)
         key = hashlib.sha256(json.dumps([model_spec, body["messages"]], sort_keys=True).encode()).hexdigest()
@@ -854,9 +861,24 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
 
-def model_object(model_id: str) -> dict[str, Any]:
-    """A model as `GET /v1/models` lists it."""
-    return {"id": model_id, "object": "model", "created": 0, "owned_by": "teamenvs"}
+def model_object(model_id: str, context_window: float | None = None) -> dict[str, Any]:
+    """A model as `GET /v1/models` lists it (with vLLM's `max_model_len` when it has a context window)."""
+    out: dict[str, Any] = {"id": model_id, "object": "model", "created": 0, "owned_by": "teamenvs"}
+    if context_window:
+        out["max_model_len"] = int(context_window)
+    return out
+
+
+def context_problem(body: dict[str, Any], prompt_tokens: int, window: float | None) -> str | None:
+    """vLLM's refusal of a request longer than the model's context window (prompt plus output limit), or None."""
+    if not window:
+        return None
+    completion = output_limit(body) or 0
+    if prompt_tokens + completion <= window:
+        return None
+    return (f"This model's maximum context length is {int(window)} tokens. However, you requested "
+            f"{prompt_tokens + completion} tokens ({prompt_tokens} in the messages, {completion} in the completion). "
+            "Please reduce the length of the messages or completion.")
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

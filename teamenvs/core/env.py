@@ -24,7 +24,7 @@ from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
 from teamenvs.core.rl import Feature, Interface
-from teamenvs.core.text import OBSERVATION_MAX_CHARS, Observation
+from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation
 
 IGNORED = {"ok": None, "ignored": True}
 
@@ -309,14 +309,10 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             "valid_now": self.valid_now(agent) if show_valid else "",
         }
 
-    def briefing(self, agent: str) -> str:
-        """The text a policy is given at reset: role, rules, commands and the answer format."""
-        return (
-            f"{self._role_briefing(agent)}\n\n"
-            f"Commands (one per turn; case does not matter):\n{self.commands.grammar(self._briefing_situation(agent))}\n\n"
-            "Answer with the command alone, or with your reasoning followed by a last line "
-            "'ACTION: <command>'. An invalid command is rejected and you will read why."
-        )
+    def briefing(self, agent: str) -> Briefing:
+        """The text a policy is given at reset: role, rules, commands and the answer format (a `str`
+        whose parts stay at hand, see `teamenvs.core.text.Briefing`)."""
+        return Briefing(self._role_briefing(agent), self.commands.grammar(self._briefing_situation(agent)))
 
     def _briefing_situation(self, agent: str) -> Situation:
         return Situation(names={"agent": tuple(a for a in self.possible_agents if a != agent)})

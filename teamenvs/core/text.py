@@ -46,6 +46,25 @@ class Observation(str):
     dtype = np.dtype("<U")
 
 
+COMMANDS_HEADING = "Commands (one per turn; case does not matter):"
+ANSWER_FORMAT = ("Answer with the command alone, or with your reasoning followed by a last line "
+                 "'ACTION: <command>'. An invalid command is rejected and you will read why.")
+
+
+class Briefing(str):
+    """An agent's briefing: the text a policy is given at reset (the rules of its role, the command
+    list, the answer format), a plain `str` whose parts stay at hand as `rules`, `commands` and
+    `answer`, so that a prompt can take the rules alone and list the commands once, live."""
+
+    def __new__(cls, rules: str, commands: str, answer: str = ANSWER_FORMAT) -> "Briefing":
+        self = super().__new__(cls, f"{rules}\n\n{COMMANDS_HEADING}\n{commands}\n\n{answer}")
+        self.rules, self.commands, self.answer = rules, commands, answer
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:  # str's own would rebuild it from the joined text alone
+        return Briefing, (self.rules, self.commands, self.answer)
+
+
 def _collapse_whitespace(text: str, keep_newlines: bool) -> str:
     if keep_newlines:
         return "\n".join(" ".join(line.split()) for line in text.split("\n")).strip("\n")

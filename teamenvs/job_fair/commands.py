@@ -22,7 +22,7 @@ from functools import lru_cache
 from math import comb
 from typing import TYPE_CHECKING, Any, Mapping
 
-from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg, placeholder_in
+from teamenvs.core.commands import Action, ActionError, Arg, ArgError, Command, CommandSet, NameArg, Situation, TextArg, placeholder_in
 from teamenvs.core.messaging import SAY
 from teamenvs.core.rl import NOOP
 from teamenvs.core.text import clean_text, quote
@@ -636,3 +636,70 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
     if spec[1][-1] >= len(companies):
         return None
     return "apply " + ", ".join(companies[k]["name"] for k in spec[1])
+
+
+def mask_key(view: Mapping[str, Any]) -> tuple:
+    """What a view's action mask depends on within one situation (see `TeamEnv._mask_key`), exactly: the
+    command of every label (`command_for`), or for a seeker's applications the companies' names its
+    apply labels read. The rules' one refusal (a plain submit before any workflow) reads the phase and
+    the draft's workflow, which the situation holds."""
+    if _last[0] is not view:
+        _last[0], _last[1] = view, _table(view)
+    table = _last[1]
+    if table is None:
+        return ("apply", tuple(c["name"] for c in view["companies"]))
+    return ("table", tuple(table.items()))
+
+
+# Parses shared by situations and episodes. A command that starts with a command's name (and a space)
+# is read by that command alone, never searched for in prose; when it parses, the parse read only
+# whether the command is denied and its arguments' live names and limits (`_READS`), so the same
+# text parses to the same action wherever those are the same. A failed parse is kept by the whole situation.
+def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
+    """The situation entries a successful parse of `arg` reads, as (field, key)."""
+    if isinstance(arg, NamesArg):
+        return (("names", arg.source), ("limits", arg.name))
+    if isinstance(arg, AssignmentsArg):
+        return (("names", "hire"), ("names", "step"))
+    if isinstance(arg, DecisionArg):  # a JSON decision names candidates
+        return (("names", "candidate"),)
+    if type(arg) in (StepsArg, TextArg):
+        return ()
+    raise TypeError(f"no reads declared for {type(arg).__name__}")
+
+
+_READS = {c.name: tuple(r for a in c.args for r in _arg_reads(a)) for c in COMMANDS}
+_LONGEST_FIRST = tuple(sorted(COMMANDS.commands, key=len, reverse=True))
+_PARSES: dict[tuple, Action | ActionError] = {}
+_MEMO_CHARS = 400  # longer commands (none of the catalogue's) are parsed afresh, not kept
+
+
+def _leading_name(command: str) -> str | None:
+    """The command name `command` starts with (followed by a space or nothing), longest first."""
+    for name in _LONGEST_FIRST:
+        if command.startswith(name) and (len(command) == len(name) or command[len(name)] == " "):
+            return name
+    return None
+
+
+def parse_in(command: str, situation: Situation) -> Action | ActionError:
+    """`COMMANDS.parse(command, situation)`, remembered: a success by the command and what it read of the
+    situation, a failure by the command and the whole situation."""
+    name = _leading_name(command) if len(command) <= _MEMO_CHARS else None
+    if name is None:
+        return COMMANDS.parse(command, situation)
+    denied = situation.denied
+    key = (command, name in denied, denied.get(name), *(getattr(situation, part).get(entry) for part, entry in _READS[name]))
+    found = _PARSES.get(key)
+    if found is None:
+        whole = (command, tuple(denied.items()), tuple(situation.limits.items()), tuple(situation.names.items()),
+                 tuple(situation.limit_reasons.items()))
+        found = _PARSES.get(whole)
+        if found is None:
+            found = COMMANDS.parse(command, situation)
+            if len(_PARSES) > 16384:
+                _PARSES.clear()
+            shared = (isinstance(found, Action) and found.command == name
+                      and all(v is None or isinstance(v, (str, tuple)) for v in found.args.values()))
+            _PARSES[key if shared else whole] = found  # immutable, so shared by every situation that reads the same
+    return found

@@ -22,7 +22,7 @@ from typing import Any, Hashable, Mapping
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv
 from teamenvs.core.rl import Feature
-from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, situation
+from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, mask_key, parse_in, situation
 from teamenvs.job_fair.config import PRESETS, JobFairConfig
 from teamenvs.job_fair.metrics import METRIC_GOALS, job_fair_metrics
 from teamenvs.job_fair.rules import FairState, agent_ids
@@ -89,6 +89,17 @@ class JobFairEnv(TeamEnv):
                 self.tell_agent(agent, ev)
         return self.game.final_rewards() if self.game.phase == "done" else {}
 
+    def accepts(self, agent: str, command: str) -> bool:
+        """`TeamEnv.accepts`, with successful parses shared by situations that read the same (`parse_in`)."""
+        offered = self._offered.get(agent)
+        if offered is None:
+            return False
+        parsed = offered[3]
+        action = parsed.get(command)
+        if action is None:
+            action = parsed[command] = parse_in(command, offered[0])
+        return isinstance(action, Action) and self._refusal(agent, action) is None
+
     def _refusal(self, agent: str, action: Action) -> str | None:
         why = self.game.refusal(agent, action)
         return None if why is None else REFUSALS[why]
@@ -104,6 +115,7 @@ class JobFairEnv(TeamEnv):
         return catalogue(self.config)
 
     _command_for = staticmethod(command_for)  # (view, label) -> command; one call less per label of a mask
+    _mask_key = staticmethod(mask_key)  # (view) -> the key of its mask within a situation
 
     def _view(self, agent: str) -> dict[str, Any]:
         return build_view(self.game, agent, self.envelope(agent, show_valid=self.game.needs_action(agent)))

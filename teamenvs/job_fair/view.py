@@ -309,7 +309,7 @@ class _Tables:
     low: np.ndarray
     high: np.ndarray
     workflows: dict[str, int]  # a standard workflow as "A -> B -> C" -> business index
-    statics: dict[tuple, tuple[tuple[int, float], ...]]  # per-episode constant slots of a seeker or recruiter
+    statics: dict[tuple, np.ndarray]  # per seeker or recruiter: a vector of its slots that stay put all episode, zeros elsewhere
 
 
 @lru_cache(maxsize=64)
@@ -324,8 +324,10 @@ def _tables(lay: Layout) -> _Tables:
 
 
 _PHASE = {p: i for i, p in enumerate(PHASES)}
+_current: list[Any] = [None, None, None]  # (config, its layout, its tables) of the latest `encode`
 
 
+@lru_cache(maxsize=4096)  # agents' last-action lines repeat from step to step
 def _last(line: str) -> tuple[int | None, bool]:
     """(the accepted last command's index, rejected?) from the view's last-action line."""
     if line.startswith("Your last action was REJECTED"):
@@ -343,6 +345,21 @@ def _last(line: str) -> tuple[int | None, bool]:
 def _said(lines: tuple[str, ...], speaker: str) -> list[str]:
     prefix = f"{speaker}: "
     return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+
+
+# An interview's transcript grows by a line a step and the earlier ones never change: what encode reads
+# of a transcript is kept by its lines (the same string objects every step, so hashing them is cheap).
+@lru_cache(maxsize=4096)
+def _spoken(lines: tuple[str, ...], speaker: str) -> int:
+    """How many of `lines` `speaker` said."""
+    return len(_said(lines, speaker))
+
+
+@lru_cache(maxsize=4096)
+def _named(lines: tuple[str, ...], speaker: str, areas: tuple[str, ...]) -> tuple[bool, tuple[int, ...]]:
+    """(whether `speaker` said anything, the indices of the `areas` its lines name), case-insensitive."""
+    said = " ".join(_said(lines, speaker)).lower()
+    return bool(said), tuple(r for r, area in enumerate(areas) if area.lower() in said)
 
 
 def _seeker_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int]) -> tuple[tuple[int, float], ...]:
@@ -376,19 +393,32 @@ def _recruiter_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int])
 def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
     """The numeric observation of a view (see `features`): the view alone, nothing hidden.
 
-    The slots are written in place by the feature table's offsets and clipped to its bounds
-    once: the vector `teamenvs.core.rl.pack` makes of the same blocks (a test checks it), at a
-    fraction of its per-feature cost.
+    The slots are written in place by the feature table's offsets, on a copy of the agent's
+    template of the slots that stay put all episode (cached by the view's values), and clipped to
+    its bounds once: the vector `teamenvs.core.rl.pack` makes of the same blocks (a test checks
+    it), at a fraction of its per-feature cost.
     """
-    lay = layout(config)
-    tables = _tables(lay)
+    if _current[0] is not config:  # one config per env: its layout is looked up (and the config hashed) once
+        lay = layout(config)
+        _current[:] = (config, lay, _tables(lay))
+    _, lay, tables = _current
     at = tables.at
-    out = np.zeros(len(tables.low), np.float32)
     C, N, R, S = lay.companies, lay.seekers, lay.roles, lay.steps
     turns = lay.interview_turns
     seeker = view["role"] == "seeker"
+    key = (view["agent"], view["name"], view["role"], view.get("company_type"), tuple(view.get("skills", ())),
+           tuple(view.get("skills_wanted", ())), tuple((c["name"], tuple(c["skills"])) for c in view.get("companies", ())))
+    template = tables.statics.get(key)
+    if template is None:
+        template = np.zeros(len(tables.low), np.float32)
+        template[at["role"] + (1 if seeker else 0)] = 1.0
+        for i, value in (_seeker_statics(view, lay, at) if seeker else _recruiter_statics(view, lay, at)):
+            template[i] = value
+        if len(tables.statics) > 4 * (C + N):
+            tables.statics.clear()
+        tables.statics[key] = template
+    out = template.copy()
     phase = view["phase"]
-    out[at["role"] + (1 if seeker else 0)] = 1.0
     out[at["phase"] + _PHASE[phase]] = 1.0
     out[at["step"]] = view["step"] / lay.max_steps
     if phase in ("applications", "decisions", "offers"):
@@ -404,19 +434,10 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
     if iv is not None:
         lines = iv["lines"]
         i = at["interview"]
-        out[i:i + 5] = (1.0, float(iv["your_turn"]), iv["turns_left"] / turns, len(_said(lines, view["name"])) / turns,
-                        len(_said(lines, iv["with"])) / turns)
+        lines = tuple(lines)
+        out[i:i + 5] = (1.0, float(iv["your_turn"]), iv["turns_left"] / turns, _spoken(lines, view["name"]) / turns,
+                        _spoken(lines, iv["with"]) / turns)
     out[at["past_interviews"]] = len(view["past_interviews"]) / max(C, N)
-    key = (view["agent"], view["name"], view["role"], view.get("company_type"), tuple(view.get("skills", ())),
-           tuple(view.get("skills_wanted", ())), tuple((c["name"], tuple(c["skills"])) for c in view.get("companies", ())))
-    statics = tables.statics.get(key)
-    if statics is None:
-        statics = _seeker_statics(view, lay, at) if seeker else _recruiter_statics(view, lay, at)
-        if len(tables.statics) > 4 * (C + N):
-            tables.statics.clear()
-        tables.statics[key] = statics
-    for i, value in statics:
-        out[i] = value
     if seeker:
         position = {c["name"]: k for k, c in enumerate(view["companies"][:C])}
 
@@ -436,8 +457,7 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
         if iv is not None:
             flag("interviewing", (iv["company"],))
             wanted = next((team_areas(c["company_type"]) for c in view["companies"] if c["name"] == iv["company"]), ())
-            asked = " ".join(_said(iv["lines"], iv["with"])).lower()
-            if any(a.lower() in asked for a in wanted):
+            if _named(tuple(iv["lines"]), iv["with"], tuple(wanted))[1]:
                 out[at["asked_areas"]] = 1.0
     else:
         wanted = team_areas(view["company_type"])[:R]
@@ -455,11 +475,10 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
             if j is None:
                 continue
             out[at["cand_interviewing" if now else "cand_interviewed"] + j] = 1.0
-            said = " ".join(_said(talk["lines"], talk["with"])).lower()
+            said, claims = _named(tuple(talk["lines"]), talk["with"], tuple(wanted))
             if said:
-                for r, area in enumerate(wanted):
-                    if area.lower() in said:
-                        out[at["cand_claims"] + j * R + r] = 1.0
+                for r in claims:
+                    out[at["cand_claims"] + j * R + r] = 1.0
         draft = view["draft"]
         for name in draft["hire"]:
             j = slot.get(name)
@@ -483,8 +502,7 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
         out[at["hired"]] = len(draft["hire"]) / N
         if draft["submitted"]:
             out[at["submitted"]] = 1.0
-    np.clip(out, tables.low, tables.high, out=out)
-    return out
+    return np.minimum(np.maximum(out, tables.low, out=out), tables.high, out=out)  # np.clip's values, without its wrapper
 
 
 def blocks(vector: np.ndarray, config: JobFairConfig) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from teamenvs.core.commands import Arg, ArgError, Command, CommandSet
+from teamenvs.core.commands import Action, ActionError, Arg, ArgError, Command, CommandSet, Situation, TextArg
 from teamenvs.core.messaging import SAY
 from teamenvs.map_task.scoring import Cell
 
@@ -263,6 +263,86 @@ def _guide_commands(names: tuple[str, ...], max_words: int | None) -> tuple[tupl
 
 
 _last_table: tuple = (None, {})  # (view, its commands): the mask asks for every label of one view in turn
+_last_edges: tuple = (None, frozenset())  # (drawing, its segments as a set): views share one drawing tuple per drawing
+
+
+def _drawn_set(drawing) -> frozenset:
+    """The view's drawing (sorted ((x, y), (x, y)) segments) as a set, remembered for the last drawing object seen."""
+    global _last_edges
+    if _last_edges[0] is not drawing:
+        _last_edges = (drawing, frozenset(drawing))
+    return _last_edges[1]
+
+
+def mask_key(view) -> tuple:
+    """What a view's action mask depends on within one situation (see `TeamEnv._mask_key`), exactly.
+
+    The guide's commands are its landmark names under the word limit, and the rules refuse a
+    message only by its text (config-wide `allow_coordinates`). The follower's are its pen cell,
+    the cell before it on the trail, whether each of the four unit segments from the pen is drawn
+    (a draw step's refusal; obstacles are the episode's, constant in a situation) and the landmark
+    its partner named that its map lacks; undo, reset and its messages depend on the situation alone.
+    """
+    if view["role"] == "guide":
+        return ("guide", tuple(lm["name"] for lm in view["landmarks"]), view["max_words"])
+    missing = named_missing(view)
+    trail = _pen(view)
+    if trail is None:
+        return ("follower", None, missing)
+    cell = trail[-1]
+    x, y = cell
+    drawn = _drawn_set(view["drawing"])
+    flags = tuple(((cell, n) if cell < n else (n, cell)) in drawn for n in ((x, y - 1), (x, y + 1), (x + 1, y), (x - 1, y)))
+    return ("follower", view["width"], view["height"], cell, trail[-2] if len(trail) > 1 else None, flags, missing)
+
+
+# Parses shared by situations and episodes. A command that starts with a command's name (and a space)
+# is read by that command alone, never searched for in prose; when it parses, the parse read only
+# whether the command is denied and its arguments' limits (`_READS`), so the same text parses to the
+# same action wherever those are the same. A failed parse is kept by the whole situation.
+def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
+    """The situation entries a successful parse of `arg` reads, as (field, key)."""
+    if isinstance(arg, PathArg):
+        return (("limits", "x"), ("limits", "y"))
+    if type(arg) is TextArg:
+        return ()
+    raise TypeError(f"no reads declared for {type(arg).__name__}")
+
+
+_READS = {c.name: tuple(r for a in c.args for r in _arg_reads(a)) for c in COMMANDS}
+_LONGEST_FIRST = tuple(sorted(COMMANDS.commands, key=len, reverse=True))
+_PARSES: dict[tuple, Action | ActionError] = {}
+_MEMO_CHARS = 200  # longer commands (none of the catalogue's) are parsed afresh, not kept
+
+
+def _leading_name(command: str) -> str | None:
+    """The command name `command` starts with (followed by a space or nothing), longest first."""
+    for name in _LONGEST_FIRST:
+        if command.startswith(name) and (len(command) == len(name) or command[len(name)] == " "):
+            return name
+    return None
+
+
+def parse_in(command: str, situation: Situation) -> Action | ActionError:
+    """`COMMANDS.parse(command, situation)`, remembered: a success by the command and what it read of the
+    situation, a failure by the command and the whole situation."""
+    name = _leading_name(command) if len(command) <= _MEMO_CHARS else None
+    if name is None:
+        return COMMANDS.parse(command, situation)
+    denied = situation.denied
+    key = (command, name in denied, denied.get(name), *(getattr(situation, part).get(entry) for part, entry in _READS[name]))
+    found = _PARSES.get(key)
+    if found is None:
+        whole = (command, tuple(denied.items()), tuple(situation.limits.items()), tuple(situation.names.items()),
+                 tuple(situation.limit_reasons.items()))
+        found = _PARSES.get(whole)
+        if found is None:
+            found = COMMANDS.parse(command, situation)
+            if len(_PARSES) > 16384:
+                _PARSES.clear()
+            shared = isinstance(found, Action) and found.command == name and all(isinstance(v, (str, tuple)) for v in found.args.values())
+            _PARSES[key if shared else whole] = found  # immutable, so shared by every situation that reads the same
+    return found
 
 
 def command_for(view, label: str) -> str | None:

@@ -22,7 +22,7 @@ from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.rl import Feature
 from teamenvs.map_task import view as text
-from teamenvs.map_task.commands import COMMANDS, DRAWING, catalogue, command_for, says_done
+from teamenvs.map_task.commands import COMMANDS, DRAWING, catalogue, command_for, mask_key, parse_in, says_done
 from teamenvs.map_task.config import PRESETS, MapTaskConfig
 from teamenvs.map_task.library import load_library_pair
 from teamenvs.map_task.maps import MapPair, generate_map_pair
@@ -59,6 +59,8 @@ class MapTaskEnv(TeamEnv):
         self.accuracy = 0.0
         self.done = False
         self._grid_cache: dict[tuple, tuple[str, ...]] = {}
+        self._own: dict[str, tuple[tuple[str, ...], tuple]] = {}  # agent -> (map_under, landmark_entries), this episode's
+        self._scored: tuple[frozenset[Edge] | None, float] = (None, 0.0)  # (drawing, its route accuracy)
 
     def _reset_record(self) -> dict[str, Any]:
         return {"maps": self.pair.to_json()}
@@ -68,6 +70,8 @@ class MapTaskEnv(TeamEnv):
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
+        if agent == GUIDE:  # the guide's situation never depends on the drawing
+            return (agent,)
         return agent, bool(self.history), bool(self.edges)
 
     def _situation(self, agent: str) -> Situation:
@@ -95,13 +99,33 @@ class MapTaskEnv(TeamEnv):
                 self.global_events.append(event("done", text.DONE))
             elif action.command in DRAWING:
                 self._edit(action)
-        self.accuracy = route_accuracy(self.pair.route, drawn_cells(self.edges))
+        self.accuracy = self._route_accuracy()
         # The shared score is paid once, when the episode ends (by 'say done' or at max_steps): a
         # reward per step (the change in accuracy) would tell the follower which cells are on the
         # route, and the guide how the hidden drawing is going. The return is the same.
         ends = self.done or self.step_count + 1 >= self.config.max_steps
         reward = self.accuracy if ends else 0.0
         return {GUIDE: reward, FOLLOWER: reward}
+
+    def _route_accuracy(self) -> float:
+        """The route accuracy of the drawing now, worked out once per drawing (most steps draw nothing)."""
+        if self._scored[0] is not self.edges:
+            self._scored = (self.edges, route_accuracy(self.pair.route, drawn_cells(self.edges)))
+        return self._scored[1]
+
+    def accepts(self, agent: str, command: str) -> bool:
+        """`TeamEnv.accepts`, with parses shared by situations and episodes (`parse_in`)."""
+        offered = self._offered.get(agent)
+        if offered is None:
+            return False
+        parsed = offered[3]
+        action = parsed.get(command)
+        if action is None:
+            action = parsed[command] = parse_in(command, offered[0])
+        return isinstance(action, Action) and self._refusal(agent, action) is None
+
+    def _mask_key(self, view: Mapping[str, Any]) -> tuple:
+        return mask_key(view)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why the rules would refuse this parsed action now (the same checks as `_apply` and `_send`)."""
@@ -129,8 +153,7 @@ class MapTaskEnv(TeamEnv):
         else:
             self.history.append(self.edges)
         self.edges = new
-        accuracy = route_accuracy(self.pair.route, drawn_cells(new))
-        self.global_events.append(event("drawing", "", action=action.command, segments=drawing_json(new), accuracy=accuracy))
+        self.global_events.append(event("drawing", "", action=action.command, segments=drawing_json(new), accuracy=self._route_accuracy()))
 
     # ------------------------------------------------------------------ views and text
     def grid(self, agent: str, show_drawing: bool) -> tuple[str, ...]:
@@ -138,11 +161,22 @@ class MapTaskEnv(TeamEnv):
         key = (agent, self.edges if show_drawing else None)
         cached = self._grid_cache.get(key)
         if cached is None:
-            cached = text.agent_grid(self.pair, agent, key[1])
+            cached = text.agent_grid(self.pair, agent, key[1], self._own_map(agent)[0])
             if len(self._grid_cache) > 256:
                 self._grid_cache.clear()
             self._grid_cache[key] = cached
         return cached
+
+    def _own_map(self, agent: str) -> tuple[tuple[str, ...], tuple]:
+        """`agent`'s map under the drawing and its landmarks' entries (view.map_under, view.landmark_entries), once per episode."""
+        own = self._own.get(agent)
+        if own is None:
+            own = self._own[agent] = (text.map_under(self.pair, agent), text.landmark_entries(self.pair, agent))
+        return own
+
+    def landmark_entries(self, agent: str) -> tuple:
+        """(name, letter, blocked, box) of each landmark on `agent`'s map (see view.landmark_entries), once per episode."""
+        return self._own_map(agent)[1]
 
     def _view(self, agent: str) -> dict[str, Any]:
         return text.build_view(self, agent)
@@ -166,8 +200,7 @@ class MapTaskEnv(TeamEnv):
     def _catalogue(self) -> tuple[str, ...]:
         return catalogue(self.config)
 
-    def _command_for(self, view: Mapping[str, Any], label: str) -> str | None:
-        return command_for(view, label)
+    _command_for = staticmethod(command_for)  # (view, label) -> command; one call less per label of a mask
 
     def _role_briefing(self, agent: str) -> str:
         return text.role_briefing(agent, self.config)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
 
-from teamenvs.core.rl import Feature, pack
+from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.map_task.commands import MESSAGE_KINDS, latest_message, read_message, trail_of
 from teamenvs.map_task.config import MapTaskConfig, sizes
@@ -58,30 +58,66 @@ def render_grid(width: int, height: int, layers: Iterable[tuple[Iterable[Cell], 
     return [tens, units, *(f"{y:>2} {line}" for y, line in enumerate(lines))]
 
 
-def agent_grid(pair: MapPair, agent: str, edges: frozenset[Edge] | None) -> tuple[str, ...]:
-    """`agent`'s map as text rows: its landmarks, the guide's route and finish, the drawing unless `edges` is None."""
+def map_under(pair: MapPair, agent: str) -> tuple[str, ...]:
+    """`agent`'s map rows under any drawing, start and finish: its landmarks, then the guide's route."""
     own = landmarks_of(pair, agent)
     marks = letters(own)
-    layers: list[tuple[Any, str]] = [(lm.cells, marks[lm.name]) for lm in own]
+    rows = [["."] * pair.width for _ in range(pair.height)]
+    for lm in own:
+        ch = marks[lm.name]
+        for x, y in lm.cells:
+            rows[y][x] = ch
     if agent == GUIDE:
-        layers.append((set(pair.route), "*"))
-    drawn = drawn_cells(edges) if edges is not None else set()
-    if drawn:
-        layers.append((drawn, "o"))
-        if agent == GUIDE:
-            layers.append((drawn & set(pair.route), "@"))
-    layers.append(({pair.start}, "S"))
+        for x, y in pair.route:
+            rows[y][x] = "*"
+    return tuple("".join(r) for r in rows)
+
+
+def agent_grid(pair: MapPair, agent: str, edges: frozenset[Edge] | None, under: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """`agent`'s map as text rows: its landmarks, the guide's route and finish, the drawing unless `edges` is None.
+
+    `under` is `map_under(pair, agent)` when the caller keeps it (it is the same all episode)."""
+    marks: dict[Cell, str] = {}  # cell -> its mark over the map; later marks win, as later layers draw over earlier ones
+    if edges is not None:
+        route = set(pair.route) if agent == GUIDE else ()
+        for cell in drawn_cells(edges):  # on the guide's map, @ where the drawing is on its route
+            marks[cell] = "@" if cell in route else "o"
+    marks[pair.start] = "S"
     if agent == GUIDE:
-        layers.append(({pair.finish}, "F"))
-    return tuple(render_grid(pair.width, pair.height, layers, labels=agent == FOLLOWER))
+        marks[pair.finish] = "F"
+    lines = list(under if under is not None else map_under(pair, agent))
+    changed: dict[int, list[str]] = {}  # only the rows with marks are rebuilt
+    for (x, y), ch in marks.items():
+        row = changed.get(y)
+        if row is None:
+            row = changed[y] = list(lines[y])
+        row[x] = ch
+    for y, row in changed.items():
+        lines[y] = "".join(row)
+    if agent != FOLLOWER:
+        return tuple(lines)
+    tens, units, rows = _labels(pair.width, pair.height)
+    return (tens, units, *map(str.__add__, rows, lines))
+
+
+@lru_cache(maxsize=64)
+def _labels(width: int, height: int) -> tuple[str, str, tuple[str, ...]]:
+    """A labelled map's two header rows (column tens and units) and each row's number."""
+    return ("   " + "".join(str(x // 10) if x >= 10 else " " for x in range(width)), "   " + "".join(str(x % 10) for x in range(width)),
+            tuple(f"{y:>2} " for y in range(height)))
+
+
+def landmark_entries(pair: MapPair, agent: str) -> tuple[tuple[str, str, bool, tuple[int, int, int, int]], ...]:
+    """(name, map letter, blocked, box corners) of each landmark on `agent`'s map, in its key's order."""
+    own = landmarks_of(pair, agent)
+    marks = letters(own)
+    return tuple((lm.name, marks[lm.name], lm.blocked, (lm.x0, lm.y0, lm.x1, lm.y1)) for lm in own)
 
 
 def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
     """Everything `agent` may know now: its own map and landmarks, the route and finish (guide), the drawing where visible."""
     p, cfg = env.pair, env.config
     sees_drawing = agent == FOLLOWER or cfg.canvas_visibility
-    own = landmarks_of(p, agent)
-    marks = letters(own)
     view: dict[str, Any] = {
         **env.envelope(agent, show_valid=not (env.done or env.step_count >= cfg.max_steps)),
         "role": agent,
@@ -89,10 +125,8 @@ def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
         "width": p.width,
         "height": p.height,
         "grid": env.grid(agent, sees_drawing),
-        "landmarks": tuple(
-            {"name": lm.name, "letter": marks[lm.name], "blocked": lm.blocked, "cells": (lm.x0, lm.y0, lm.x1, lm.y1)}
-            for lm in own
-        ),
+        "landmarks": tuple({"name": name, "letter": letter, "blocked": blocked, "cells": cells}
+                           for name, letter, blocked, cells in env.landmark_entries(agent)),  # fresh dicts for every view
         "start": p.start,
         "max_words": cfg.max_words,
         "allow_coordinates": cfg.allow_coordinates,
@@ -253,6 +287,7 @@ class _Layout:
         names = [f.name for f in self.features]
         self.constant = self.features[: names.index("time")]
         self.split = self.at["time"]
+        self.low, self.high = feature_bounds(self.constant)
         s = sizes(config)
         self.width, self.height, self.landmarks = s.width, s.height, s.landmarks
         self.count_scale = 1 / max(s.width, s.height)
@@ -260,6 +295,7 @@ class _Layout:
         self.messages = {p: tuple(self.at[f"{p}_{part}"] for part in ("kind", "way", "side", "landmark", "unknown_landmark", "count"))
                          for p in ("partner_message", "own_message")}
         self.statics: dict[Any, tuple[Any, np.ndarray, dict[str, int]]] = {}
+        self.last: dict[str, tuple] = {}  # role -> (route, scalars, landmark dicts, template, names) of its latest view
 
 
 @lru_cache(maxsize=64)
@@ -275,57 +311,64 @@ _LANDMARK_KEY = itemgetter("name", "blocked", "cells")
 
 
 def _static(view: Mapping[str, Any], lay: _Layout) -> tuple[np.ndarray, dict[str, int]]:
-    """A vector holding the constant part (packed with `pack`) and zeros, and the name -> index of the agent's own landmarks."""
+    """A vector holding the constant part (what `pack` would make of it) and zeros, and the name -> index of the agent's own landmarks."""
     route = view.get("route")
+    scalars = (view["role"], view["start"], view.get("finish"), view["width"], view["height"], view["max_words"],
+               view["canvas_visibility"], view["allow_coordinates"])
+    # fast path: the role's previous view of the same episode (its landmark dicts compared by value, to a copy)
+    last = lay.last.get(view["role"])
+    if last is not None and last[0] is route and last[1] == scalars and last[2] == view["landmarks"]:
+        return last[3], last[4]
     landmarks = tuple(map(_LANDMARK_KEY, view["landmarks"]))
-    key = (view["role"], id(route), landmarks, view["start"], view.get("finish"), view["width"], view["height"],
-           view["max_words"], view["canvas_visibility"], view["allow_coordinates"])
+    key = (id(route), landmarks, *scalars)
     cached = lay.statics.get(key)
     if cached is not None and cached[0] is route:  # the entry holds the route, so its id is not reused
+        lay.last[view["role"]] = (route, scalars, tuple(dict(lm) for lm in view["landmarks"]), cached[1], cached[2])
         return cached[1], cached[2]
     w, h = view["width"], view["height"]
-    terrain = np.zeros(lay.width * lay.height, np.float32)
-    slots = np.zeros((lay.landmarks, 6), np.float32)
-    for i, (_, blocked, (x0, y0, x1, y1)) in enumerate(landmarks[: lay.landmarks]):
+    template = np.zeros(lay.size, np.float32)  # the constant part, then zeros for the rest
+    at, cells = lay.at, lay.width * lay.height
+    template[at["role"] + (view["role"] != "guide")] = 1.0
+    words = view["max_words"]
+    template[at["word_limit"]] = float(words is not None)
+    template[at["max_words"]] = 0.0 if words is None else min(words, 20) / 20
+    template[at["canvas_visibility"]] = float(view["canvas_visibility"])
+    template[at["allow_coordinates"]] = float(view["allow_coordinates"])
+    template[at["start"]: at["start"] + 2] = _scale(view["start"], w, h)
+    finish = view.get("finish")
+    if finish is not None:
+        template[at["finish"]: at["finish"] + 3] = (1.0, *_scale(finish, w, h))
+    terrain = template[at["terrain"]: at["terrain"] + cells]  # its block alone: a box never spills past it
+    slots: list[float] = []
+    for _, blocked, (x0, y0, x1, y1) in landmarks[: lay.landmarks]:
         for y in range(y0, y1 + 1):
             terrain[y * lay.width + x0: y * lay.width + x1 + 1] = 1.0 if blocked else 0.5
-        slots[i] = (1.0, float(blocked), *_scale((x0, y0), w, h), *_scale((x1, y1), w, h))
-    route_plane = np.zeros(lay.width * lay.height, np.float32)
+        slots += (1.0, float(blocked), *_scale((x0, y0), w, h), *_scale((x1, y1), w, h))
+    template[at["landmarks"]: at["landmarks"] + len(slots)] = slots
     if route:
-        for i, (x, y) in enumerate(route):
-            route_plane[y * lay.width + x] = (i + 1) / len(route)
-    finish = view.get("finish")
-    words = view["max_words"]
-    values = {
-        "role": [1.0, 0.0] if view["role"] == "guide" else [0.0, 1.0],
-        "word_limit": float(words is not None),
-        "max_words": 0.0 if words is None else min(words, 20) / 20,
-        "canvas_visibility": float(view["canvas_visibility"]),
-        "allow_coordinates": float(view["allow_coordinates"]),
-        "start": _scale(view["start"], w, h),
-        "finish": [1.0, *_scale(finish, w, h)] if finish is not None else [0.0, 0.0, 0.0],
-        "terrain": terrain,
-        "route": route_plane,
-        "landmarks": slots,
-    }
-    template = np.zeros(lay.size, np.float32)  # the constant part, then zeros for the rest
-    template[: lay.split] = pack(lay.constant, values)
+        plane = template[at["route"]: at["route"] + cells]
+        plane[[y * lay.width + x for x, y in route]] = np.arange(1, len(route) + 1) / len(route)  # (i + 1) / length
+    # every value already lies inside its feature's scale on a view of this config; the clip is `pack`'s, for any other view
+    np.clip(template[: lay.split], lay.low, lay.high, out=template[: lay.split])
     names = {name: i for i, (name, _, _) in enumerate(landmarks[: lay.landmarks])}
     if len(lay.statics) > 32:
         lay.statics.clear()
     lay.statics[key] = (route, template, names)
+    lay.last[view["role"]] = (route, scalars, tuple(dict(lm) for lm in view["landmarks"]), template, names)
     return template, names
 
 
-_last_plane: tuple = (None, 0, None)  # (drawing, width, cell slots): views share one drawing tuple per drawing
+_last_plane: tuple = (None, 0, 0, None)  # (drawing, width, offset, slots): views share one drawing tuple per drawing
+_current: list[Any] = [None, None]  # (config, its layout) of the latest `encode`
 
 
-def _drawn_slots(drawing, width: int) -> np.ndarray:
+def _drawn_slots(drawing, width: int, offset: int) -> np.ndarray:
+    """The vector slots of the cells the drawing covers (its plane starting at `offset`), for the last drawing seen."""
     global _last_plane
-    seen, at, slots = _last_plane
-    if seen is not drawing or at != width:
-        slots = np.fromiter(sorted({y * width + x for edge in drawing for x, y in edge}), dtype=np.intp)
-        _last_plane = (drawing, width, slots)
+    seen, at, start, slots = _last_plane
+    if seen is not drawing or at != width or start != offset:
+        slots = offset + np.fromiter(sorted({y * width + x for edge in drawing for x, y in edge}), dtype=np.intp)
+        _last_plane = (drawing, width, offset, slots)
     return slots
 
 
@@ -355,9 +398,11 @@ def _write_message(out: np.ndarray, offsets: tuple[int, ...], text: str | None, 
 def encode(view: Mapping[str, Any], config: MapTaskConfig) -> np.ndarray:
     """The numeric observation of a view (see `features`): a float32 vector of the view alone.
 
-    The constant part is `pack`ed once per episode and agent (cached by value); the rest is written
+    The constant part is built once per episode and agent (cached by value); the rest is written
     slot by slot at the offsets of the feature table, every value inside its feature's scale."""
-    lay = _layout(config)
+    if _current[0] is not config:  # one config per env: it is hashed (for `_layout`) once, not per view
+        _current[:] = (config, _layout(config))
+    lay = _current[1]
     template, names = _static(view, lay)
     out = template.copy()
     at = lay.at
@@ -371,9 +416,9 @@ def encode(view: Mapping[str, Any], config: MapTaskConfig) -> np.ndarray:
         if view.get("can_undo"):
             out[at["can_undo"]] = 1.0
         out[pen: pen + 3] = (1.0, x / max(1, w - 1), y / max(1, h - 1))
-        slots = _drawn_slots(drawing, lay.width)
+        slots = _drawn_slots(drawing, lay.width, at["drawing"])
         if len(slots):
-            out[at["drawing"] + slots] = 1.0
+            out[slots] = 1.0
     line = view["last_action"]
     status = at["last_action_status"]
     if line.startswith(_REJECTED):

@@ -35,7 +35,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
-from teamenvs.core.constrain import constraint_for
+from teamenvs.core.constrain import REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
 
 from agents.llm.client import Budget, LLMClient, Usage, run_sync
 
@@ -121,15 +121,16 @@ CONSTRAIN_MODES = ("off", "json", "grammar", "regex")
 JSON_ANSWER_FORMAT = 'Answer with one JSON object: {"reasoning": "<brief>", "action": {"command": "<command>", "args": {...}}}'
 
 
-def constrained_request(mode: str, forms: Sequence[Any]) -> dict[str, Any]:
+def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS) -> dict[str, Any]:
     """The request fields that constrain a reply to the valid commands of `forms`, the way each
     server family takes them: `json` as `response_format` json_schema (OpenAI structured outputs,
     vLLM, SGLang, llama.cpp, Ollama), `grammar` as a llama.cpp GBNF `grammar`, `regex` as vLLM's
-    `guided_regex`; {} when off or when no command is possible now."""
+    `guided_regex`; {} when off or when no command is possible now. The reasoning before the action is
+    bounded by `reasoning_chars` (`reasoning_chars_for` the client's output limit)."""
     if mode == "off" or not forms:
         return {}
     try:
-        constraint = constraint_for(forms)
+        constraint = constraint_for(forms, reasoning_chars)
     except ValueError:
         return {}
     if mode == "json":
@@ -308,7 +309,8 @@ class LLMPolicy:
         ]
         step_usage = Usage()
         repairs: list[str] = []
-        constrained = constrained_request(self.constrain, info.get("valid_actions") or ())
+        constrained = constrained_request(self.constrain, info.get("valid_actions") or (),
+                                          reasoning_chars_for(getattr(self.client, "max_tokens", None)))
         answer_format = JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT
         try:
             while True:

@@ -9,7 +9,7 @@ three spellings of the same language, each the form a server family takes:
   live minimum and maximum, names and choices as enums). OpenAI structured outputs, vLLM,
   SGLang, llama.cpp and Ollama accept it as `response_format` `json_schema`; the reply is
   read by the same parser as any other (`CommandSet.parse` reads the JSON).
-- `gbnf`: a llama.cpp grammar for "optional reasoning lines, then `ACTION: <command>`".
+- `gbnf`: a llama.cpp grammar for "an optional line of reasoning, then `ACTION: <command>`".
 - `regex`: the same language as a regular expression (vLLM's `guided_regex`).
 
 Every string the grammar or the regex admits after `ACTION: ` parses in the situation the
@@ -32,6 +32,7 @@ from typing import Any, Iterable, Sequence
 __all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
 
 REASONING_MAX_CHARS = 2_000
+ACTION_RESERVE_TOKENS = 48  # of a reply's output limit, kept for "ACTION: " and the command
 
 
 @dataclass(frozen=True)
@@ -207,8 +208,19 @@ def _args_schema(form: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def constraint_for(forms: Sequence[Any]) -> Constraint:
-    """The constraint admitting exactly the commands of these action forms (one agent's `valid_actions`)."""
+def reasoning_chars_for(max_output_tokens: int | None) -> int:
+    """The longest reasoning a constraint admits so that the action still fits a reply of
+    `max_output_tokens` tokens: a token holds at least one character, so reasoning of
+    `max_output_tokens - ACTION_RESERVE_TOKENS` characters leaves the action its tokens (an unbounded
+    reasoning lets a small model ramble to the output limit and never write its action)."""
+    if max_output_tokens is None:
+        return REASONING_MAX_CHARS
+    return max(0, min(REASONING_MAX_CHARS, max_output_tokens - ACTION_RESERVE_TOKENS))
+
+
+def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS) -> Constraint:
+    """The constraint admitting exactly the commands of these action forms (one agent's `valid_actions`),
+    after at most `reasoning_chars` characters of reasoning (one line in the grammar and the regex)."""
     possible = [(f, node) for f in forms if (node := _command_node(f)) is not None]
     if not possible:
         raise ValueError("no command can be given now: the agent has nothing to decide")
@@ -220,17 +232,17 @@ def constraint_for(forms: Sequence[Any]) -> Constraint:
                  "required": ["command", "args"], "additionalProperties": False} for f in forms]
     schema = {
         "type": "object",
-        "properties": {"reasoning": {"type": "string", "maxLength": REASONING_MAX_CHARS},
+        "properties": {"reasoning": {"type": "string", "maxLength": reasoning_chars},
                        "action": branches[0] if len(branches) == 1 else {"anyOf": branches}},
         "required": ["reasoning", "action"],
         "additionalProperties": False,
     }
     gbnf = "\n".join([
         "root ::= reasoning \"ACTION: \" action",
-        "reasoning ::= ([^\\n]* \"\\n\")*",
+        f"reasoning ::= ([^\\n]{{0,{reasoning_chars}}} \"\\n\")?" if reasoning_chars else "reasoning ::= \"\"",
         f"action ::= {to_gbnf(action)}",
     ])
-    regex = f"(?:[^\\n]*\\n)*ACTION: (?:{to_regex(action)})"
+    regex = (f"(?:[^\\n]{{0,{reasoning_chars}}}\\n)?" if reasoning_chars else "") + f"ACTION: (?:{to_regex(action)})"
     return Constraint(schema, gbnf, regex, exact)
 
 

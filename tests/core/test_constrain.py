@@ -170,3 +170,23 @@ def test_a_json_reply_is_read_as_json_whatever_its_reasoning_says():
     commands = CommandSet([Command("harvest", (IntArg("amount", 0, 100),)), Command("wait")])
     reply = json.dumps({"reasoning": "Last action: wait. My action: harvest 100", "action": {"command": "harvest", "args": {"amount": 7}}})
     assert commands.parse(reply).text == "harvest 7"
+
+
+def test_the_reasoning_before_the_action_is_bounded_by_the_output_limit():
+    """Unbounded reasoning let a small model (SmolLM2-135M under llama.cpp) echo its observation up to the
+    output limit and never write the action; the bound leaves the action its tokens."""
+    import re as _re
+
+    from teamenvs.core.constrain import ACTION_RESERVE_TOKENS, REASONING_MAX_CHARS, reasoning_chars_for
+
+    assert reasoning_chars_for(128) == 128 - ACTION_RESERVE_TOKENS
+    assert reasoning_chars_for(None) == REASONING_MAX_CHARS and reasoning_chars_for(10) == 0
+    env = teamenvs.make("commons_v0")
+    _, infos = env.reset(seed=0)
+    constraint = constraint_for(infos["fisher_1"]["valid_actions"], 80)
+    assert _re.fullmatch(constraint.regex, "x" * 80 + "\nACTION: harvest 7")
+    assert not _re.fullmatch(constraint.regex, "x" * 81 + "\nACTION: harvest 7")
+    assert not _re.fullmatch(constraint.regex, "one\ntwo\nACTION: wait")  # one line of reasoning at most
+    assert "{0,80}" in constraint.gbnf and constraint.json_schema["properties"]["reasoning"]["maxLength"] == 80
+    bare = constraint_for(infos["fisher_1"]["valid_actions"], 0)
+    assert _re.fullmatch(bare.regex, "ACTION: wait") and not _re.fullmatch(bare.regex, "x\nACTION: wait")

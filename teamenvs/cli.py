@@ -87,7 +87,12 @@ def error_text(message: Any) -> str:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse, with its error messages (which echo the arguments given) passed through `error_text`."""
+    """argparse, with its error messages (which echo the arguments given) passed through `error_text`,
+    and no abbreviated options: `--token KEY` must not silently become `--token-budget KEY`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

@@ -53,6 +53,7 @@ class CommonsEnv(ScheduledGame):
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
+        self._keep_situations()
         self.schedule = schedule(self.config)
         self.stock = self.config.initial_stock
         self.collapsed = False
@@ -63,6 +64,16 @@ class CommonsEnv(ScheduledGame):
     def _universalization(self) -> Universalization | None:
         """The universalization hint for the current stock (None when the condition is off)."""
         return universalization(self.stock, self.config) if self.config.universalization_hint else None
+
+    def _keep_situations(self) -> None:
+        """Keep the situations worked out so far (with their memos of parsed commands and masks) across episodes.
+
+        A fisher's situation, and the rules' verdict on a command in it, are functions of the config and
+        `_situation_key` alone (the base class adds the messaging block to the key), so one from an earlier
+        episode is still exact. `TeamEnv.reset` starts an empty table; this puts the lasting one back.
+        """
+        lasting = self.__dict__.setdefault("_lasting_situations", self._situations)
+        self._situations = lasting
 
     @property
     def over(self) -> bool:

@@ -3,6 +3,7 @@ month's events, the ansi frame of the whole fishery, and the briefing."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, pack_flat
+from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 
@@ -228,14 +229,20 @@ def features(config: CommonsConfig) -> tuple[Feature, ...]:
 
 class _Layout(NamedTuple):
     features: tuple[Feature, ...]
+    names: tuple[str, ...]  # the features' names, in table order
+    ends: tuple[int, ...]  # where each feature's slots end in the vector
     low: np.ndarray  # the features' bounds, slot by slot
     high: np.ndarray
     others: dict[str, tuple[str, ...]]  # agent -> the other fishers in id order
     slots: dict[str, dict[str, int]]  # agent -> other fisher -> its index among the others
     lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
+    no_month: list[float]  # the slots of last month's results before the first month is settled (all 0)
+    messages: int  # slots of one message block: (n - 1) * (len(MESSAGES) + 1)
 
 
 _LAYOUTS: dict[int, tuple[CommonsConfig, tuple[str, ...], _Layout]] = {}
+_REJECTED = "Your last action was REJECTED"  # how `TeamEnv.last_action_line` starts for a refused action
+_NO_HINT = [0.0] * 7
 
 
 def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
@@ -246,7 +253,10 @@ def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
     others, slots, lines = message_tables(fishers, MESSAGES)
     table = features(config)
     low, high = feature_bounds(table)
-    layout = _Layout(table, low, high, others, slots, lines)
+    ends = tuple(itertools.accumulate(f.size for f in table))
+    n1 = len(fishers) - 1
+    layout = _Layout(table, tuple(f.name for f in table), ends, low, high, others, slots, lines,
+                     [0.0] * (3 + 3 + 3 * n1 + 1), n1 * (len(MESSAGES) + 1))
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, fishers, layout)
@@ -273,73 +283,84 @@ def mean_request(last_month: Mapping[str, Any]) -> int:
     return (2 * sum(asked) + len(asked)) // (2 * len(asked))
 
 
-def encode_values(view: Mapping[str, Any], config: CommonsConfig) -> dict[str, Any]:
-    """The value (or values) of each feature of `features(config)` for a fisher's view."""
+def _month_slots(last: Mapping[str, Any], agent: str, others: tuple[str, ...], cap: int, limit: int) -> list[float]:
+    """last_lake to last_mean_request: last month's lake, own and others' requests, catches and
+    whether they exceeded `limit` (that month's sustainable share), and the mean request."""
+    requests, catches = last["requests"], last["catches"]
+    asked = requests[agent]
+    flat = [last["stock_before"] / cap, last["remaining"] / cap, last["stock_after"] / cap,
+            asked / cap, catches[agent] / cap, float(asked > limit)]
+    flat += [requests[o] / cap for o in others]
+    flat += [catches[o] / cap for o in others]
+    flat += [float(requests[o] > limit) for o in others]
+    flat.append(mean_request(last) / cap)
+    return flat
+
+
+def _hint_slots(hint: Mapping[str, Any] | None, cap: int) -> list[float]:
+    """The 7 slots of the universalization hint (all 0 when it is not shown)."""
+    if hint is None:
+        return _NO_HINT
+    if_share, if_top = hint["stock_if_all_take_share"], hint["stock_if_all_take_max"]
+    return [1.0, hint["sustainable_share"] / cap, (if_share or 0) / cap, float(if_share is None),
+            hint["max_equal_harvest"] / cap, (if_top or 0) / cap, float(if_top is None)]
+
+
+def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
+    """The values of `features(config)` for a fisher's view, slot by slot, in one flat list (before clipping)."""
     agent = view["agent"]
     layout = _layout(config, view["fishers"])
     others = layout.others[agent]
-    n1, k = len(others), len(MESSAGES)
     cap = view["capacity"]
     factor, n = view["regrowth_factor"], view["n_fishers"]
     phase = view["phase"]
+    discussing = phase == "discussion"
     stock = view["stock"]
     last = view["last_month"]
-    lake = [0.0, 0.0, 0.0]
-    own_request = own_catch = own_over = mean = 0.0
-    others_request, others_catch, others_over = [0.0] * n1, [0.0] * n1, [0.0] * n1
-    if last is not None:
-        before = last["stock_before"]
-        lake = [before / cap, last["remaining"] / cap, last["stock_after"] / cap]
-        limit = sustainable_share(before, n, factor)
-        requests, catches = last["requests"], last["catches"]
-        asked = requests[agent]
-        own_request, own_catch, own_over = asked / cap, catches[agent] / cap, float(asked > limit)
-        for i, o in enumerate(others):
-            asked = requests[o]
-            others_request[i], others_catch[i], others_over[i] = asked / cap, catches[o] / cap, float(asked > limit)
-        mean = mean_request(last) / cap
-    hint = view["universalization"]
-    if hint is None:
-        hinted = [0.0] * 7
+    flat = [
+        float(phase == HARVEST), float(discussing), float(phase == "over"),
+        view["month"] / view["months"],
+        view["discussion_turn"] / view["discussion_turns"] if discussing else 0.0,
+        float(view["last_action"].startswith(_REJECTED)),
+        stock / cap,
+        sustainable_share(stock, n, factor) / cap,
+        float(view["collapsed"]),
+        view["your_total_catch"] / (view["months"] * cap),
+        view["collapse_threshold"] / cap,
+        1.0 / factor,
+        float(last is not None),
+    ]
+    if last is None:
+        flat += layout.no_month
     else:
-        if_share, if_top = hint["stock_if_all_take_share"], hint["stock_if_all_take_max"]
-        hinted = [1.0, hint["sustainable_share"] / cap, (if_share or 0) / cap, float(if_share is None),
-                  hint["max_equal_harvest"] / cap, (if_top or 0) / cap, float(if_top is None)]
-    size = n1 * (k + 1)
+        flat += _month_slots(last, agent, others, cap, sustainable_share(last["stock_before"], n, factor))
+    flat += _hint_slots(view["universalization"], cap)
+    size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
-    return {
-        "phase": [float(phase == HARVEST), float(phase == "discussion"), float(phase == "over")],
-        "month": view["month"] / view["months"],
-        "discussion_turn": view["discussion_turn"] / view["discussion_turns"] if phase == "discussion" else 0.0,
-        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
-        "stock": stock / cap,
-        "sustainable_share": sustainable_share(stock, n, factor) / cap,
-        "collapsed": float(view["collapsed"]),
-        "total_catch": view["your_total_catch"] / (view["months"] * cap),
-        "collapse_threshold": view["collapse_threshold"] / cap,
-        "regrowth": 1.0 / factor,
-        "last_month_known": float(last is not None),
-        "last_lake": lake,
-        "own_last_request": own_request,
-        "own_last_catch": own_catch,
-        "own_last_over_share": own_over,
-        "others_last_request": others_request,
-        "others_last_catch": others_catch,
-        "others_last_over_share": others_over,
-        "last_mean_request": mean,
-        "hint": hinted,
-        "new_messages": _message_block(view["new_messages"], table, slot, k, size) if view["new_messages"] else [0.0] * size,
-        "recent_messages": _message_block(view["recent_messages"], table, slot, k, size)
-        if phase == "discussion" and view["recent_messages"] else [0.0] * size,
-    }
+    new, recent = view["new_messages"], view["recent_messages"]
+    flat += _message_block(new, table, slot, k, size) if new else [0.0] * size
+    flat += _message_block(recent, table, slot, k, size) if discussing and recent else [0.0] * size
+    return flat
+
+
+def encode_values(view: Mapping[str, Any], config: CommonsConfig) -> dict[str, Any]:
+    """The value (or values) of each feature of `features(config)` for a fisher's view."""
+    layout = _layout(config, view["fishers"])
+    flat = encode_flat(view, config)
+    values: dict[str, Any] = {}
+    start = 0
+    for f, name, end in zip(layout.features, layout.names, layout.ends):
+        values[name] = flat[start] if f.size == 1 else flat[start:end]
+        start = end
+    return values
 
 
 def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
     """A fisher's numeric observation: its view, slot by slot as `features(config)` says.
 
     The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
-    packed in one go (one array and one clip instead of one per feature).
+    built as one flat list, one array and one clip.
     """
     layout = _layout(config, view["fishers"])
-    values = encode_values(view, config)
-    return pack_flat(layout.features, values, layout.low, layout.high)
+    out = np.array(encode_flat(view, config), dtype=np.float32)
+    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)

@@ -31,6 +31,7 @@ from teamenvs.day_trader.rules import (
     WAIT,
     Choice,
     affordable_max,
+    as_float,
     investment_refusal,
     money_json,
     schedule,
@@ -65,10 +66,15 @@ class DayTraderEnv(ScheduledGame):
 
     @property
     def commands(self) -> CommandSet:  # type: ignore[override]
-        return commands_for(self.config)
+        # `commands_for` hashes the whole config on every call; the env asks several times per agent and step
+        cached = self.__dict__.get("_command_set")
+        if cached is None or cached[0] is not self.config:
+            cached = self.__dict__["_command_set"] = (self.config, commands_for(self.config))
+        return cached[1]
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
+        self._keep_situations()
         self.schedule = schedule(self.config)
         self.balances: dict[str, Fraction] = {a: Fraction(self.config.starting_money) for a in self.agents}
         self.last_choices: dict[str, Choice] | None = None
@@ -80,6 +86,16 @@ class DayTraderEnv(ScheduledGame):
         """Recompute what views share after balances change (once per round, not per agent)."""
         self._money = {a: money_json(v) for a, v in self.balances.items()}
         self._top = {a: affordable_max(v, self.config) for a, v in self.balances.items()}
+
+    def _keep_situations(self) -> None:
+        """Keep the situations worked out so far (with their memos of parsed commands and masks) across episodes.
+
+        A trader's situation, and the rules' verdict on a command in it, are functions of the config and
+        `_situation_key` alone (the base class adds the messaging block to the key), so one from an earlier
+        episode is still exact. `TeamEnv.reset` starts an empty table; this puts the lasting one back.
+        """
+        lasting = self.__dict__.setdefault("_lasting_situations", self._situations)
+        self._situations = lasting
 
     @property
     def over(self) -> bool:
@@ -121,7 +137,7 @@ class DayTraderEnv(ScheduledGame):
         for agent in self.agents:
             self.tell_agent(agent, result_event(phase.round, choices[agent], outcome.earnings[agent], outcome.bonus.get(agent, 0)))
         self.global_events.append(round_event(phase.round, choices, outcome))
-        return {a: float(outcome.balances[a] - before[a]) for a in self.agents}
+        return {a: as_float(outcome.balances[a] - before[a]) for a in self.agents}
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         if action.command not in (INVEST_GROUP, INVEST_INDIVIDUAL):  # wait and messages: no rule beyond parsing

@@ -58,6 +58,15 @@ def pool_shares(config: DayTraderConfig, traders: int | None = None) -> int:
     return config.pool_shares
 
 
+def net_gain(choice: Choice | None, config: DayTraderConfig) -> int:
+    """A choice's earnings on top of the pool share, in whole dollars (None: waiting)."""
+    if choice is None or choice.kind == WAIT:
+        return 0
+    if choice.kind == INDIVIDUAL:
+        return (config.individual_multiplier - 1) * choice.amount
+    return -choice.amount if choice.kind == GROUP else 0
+
+
 def settle_round(
     balances: Mapping[str, Fraction], choices: Mapping[str, Choice], round_no: int, config: DayTraderConfig
 ) -> RoundOutcome:
@@ -65,21 +74,15 @@ def settle_round(
     agents = list(balances)
     pool = sum(c.amount for c in choices.values() if c.kind == GROUP)
     share = Fraction(pool * config.group_multiplier, pool_shares(config, len(agents)))
-    earnings: dict[str, Fraction] = {}
-    for a in agents:
-        choice = choices.get(a, Choice(WAIT))
-        gain = share
-        if choice.kind == INDIVIDUAL:
-            gain += (config.individual_multiplier - 1) * choice.amount
-        elif choice.kind == GROUP:
-            gain -= choice.amount
-        earnings[a] = gain
+    # every trader's earnings are the one pool share plus whole dollars: the bonus compares the dollars
+    net = {a: net_gain(choices.get(a), config) for a in agents}
+    earnings: dict[str, Fraction] = {a: share + d if d else share for a, d in net.items()}
     bonus: dict[str, int] = {}
     if round_no >= config.bonus_from_round and config.bonus > 0:
-        top = max(earnings.values())
-        winners = [a for a in agents if earnings[a] == top]
+        top = max(net.values())
+        winners = [a for a in agents if net[a] == top]
         bonus = {a: config.bonus // len(winners) for a in winners}
-    new_balances = {a: balances[a] + earnings[a] + bonus.get(a, 0) for a in agents}
+    new_balances = {a: balances[a] + (earnings[a] + bonus[a] if a in bonus else earnings[a]) for a in agents}
     return RoundOutcome(pool, share, earnings, bonus, new_balances)
 
 
@@ -107,9 +110,15 @@ def affordable_max(money: Fraction, config: DayTraderConfig) -> int:
     return min(config.max_investment, int(money))  # int() floors a non-negative Fraction
 
 
+def as_float(value: Fraction | int) -> float:
+    """`float(value)`: for a Fraction the same true division of numerator by denominator, without the
+    generic `numbers.Rational` detour (money is converted several times per trader and round)."""
+    return value.numerator / value.denominator if type(value) is Fraction else float(value)
+
+
 def money_json(value: Fraction | int) -> float:
     """The float spelling of money in views and logs."""
-    return round(float(value), 6)
+    return round(as_float(value), 6)
 
 
 def investment_refusal(choice: Choice, top: int, config: DayTraderConfig) -> str | None:

@@ -3,6 +3,7 @@ round's events, the ansi frame of the whole game, and the briefing."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from functools import lru_cache
@@ -11,11 +12,11 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot, pack_flat
+from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
-from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, money_json, pool_shares
+from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, as_float, money_json, pool_shares
 
 
 def dollars(value: float) -> str:
@@ -169,7 +170,7 @@ def result_event(round_no: int, choice: Choice, earned: Fraction, bonus: int) ->
     return event(
         "round_result",
         f"Round {round_no}: you chose {choice_text(choice)}; you earned "
-        f"{dollars(float(earned))}" + (f" plus a ${bonus} top-earner bonus" if bonus else "") + ".",
+        f"{dollars(as_float(earned))}" + (f" plus a ${bonus} top-earner bonus" if bonus else "") + ".",
         earned=money_json(earned),
         bonus=bonus,
     )
@@ -288,16 +289,22 @@ def features(config: DayTraderConfig) -> tuple[Feature, ...]:
 
 class _Layout(NamedTuple):
     features: tuple[Feature, ...]
+    names: tuple[str, ...]  # the features' names, in table order
+    ends: tuple[int, ...]  # where each feature's slots end in the vector
     low: np.ndarray  # the features' bounds, slot by slot
     high: np.ndarray
     money_scale: float
+    log_scale: float  # log(1 + money_scale)
     share_scale: float  # the largest pool share (0.0: no pool pays anything)
     others: dict[str, tuple[str, ...]]  # agent -> the other traders in id order
     slots: dict[str, dict[str, int]]  # agent -> other trader -> its index among the others
     lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
+    no_round: list[float]  # own_last_choice to last_pool_share before the first round is settled
+    messages: int  # slots of one message block: (n - 1) * (len(MESSAGES) + 1)
 
 
 _LAYOUTS: dict[int, tuple[DayTraderConfig, tuple[str, ...], _Layout]] = {}
+_REJECTED = "Your last action was REJECTED"  # how `TeamEnv.last_action_line` starts for a refused action
 
 
 def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
@@ -308,7 +315,12 @@ def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
     others, slots, lines = message_tables(traders, MESSAGES)
     table = features(config)
     low, high = feature_bounds(table)
-    layout = _Layout(table, low, high, money_scale(config), float(max_pool_share(config)), others, slots, lines)
+    ends = tuple(itertools.accumulate(f.size for f in table))
+    scale = money_scale(config)
+    n1 = len(traders) - 1
+    no_round = [1.0, 0.0, 0.0, 0.0] + [0.0] * (3 + 4 * n1 + 2 * n1 + 3)  # "no round yet", then zeros
+    layout = _Layout(table, tuple(f.name for f in table), ends, low, high, scale, math.log1p(scale),
+                     float(max_pool_share(config)), others, slots, lines, no_round, n1 * (len(MESSAGES) + 1))
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, traders, layout)
@@ -329,85 +341,95 @@ def _message_block(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]],
     return block
 
 
+@lru_cache(maxsize=4096)
 def _choice(text: str) -> tuple[int, int]:
     """(kind index, amount) of a choice as the view spells it (`group 50`, `individual 30`, `wait`)."""
     kind, _, amount = text.partition(" ")
     return _KINDS[kind], int(amount) if amount else 0
 
 
-def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str, Any]:
-    """The value (or values) of each feature of `features(config)` for a trader's view."""
+def _round_slots(last: Mapping[str, Any], agent: str, others: tuple[str, ...], n: int, config: DayTraderConfig,
+                 share_scale: float) -> list[float]:
+    """own_last_choice to last_pool_share: own and others' choices, amounts and bonuses, own earnings,
+    the others' group fraction, the pool and the pool share of the last round (`n` traders)."""
+    top_inv, top_bonus = config.max_investment, config.bonus
+    choices, bonus = last["choices"], last["bonus"]
+    share = last["pool_share"]
+    kind, amount = _choice(choices[agent])
+    gain = share + (config.individual_multiplier - 1) * amount if kind == 2 else share - amount if kind == 3 else share
+    flat = one_hot(kind, 4)
+    flat += [amount / top_inv, gain / top_inv, bonus.get(agent, 0) / top_bonus if top_bonus else 0.0]
+    kinds = [0.0] * (4 * len(others))
+    amounts = []
+    groups = 0
+    for i, o in enumerate(others):
+        kind, amount = _choice(choices[o])
+        kinds[4 * i + kind] = 1.0
+        amounts.append(amount / top_inv)
+        groups += kind == 3
+    flat += kinds
+    flat += amounts
+    flat += [bonus.get(o, 0) / top_bonus for o in others] if top_bonus and bonus else [0.0] * len(others)
+    flat += [groups / len(others), last["pool"] / (n * top_inv), share / share_scale if share_scale else 0.0]
+    return flat
+
+
+def encode_flat(view: Mapping[str, Any], config: DayTraderConfig) -> list[float]:
+    """The values of `features(config)` for a trader's view, slot by slot, in one flat list (before clipping)."""
     public = view["public"]
     agent = view["agent"]
-    layout = _layout(config, public["traders"])
+    traders = public["traders"]
+    layout = _layout(config, traders)
     others = layout.others[agent]
-    n1, k = len(others), len(MESSAGES)
-    top_inv = config.max_investment
     phase = view["phase"]
     deciding = phase == DECISION
+    discussing = phase == "discussion"
     can = view["can_invest"] if deciding else None
     last = public["last_round"]
-    own_kind, others_kind = [1.0, 0.0, 0.0, 0.0], [0.0] * (4 * n1)
-    own_amount = own_earned = own_bonus = 0.0
-    others_amount, others_bonus = [0.0] * n1, [0.0] * n1
-    group_fraction = pool = pool_share = 0.0
-    if last is not None:
-        choices, bonus = last["choices"], last["bonus"]
-        kind, amount = _choice(choices[agent])
-        own_kind, own_amount = one_hot(kind, 4), amount / top_inv
-        share = last["pool_share"]
-        gain = share + (config.individual_multiplier - 1) * amount if kind == 2 else share - amount if kind == 3 else share
-        own_earned = gain / top_inv
-        if config.bonus:
-            own_bonus = bonus.get(agent, 0) / config.bonus
-        groups = 0
-        for i, o in enumerate(others):
-            kind, amount = _choice(choices[o])
-            others_kind[4 * i + kind] = 1.0
-            others_amount[i] = amount / top_inv
-            groups += kind == 3
-            if config.bonus and bonus:
-                others_bonus[i] = bonus.get(o, 0) / config.bonus
-        group_fraction = groups / n1
-        pool = last["pool"] / (len(public["traders"]) * top_inv)
-        pool_share = share / layout.share_scale if layout.share_scale else 0.0
     balances = public["balances"]
-    log_scale = math.log1p(layout.money_scale)
-    size = n1 * (k + 1)
+    log_scale = layout.log_scale
+    flat = [
+        float(deciding), float(discussing), float(phase == "over"),
+        view["round"] / view["rounds"],
+        view["discussion_turn"] / view["discussion_turns"] if discussing else 0.0,
+        float(view["last_action"].startswith(_REJECTED)),
+        view["money"] / layout.money_scale,
+        math.log1p(view["money"]) / log_scale,
+        float(can is not None),
+        can[1] / config.max_investment if can is not None else 0.0,
+    ]
+    if last is None:
+        flat += layout.no_round
+    else:
+        flat += _round_slots(last, agent, others, len(traders), config, layout.share_scale)
+    flat.append(float(balances is not None))
+    flat += [math.log1p(balances[o]) / log_scale for o in others] if balances is not None else [0.0] * len(others)
+    size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
-    return {
-        "phase": [float(deciding), float(phase == "discussion"), float(phase == "over")],
-        "round": view["round"] / view["rounds"],
-        "discussion_turn": view["discussion_turn"] / view["discussion_turns"] if phase == "discussion" else 0.0,
-        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
-        "money": view["money"] / layout.money_scale,
-        "money_log": math.log1p(view["money"]) / log_scale,
-        "can_invest": float(can is not None),
-        "invest_max": can[1] / top_inv if can is not None else 0.0,
-        "own_last_choice": own_kind,
-        "own_last_amount": own_amount,
-        "own_last_earnings": own_earned,
-        "own_last_bonus": own_bonus,
-        "others_last_choice": others_kind,
-        "others_last_amount": others_amount,
-        "others_last_bonus": others_bonus,
-        "others_group_fraction": group_fraction,
-        "last_pool": pool,
-        "last_pool_share": pool_share,
-        "balances_shown": float(balances is not None),
-        "others_money_log": [math.log1p(balances[o]) / log_scale for o in others] if balances is not None else [0.0] * n1,
-        "new_messages": _message_block(view["new_messages"], table, slot, k, size) if view["new_messages"] else [0.0] * size,
-        "recent_messages": _message_block(view["recent_messages"], table, slot, k, size)
-        if phase == "discussion" and view["recent_messages"] else [0.0] * size,
-    }
+    new, recent = view["new_messages"], view["recent_messages"]
+    flat += _message_block(new, table, slot, k, size) if new else [0.0] * size
+    flat += _message_block(recent, table, slot, k, size) if discussing and recent else [0.0] * size
+    return flat
+
+
+def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str, Any]:
+    """The value (or values) of each feature of `features(config)` for a trader's view."""
+    layout = _layout(config, view["public"]["traders"])
+    flat = encode_flat(view, config)
+    values: dict[str, Any] = {}
+    start = 0
+    for f, name, end in zip(layout.features, layout.names, layout.ends):
+        values[name] = flat[start] if f.size == 1 else flat[start:end]
+        start = end
+    return values
 
 
 def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:
     """A trader's numeric observation: its view, slot by slot as `features(config)` says.
 
     The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
-    packed in one go (one array and one clip instead of one per feature).
+    built as one flat list, one array and one clip.
     """
     layout = _layout(config, view["public"]["traders"])
-    values = encode_values(view, config)
-    return pack_flat(layout.features, values, layout.low, layout.high)
+    out = np.array(encode_flat(view, config), dtype=np.float32)
+    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)

@@ -11,7 +11,7 @@ from teamenvs.core.rl import NOOP
 from teamenvs.hidden_profile.config import MAX_CANDIDATES, HiddenProfileConfig
 from teamenvs.hidden_profile.materials import LETTERS
 from teamenvs.hidden_profile.rules import DECIDE, DISCUSSION, VOTES, WAIT
-from teamenvs.hidden_profile.view import MAX_FACTS, discussed_facts, fact_message
+from teamenvs.hidden_profile.view import MAX_FACTS, Item, discussed_facts, fact_message
 
 COMMANDS = CommandSet(
     [
@@ -72,10 +72,18 @@ def catalogue(config: HiddenProfileConfig) -> tuple[str, ...]:
 
 
 def mask_key(view: Mapping[str, Any]) -> tuple:
-    """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`)."""
+    """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`).
+    In the discussion that is the document and its first line not yet discussed (the chat matters to
+    `NEW_FACT` only through it), so the key stays put while the chat discusses other lines."""
     if view["phase"] != DISCUSSION:
         return view["phase"], view["candidates"]
-    return view["phase"], view["document"], discussed_facts(view["recent_messages"])
+    return view["phase"], view["document"], _first_fresh(view["document"], view["recent_messages"])
+
+
+def _first_fresh(document: tuple[Item, ...], lines: tuple[str, ...]) -> Item | None:
+    """The first line of `document` not discussed in the chat `lines` (None: all of them are)."""
+    discussed = discussed_facts(lines)
+    return next((item for item in document if item not in discussed), None)
 
 
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
@@ -89,8 +97,7 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
         return None
     document = view["document"]
     if label == NEW_FACT:
-        discussed = discussed_facts(view["recent_messages"])
-        fresh = next((item for item in document if item not in discussed), None)
+        fresh = _first_fresh(document, view["recent_messages"])
         return None if fresh is None else f"say {fact_message(fresh)}"
     k = _SHARE.get(label)
     if k is not None and k < len(document):

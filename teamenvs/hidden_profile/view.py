@@ -10,12 +10,13 @@ baselines and the encoder know what has been said from the view alone.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
 
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot, pack_flat
+from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase
 from teamenvs.core.view import footer
 from teamenvs.hidden_profile.config import MAX_CANDIDATES, HiddenProfileConfig
@@ -37,15 +38,24 @@ def fact_message(item: Item) -> str:
     return f"Candidate {item[0]} {item[1]}: {item[2]}"
 
 
+@lru_cache(maxsize=4096)
+def _shared_fact(line: str) -> Item | None:
+    """The document line one chat line shares (`sender: Candidate C strength: ...`), or None."""
+    text = line.split(": ", 1)[1] if ": " in line else ""
+    match = _FACT_LINE.fullmatch(text)
+    return None if match is None else (match.group(1), match.group(2), match.group(3))
+
+
+@lru_cache(maxsize=256)
+def _discussed(lines: tuple[str, ...]) -> frozenset[Item]:
+    return frozenset(item for item in map(_shared_fact, lines) if item is not None)
+
+
 def discussed_facts(lines: tuple[str, ...]) -> frozenset[Item]:
-    """The document lines shared in these chat lines (`sender: Candidate C strength: ...`, own lines too)."""
-    found = set()
-    for line in lines:
-        text = line.split(": ", 1)[1] if ": " in line else ""
-        match = _FACT_LINE.fullmatch(text)
-        if match is not None:
-            found.add((match.group(1), match.group(2), match.group(3)))
-    return frozenset(found)
+    """The document lines shared in these chat lines (`sender: Candidate C strength: ...`, own lines too).
+
+    Every member's view, mask and vector read the same chat each step: the answer is kept per chat."""
+    return _discussed(tuple(lines))
 
 
 def support(items: Any, candidates: tuple[str, ...]) -> dict[str, int]:
@@ -106,12 +116,18 @@ def member_view(
 # ---------------------------------------------------------------------- the text
 def document_lines(document: tuple[Item, ...], candidates: tuple[str, ...]) -> list[str]:
     """Per candidate a heading, then its strengths (`+`) and weaknesses (`-`), as the document lists them."""
+    return list(_document_lines(tuple(document), tuple(candidates)))
+
+
+@lru_cache(maxsize=256)
+def _document_lines(document: tuple[Item, ...], candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """`document_lines`, kept per document (a member's document never changes within an episode)."""
     lines = []
     for c in candidates:
         lines.append(f"Candidate {c}:")
         listed = [f"  {'+' if kind == STRENGTH else '-'} {t}" for cc, kind, t in document if cc == c]
         lines.extend(listed or ["  (nothing in your document)"])
-    return lines
+    return tuple(lines)
 
 
 def _vote(v: str | None) -> str:
@@ -135,7 +151,7 @@ def render(view: Mapping[str, Any]) -> str:
                 f"({step}). {who}")
     parts = [head, f"Position: {view['position']}",
              "Your candidate document (the other members may hold information you do not have):",
-             *document_lines(view["document"], view["candidates"])]
+             *_document_lines(tuple(map(tuple, view["document"])), tuple(view["candidates"]))]
     votes = []
     if view["your_initial_vote"] is not None or phase not in (INITIAL_VOTE,):
         votes.append(f"your initial vote: {_vote(view['your_initial_vote'])}")
@@ -293,8 +309,59 @@ def encode_values(view: Mapping[str, Any], config: HiddenProfileConfig) -> dict[
     }
 
 
+@lru_cache(maxsize=256)
+def _own_slots(document: tuple[Item, ...]) -> tuple[tuple[float, ...], ...]:
+    """What a member's vector takes from its own document alone (fixed for the episode): strengths,
+    weaknesses and support per letter, then per line whether present, its candidate and whether a strength."""
+    letters = LETTERS[:MAX_CANDIDATES]
+    own_strong = [sum(1 for c, kind, _ in document if c == x and kind == STRENGTH) / 10 for x in letters]
+    own_weak = [sum(1 for c, kind, _ in document if c == x and kind == WEAKNESS) / 10 for x in letters]
+    present, which, strong = ([0.0] * MAX_FACTS for _ in range(3))
+    for i, item in enumerate(document[:MAX_FACTS]):
+        present[i] = 1.0
+        which[i] = letters.index(item[0]) / (MAX_CANDIDATES - 1)
+        strong[i] = float(item[1] == STRENGTH)
+    return tuple(own_strong), tuple(own_weak), tuple(s - w for s, w in zip(own_strong, own_weak)), tuple(present), tuple(which), tuple(strong)
+
+
+@lru_cache(maxsize=256)
+def _heard_slots(document: tuple[Item, ...], discussed: frozenset[Item]) -> tuple[float, ...]:
+    """The slots from own_support to fact_discussed (`encode_values`) for a document and the facts discussed so far."""
+    letters = LETTERS[:MAX_CANDIDATES]
+    own_strong, own_weak, own_support, present, which, strong = _own_slots(document)
+    own = set(document)
+    heard = [item for item in discussed if item not in own]
+    heard_strong = [sum(1 for c, kind, _ in heard if c == x and kind == STRENGTH) / 10 for x in letters]
+    heard_weak = [sum(1 for c, kind, _ in heard if c == x and kind == WEAKNESS) / 10 for x in letters]
+    said = [0.0] * MAX_FACTS
+    for i, item in enumerate(document[:MAX_FACTS]):
+        said[i] = float(item in discussed)
+    return (*own_support, *heard_strong, *heard_weak,
+            *(s - w + hs - hw for s, w, hs, hw in zip(own_strong, own_weak, heard_strong, heard_weak)),
+            sum(said) / len(document) if document else 0.0, *present, *which, *strong, *said)
+
+
 def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     """A member's numeric observation: its view, slot by slot as `features(config)` says (the same
-    vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`)."""
+    vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`), from the
+    document's slots worked out once per document and chat (`_own_slots`, `_heard_slots`)."""
     table, low, high = _bounds(config)
-    return pack_flat(table, encode_values(view, config), low, high)
+    letters = LETTERS[:MAX_CANDIDATES]
+    candidates = view["candidates"]
+    document = tuple(map(tuple, view["document"]))
+    phase = view["phase"]
+    vote = view["your_initial_vote"]
+    results = view["results"]
+    if phase == DISCUSSION:
+        turn = view["discussion_turn"] / view["discussion_turns"]
+    else:
+        turn = 0.0 if phase == INITIAL_VOTE else 1.0
+    own_strong, own_weak = _own_slots(document)[:2]
+    out = [*one_hot(_PHASES.index(phase), 4), turn, float(view["last_action"].startswith("Your last action was REJECTED")),
+           *(float(x in candidates) for x in letters),
+           *one_hot(0 if vote is None else 1 + letters.index(vote), MAX_CANDIDATES + 1),
+           *own_strong, *own_weak, *_heard_slots(document, discussed_facts(view["recent_messages"])),
+           len(view["new_messages"]) / 10,
+           *(one_hot(letters.index(results["best"]), MAX_CANDIDATES) if results else [0.0] * MAX_CANDIDATES)]
+    vector = np.array(out, dtype=np.float32)
+    return np.minimum(np.maximum(vector, low, out=vector), high, out=vector)

@@ -189,9 +189,16 @@ class SearchRescueEnv(TeamEnv):
         if action.command == "tell":
             return self._send_refusal(agent, action.args["recipient"], action.args["message"])
         w = self.world
-        ready = [a for a in self.agents if w.task[a] is None and self._has_turn(a)]  # who acts this step, in team order
-        refusal = rules.refusal(w, self.config, agent, action.command, action.args, ready)
+        refusal = rules.refusal(w, self.config, agent, action.command, action.args, self._ready() if action.command in rules.CONTESTED else ())
         return None if refusal is None else view.refusal_text(refusal)
+
+    def _ready(self) -> list[str]:
+        """Who acts this step, in team order: the idle agents (under `round_robin`, the one whose turn it is, if idle)."""
+        task = self.world.task
+        if self.config.scheduling != "round_robin":
+            return [a for a in self.agents if task[a] is None]
+        turn = rules.turn(self.possible_agents, self.step_count)
+        return [a for a in self.agents if task[a] is None and a == turn]
 
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:

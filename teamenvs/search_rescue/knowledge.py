@@ -63,6 +63,7 @@ class Knowledge:
     looked: dict[int, int] = field(default_factory=dict)  # room -> last step the agent saw inside it
     names_version: int = 0
     rubble_version: int = 0  # changes whenever the set of doorways believed blocked does
+    victims_version: int = 0  # changes whenever `victims` does (views cache what they show of the notes by it)
     rescued: set[int] = field(default_factory=set)  # victims it knows were rescued
 
     def known_rooms(self, plan: FloorPlan) -> set[int]:
@@ -88,11 +89,13 @@ class Knowledge:
         if self.looked.get(note.room, -1) > note.step:
             return False  # it has looked at that room since: had the victim been there, it would know
         self.victims[vid] = note
+        self.victims_version += 1
         return True
 
     def forget_victim(self, vid: int, step: int) -> None:
         """The victim is no longer where it was noted (seen gone at `step`)."""
         self.victims.pop(vid, None)
+        self.victims_version += 1
         self.gone[vid] = step
 
     def note_rescued(self, vid: int) -> bool:

@@ -85,6 +85,8 @@ class Rescue:
     _local: dict[str, tuple[Any, str]] = field(default_factory=dict)
     _layout: bytes = b""  # the plan drawn in characters, padded by LOCAL_RADIUS cells of "?"
     _score: dict[int | frozenset[int], dict[str, int]] = field(default_factory=dict)
+    _marked: dict[str, tuple[Any, bytes]] = field(default_factory=dict)  # agent -> its drawing with the rubble it knows of
+    _parts: dict[Any, tuple[Any, Any]] = field(default_factory=dict)  # view parts (view.py): key -> (version, immutable value)
 
     @property
     def all_rescued(self) -> bool:
@@ -126,7 +128,8 @@ def chebyshev(a: Cell, b: Cell) -> int:
 def routes(s: Rescue, agent: str) -> RouteMap:
     """Shortest known routes from `agent`'s cell (cached until it moves or learns something)."""
     k = s.know[agent]
-    key = (s.pos[agent], k.names_version, frozenset(k.rubble))
+    # route_map reads only `mapped` (its changes bump names_version) and `rubble` (its changes bump rubble_version)
+    key = (s.pos[agent], k.names_version, k.rubble_version)
     cached = s._routes.get(agent)
     if cached is None or cached[0] != key:
         cached = (key, route_map(s.plan, s.pos[agent], k.mapped, k.rubble))
@@ -174,6 +177,18 @@ def local_map(s: Rescue, agent: str) -> str:
     cached = s._local.get(agent)
     if cached is not None and cached[0] == key:
         return cached[1]
+    side = s.plan.width + 2 * LOCAL_RADIUS
+    grid = _marked_sketch(s, agent)
+    x, y = pos
+    text = b"".join([grid[i:i + LOCAL_SIDE] for i in range(y * side + x, (y + LOCAL_SIDE) * side + x, side)]).decode("ascii")
+    s._local[agent] = (key, text)
+    return text
+
+
+def _sketch(s: Rescue, agent: str) -> bytearray:
+    """The padded plan (see `_layout`) as `agent` has mapped it: its mapped rooms and their walls, '?' elsewhere
+    (painted room by room as it maps them; cached until it maps another)."""
+    k = s.know[agent]
     layout, plan, r = _layout(s), s.plan, LOCAL_RADIUS
     side = plan.width + 2 * r
     sketch = s._sketch.get(agent)
@@ -187,16 +202,26 @@ def local_map(s: Rescue, agent: str) -> str:
             painted.add(room)
         sketch = (k.names_version, grid, painted)
         s._sketch[agent] = sketch
-    grid = sketch[1]
-    x, y = pos
-    window = bytearray(b"".join(grid[(y + dy) * side + x:(y + dy) * side + x + LOCAL_SIDE] for dy in range(LOCAL_SIDE)))
+    return sketch[1]
+
+
+def _marked_sketch(s: Rescue, agent: str) -> bytes:
+    """`_sketch` with an 'X' on every doorway `agent` believes blocked (mapped or not), so that a local map is a
+    window of it (cached until it maps a room or its rubble notes change)."""
+    k = s.know[agent]
+    key = (k.names_version, k.rubble_version)
+    cached = s._marked.get(agent)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    plan, r = s.plan, LOCAL_RADIUS
+    side = plan.width + 2 * r
+    grid = bytearray(_sketch(s, agent))
     for d in k.rubble:
         cx, cy = plan.doors[d].cell
-        if abs(cx - x) <= r and abs(cy - y) <= r:
-            window[(cy - y + r) * LOCAL_SIDE + cx - x + r] = ord(RUBBLE)
-    text = window.decode("ascii")
-    s._local[agent] = (key, text)
-    return text
+        grid[(cy + r) * side + cx + r] = ord(RUBBLE)
+    marked = bytes(grid)
+    s._marked[agent] = (key, marked)
+    return marked
 
 
 def score(s: Rescue, cfg: SearchRescueConfig, agent: str | None = None) -> dict[str, int]:
@@ -258,6 +283,9 @@ def refusal(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: 
     walked to. An action this accepts is never refused when every agent acts by it.
     """
     return check(s, cfg, agent, command, args) or _contested(s, agent, command, args, ready)
+
+
+CONTESTED = frozenset(("go to victim", "pick up victim", "stabilize victim", "clear rubble"))  # the commands `_contested` reads `ready` for
 
 
 def _contested(s: Rescue, agent: str, command: str, args: Mapping[str, Any], ready: Sequence[str]) -> Refusal | None:

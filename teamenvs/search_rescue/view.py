@@ -18,7 +18,7 @@ from teamenvs.core.messaging import Message
 from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
-from teamenvs.search_rescue.navigation import Cell, route_rooms
+from teamenvs.search_rescue.navigation import Cell, RouteMap, route_rooms
 from teamenvs.search_rescue.rules import (
     DOORWAY, FLOOR, HOSPITAL_FLOOR, LOCAL_SIDE, RUBBLE, WALL_MARK, Outcome, Refusal, Rescue, Task, local_map, named_rooms, routes, score,
 )
@@ -137,8 +137,79 @@ def task_text(s: Rescue, task: Task) -> str:
         return f"clearing rubble: {task.steps_left} steps left"
     kind, target = task.target
     left = len(task.path) - task.at
-    where = {"room": lambda: f"walking to {s.room_names[target]}", "victim": lambda: f"walking to victim {target}"}
-    return f"{where.get(kind, lambda: 'moving')()}: {left} cell{'s' if left != 1 else ''} to go"
+    where = f"walking to {s.room_names[target]}" if kind == "room" else f"walking to victim {target}" if kind == "victim" else "moving"
+    return f"{where}: {left} cell{'s' if left != 1 else ''} to go"
+
+
+# Parts of a view that change seldom are kept in `Rescue._parts` as tuples of plain values, each with the
+# version of what it was read from, and turned into fresh dicts per view: no view shares a mutable object
+# with another agent's view or another step's.
+def _part(s: Rescue, key: Any, version: Any, make: Callable[[], Any]) -> Any:
+    """The cached value of `key` if it was made at `version`, else `make()` (cached)."""
+    cached = s._parts.get(key)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    value = make()
+    s._parts[key] = (version, value)
+    return value
+
+
+def _victims_in(s: Rescue, room: int) -> tuple[tuple[int, str, Cell], ...]:
+    """(victim, status, cell) of the victims lying in `room`, by number (its `room_version` bumps on every change)."""
+    return _part(s, ("here", room), s.room_version[room], lambda: tuple(
+        (vid, s.victims[vid - 1].status(), s.victims[vid - 1].cell) for vid in sorted(s.room_victims[room])))
+
+
+def _exits(s: Rescue, agent: str, room: int) -> tuple[tuple[str, Cell, str, bool, bool], ...]:
+    """(direction, cell, room beyond, visited, rubble believed) of each doorway of `room`, as `agent` knows them
+    (`visited` only grows, so its size is its version)."""
+    plan, k, names = s.plan, s.know[agent], s.room_names
+
+    def make() -> tuple[tuple[str, Cell, str, bool, bool], ...]:
+        out = []
+        for d in plan.room_doors[room]:
+            door = plan.doors[d]
+            other = door.other(room)
+            out.append((door.direction_from(room), door.cell, names[other], other in k.visited, d in k.rubble))
+        return tuple(out)
+
+    return _part(s, ("exits", agent), (room, len(k.visited), k.rubble_version), make)
+
+
+def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[tuple[int, str, str, Cell], ...]:
+    """(victim, status, room, cell) of `agent`'s notes of victims outside `room` not known rescued, by number
+    (`rescued` only grows, so its size is its version)."""
+    k, names = s.know[agent], s.room_names
+    return _part(s, ("notes", agent), (room, k.victims_version, len(k.rescued)), lambda: tuple(
+        (vid, victim_status(note.kind, note.stabilized), names[note.room], note.cell)
+        for vid, note in sorted(k.victims.items())
+        if note.room != room and vid not in k.rescued))
+
+
+def _rubble_elsewhere(s: Rescue, agent: str, room: int) -> tuple[tuple[tuple[str, str], Cell], ...]:
+    """(rooms, cell) of the doorways `agent` believes blocked that are not doorways of `room`, by doorway."""
+    plan, k, names = s.plan, s.know[agent], s.room_names
+    return _part(s, ("rubble", agent), (room, k.rubble_version), lambda: tuple(
+        (tuple(names[r] for r in plan.doors[d].rooms), plan.doors[d].cell)
+        for d in sorted(k.rubble)
+        if room not in plan.doors[d].rooms))
+
+
+def _visited(s: Rescue, agent: str) -> tuple[str, ...]:
+    """The names of the rooms `agent` has visited, by room id (`visited` only grows)."""
+    k, names = s.know[agent], s.room_names
+    return _part(s, ("visited", agent), len(k.visited), lambda: tuple(names[r] for r in sorted(k.visited)))
+
+
+def _distances(s: Rescue, agent: str, known: RouteMap) -> tuple[tuple[str, int], ...]:
+    """(room name, cells away) of the rooms of `agent`'s route map, nearest first (cached while the map is the same object)."""
+    cached = s._parts.get(("distances", agent))
+    if cached is not None and cached[0] is known:
+        return cached[1]
+    names = s.room_names
+    value = tuple((names[r], cost) for r, (cost, _) in sorted(known.rooms.items(), key=lambda t: (t[1][0], t[0])))
+    s._parts[("distances", agent)] = (known, value)
+    return value
 
 
 def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str]) -> dict[str, Any]:
@@ -151,36 +222,12 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
     printed: `named_rooms`, (room id, name) of the rooms it can name (ids fixed by the floor
     plan), and `local_map`, the cells around it as it knows the layout (`rules.local_map`).
     """
-    plan, k = s.plan, s.know[agent]
+    plan = s.plan
     pos = s.pos[agent]
     room = s.room[agent]
     door_here = plan.door_at(pos)
     task = s.task[agent]
     names = s.room_names
-    rescued = k.rescued
-    here_victims = tuple(
-        {"victim": vid, "status": s.victims[vid - 1].status(), "cell": s.victims[vid - 1].cell} for vid in sorted(s.room_victims[room])
-    )
-    exits = tuple(
-        {
-            "direction": plan.doors[d].direction_from(room),
-            "cell": plan.doors[d].cell,
-            "to": names[plan.doors[d].other(room)],
-            "visited": plan.doors[d].other(room) in k.visited,
-            "rubble": d in k.rubble,
-        }
-        for d in plan.room_doors[room]
-    )
-    elsewhere = tuple(
-        {"victim": vid, "status": victim_status(note.kind, note.stabilized), "room": names[note.room], "cell": note.cell}
-        for vid, note in sorted(k.victims.items())
-        if note.room != room and vid not in rescued
-    )
-    rubble = tuple(
-        {"rooms": tuple(names[r] for r in plan.doors[d].rooms), "cell": plan.doors[d].cell}
-        for d in sorted(k.rubble)
-        if room not in plan.doors[d].rooms
-    )
     carried = s.carrying[agent]
     busy = None
     distances: dict[str, int] = {}
@@ -189,10 +236,11 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         busy = task_text(s, task)
     elif cfg.navigation:
         known = routes(s, agent)
-        distances = {names[r]: cost for r, (cost, _) in sorted(known.rooms.items(), key=lambda t: (t[1][0], t[0]))}
+        distances = dict(_distances(s, agent, known))
         target = plan.hospital if carried is not None else s.goal[agent]
         if target is not None and target in known.rooms and plan.room_at(pos) != target:
             route = {"to": names[target], "via": tuple(names[r] for r in route_rooms(known, target)), "cells": known.rooms[target][0]}
+    where = s.room
     return {
         "role": role_of(agent),
         "team": tuple(team),
@@ -200,15 +248,16 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         "cell": pos,
         "room": names[room],
         "doorway": tuple(names[r] for r in plan.doors[door_here].rooms) if door_here is not None else None,
-        "victims_here": here_victims,
-        "teammates_here": tuple(a for a in here_now if a != agent and s.room[a] == room),
-        "exits": exits,
+        "victims_here": tuple([{"victim": v, "status": st, "cell": c} for v, st, c in _victims_in(s, room)]),
+        "teammates_here": tuple([a for a in here_now if a != agent and where[a] == room]),
+        "exits": tuple([{"direction": dr, "cell": c, "to": to, "visited": seen, "rubble": rb}
+                        for dr, c, to, seen, rb in _exits(s, agent, room)]),
         "carrying": None if carried is None else {"victim": carried, "kind": s.victims[carried - 1].kind},
         "busy": busy,
-        "visited": tuple(names[r] for r in sorted(k.visited)),
+        "visited": _visited(s, agent),
         "rooms": distances,
-        "known_victims": elsewhere,
-        "known_rubble": rubble,
+        "known_victims": tuple([{"victim": v, "status": st, "room": rn, "cell": c} for v, st, rn, c in _notes_elsewhere(s, agent, room)]),
+        "known_rubble": tuple([{"rooms": rs, "cell": c} for rs, c in _rubble_elsewhere(s, agent, room)]),
         "route": route,
         "score": score(s, cfg, agent),
         "communication": cfg.communication,
@@ -221,23 +270,25 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
 
 def render_view(view: Mapping[str, Any]) -> str:
     """The observation text of a view."""
+    # cells are written inline as "(x,y)" (what `fmt_cell` writes): a call per cell cost a third of the rendering
     agent, role = view["agent"], view["role"]
+    x, y = view["cell"]
     where = f"in the doorway between {' and '.join(view['doorway'])}" if view["doorway"] else f"in {view['room']}"
-    lines = [f"Step {view['step']}/{view['max_steps']}. You are {agent} ({role}), at {fmt_cell(view['cell'])} {where}."]
+    lines = [f"Step {view['step']}/{view['max_steps']}. You are {agent} ({role}), at ({x},{y}) {where}."]
     if view["busy"]:
         lines.append(f"Busy: {view['busy']}.")
     if view["turn"] is not None and view["turn"] != agent:
         lines.append(f"Round robin: this step is {view['turn']}'s; you act on your turn.")
     if view["interrupted"]:
         lines.append("A message for you has come: answer it with say or tell, which breaks off what you are doing, or continue.")
-    here = [f"{v['victim']} {v['status']} {fmt_cell(v['cell'])}" for v in view["victims_here"]]
+    here = [f"{v['victim']} {v['status']} ({c[0]},{c[1]})" for v in view["victims_here"] for c in (v["cell"],)]
     mates = ", ".join(view["teammates_here"])
     lines.append(
         f"In {view['room']}: " + (f"victims {'; '.join(here)}" if here else "no victims") + (f"; teammates {mates}" if mates else "") + "."
     )
     exits = [
-        f"{e['direction']} {fmt_cell(e['cell'])} to {e['to']}{'' if e['visited'] else ' (unvisited)'}{' RUBBLE' if e['rubble'] else ''}"
-        for e in view["exits"]
+        f"{e['direction']} ({c[0]},{c[1]}) to {e['to']}{'' if e['visited'] else ' (unvisited)'}{' RUBBLE' if e['rubble'] else ''}"
+        for e in view["exits"] for c in (e["cell"],)
     ]
     lines.append("Doorways: " + ("; ".join(exits) if exits else "none") + ".")
     if view["carrying"]:
@@ -249,13 +300,14 @@ def render_view(view: Mapping[str, Any]) -> str:
         lines.append("Rooms visited: " + ", ".join(view["visited"]) + ".")
     elif view["rooms"]:
         visited = set(view["visited"])
-        lines.append("Rooms (cells away, * visited): " + ", ".join(f"{n}{'*' if n in visited else ''} {c}" for n, c in view["rooms"].items()) + ".")
+        lines.append("Rooms (cells away, * visited): " + ", ".join([f"{n}{'*' if n in visited else ''} {c}" for n, c in view["rooms"].items()]) + ".")
     if view["known_victims"]:
         lines.append(
-            "Victims elsewhere: " + "; ".join(f"{v['victim']} {v['status']} {v['room']} {fmt_cell(v['cell'])}" for v in view["known_victims"]) + "."
+            "Victims elsewhere: "
+            + "; ".join([f"{v['victim']} {v['status']} {v['room']} ({c[0]},{c[1]})" for v in view["known_victims"] for c in (v["cell"],)]) + "."
         )
     if view["known_rubble"]:
-        lines.append("Rubble elsewhere: " + "; ".join(f"{'-'.join(r['rooms'])} {fmt_cell(r['cell'])}" for r in view["known_rubble"]) + ".")
+        lines.append("Rubble elsewhere: " + "; ".join([f"{'-'.join(r['rooms'])} ({c[0]},{c[1]})" for r in view["known_rubble"] for c in (r["cell"],)]) + ".")
     s = view["score"]
     lines.append(f"Team: {s['rescued']}/{s['victims']} rescued ({s['stable']} stable, {s['critical']} critical), {s['points']} points"
                  + ("." if view["communication"] == "global" else " that you know of."))
@@ -420,6 +472,22 @@ def features(config: SearchRescueConfig) -> tuple[Feature, ...]:
     return _layout_of(config).features
 
 
+_LAYOUTS: dict[int, tuple[SearchRescueConfig, "_Layout"]] = {}
+
+
+def _layout(config: SearchRescueConfig) -> "_Layout":
+    """`_layout_of(config)`, found by the config object first: hashing a frozen dataclass (the lru_cache key)
+    costs microseconds per call. The entry keeps its config alive, so its id is not reused meanwhile."""
+    hit = _LAYOUTS.get(id(config))
+    if hit is not None and hit[0] is config:
+        return hit[1]
+    lay = _layout_of(config)
+    if len(_LAYOUTS) > 64:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(config)] = (config, lay)
+    return lay
+
+
 class _Layout(NamedTuple):
     features: tuple[Feature, ...]
     offsets: dict[str, int]
@@ -490,6 +558,8 @@ class Known(NamedTuple):
 
 
 _SUMMARIES: list[tuple[Mapping[str, Any], tuple[tuple[Known, ...], dict[tuple[str, str], int]]]] = []
+_new_known = tuple.__new__  # a Known without NamedTuple's Python-level __new__
+_CELL_NUMBER = itemgetter("cell", "victim")
 _ROOM_STATUS = itemgetter("room", "status")
 
 
@@ -502,14 +572,22 @@ def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tu
     room = view["room"]
     here, notes = view["victims_here"], view["known_victims"]
     every = here + notes
-    # distance then number, as one integer (victim numbers stay below 2**20)
-    keys = [(abs((c := v["cell"])[0] - x) + abs(c[1] - y)) << 20 | v["victim"] for v in every]
-    n_here = len(here)
-    nearest = tuple(
-        Known(keys[i] >> 20, every[i]["victim"], every[i]["status"], every[i]["cell"], room if i < n_here else every[i]["room"], i < n_here)
-        for i in sorted(range(len(keys)), key=keys.__getitem__)[:VICTIM_SLOTS]
-    )
-    found = (nearest, Counter(map(_ROOM_STATUS, notes)))
+    # distance then number, as one integer (victim numbers stay below 2**20), then the position in `every`
+    # below that, so that one sort of plain integers ranks them as a stable sort by (distance, number) would
+    shift = len(every).bit_length()
+    ranked = sorted([
+        (((abs(cx - x) + abs(cy - y)) << 20 | vid) << shift) | i
+        for i, ((cx, cy), vid) in enumerate(map(_CELL_NUMBER, every))
+    ])
+    n_here, mask = len(here), (1 << shift) - 1
+    nearest = []
+    for key in ranked[:VICTIM_SLOTS]:
+        i = key & mask
+        v = every[i]
+        nearest.append(_new_known(Known, (key >> shift >> 20, v["victim"], v["status"], v["cell"],
+                                          room if i < n_here else v["room"], i < n_here)))
+    counts = Counter(map(_ROOM_STATUS, notes))
+    found = (tuple(nearest), counts)
     _SUMMARIES.append((view, found))  # the encoder and the mask read the same view one after the other
     if len(_SUMMARIES) > 4:
         del _SUMMARIES[0]
@@ -594,7 +672,7 @@ def _local_slots(local: str) -> np.ndarray:
 
 def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     """The numeric observation of a view (float32, `features(config)` slot by slot)."""
-    lay = _layout_of(config)
+    lay = _layout(config)
     o = lay.offsets
     w, h = config.width, config.height
     x, y = view["cell"]
@@ -706,8 +784,9 @@ def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     out = np.zeros(lay.size, dtype=np.float32)  # every value above lies in its feature's scale already
     m = o["local_map"]
     out[m:m + LOCAL_SIDE * LOCAL_SIDE * len(MAP_KINDS)] = _local_slots(view["local_map"])
-    for slot, value in s.items():  # every value lies in its feature's scale (checked by the tests)
-        out[slot] = value
+    # one fancy assignment, not one numpy call per slot (float64 -> float32 rounds as item assignment does)
+    n = len(s)
+    out[np.fromiter(s, np.intp, n)] = np.fromiter(s.values(), np.float64, n)
     return out
 
 

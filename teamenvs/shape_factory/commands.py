@@ -30,6 +30,12 @@ _ITEM = re.compile(r"(?<!\s)\s*(?:\$\s?(\d{1,7})|(\d{1,7})\s?(?:dollars?\b|bucks
 _FOR = re.compile(r"(?<!\s)\s*for\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=64)
+def _shape_words(shapes: tuple[str, ...]) -> dict[str, str]:
+    """Each way to write a shape in an offer (`circle`, `circles`) -> the shape (read only: shared)."""
+    return {**{s: s for s in shapes}, **{s + "s": s for s in shapes}}
+
+
 @dataclass(frozen=True)
 class TermsArg(Arg):
     """What an offer gives and what it asks in return: `<goods> for <goods>`, goods being
@@ -42,7 +48,7 @@ class TermsArg(Arg):
     max_price: int = 100
 
     def _words(self) -> dict[str, str]:
-        return {**{s: s for s in self.shapes}, **{s + "s": s for s in self.shapes}}
+        return _shape_words(self.shapes)
 
     def _goods(self, text: str, command: Command, side: str) -> tuple[Goods, str]:
         m = _ITEM.match(text)
@@ -250,35 +256,59 @@ def to_buy(view: Mapping[str, Any]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)
+def _label_parts(label: str) -> tuple[str, Any]:
+    """A catalogue label read once: its first word and what follows it (a shape, an order or offer slot
+    index, an other agent's index), or the label itself and None for the messages."""
+    words = label.split()
+    head = words[0]
+    if head == "produce":
+        return head, words[1]
+    if head == "fulfill":
+        return head, int(words[2]) - 1
+    if head in ("accept", "decline", "cancel"):
+        return head, OFFER_SLOTS.index(words[2])
+    if head in ("sell", "buy"):
+        return head, int(words[-1]) - 1
+    return label, None
+
+
+@lru_cache(maxsize=256)
+def _others(participants: tuple[str, ...], agent: str) -> tuple[str, ...]:
+    return tuple(a for a in participants if a != agent)
+
+
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
     """The command `label` stands for in this view, or None when it is impossible now (the cheap checks
     here spare parsing; the mask also asks the rules, `TeamEnv.accepts`)."""
     if label == NOOP:
         return WAIT
-    words = label.split()
-    head = words[0]
-    if head == "produce":
-        cost = view["costs"]["specialty" if words[1] == view["specialty"] else "regular"]
-        return label if view["free_money"] >= cost else None
-    if head == "fulfill":
-        order = view["orders"][int(words[2]) - 1]
-        ready = not order["fulfilled"] and all(view["free_inventory"][s] >= n for s, n in order["shapes"].items())
-        return label if ready else None
+    head, arg = _label_parts(label)
     if head in ("accept", "decline", "cancel"):
         offers = view["your_offers"] if head == "cancel" else view["offers_to_you"]
-        j = OFFER_SLOTS.index(words[2])
-        return f"{head} offer {offers[j]['offer']}" if j < len(offers) else None
-    others = [a for a in view["participants"] if a != view["agent"]]
+        return f"{head} offer {offers[arg]['offer']}" if arg < len(offers) else None
+    if head == "produce":
+        # refused by the rules for every shape (`rules.check`: max_production, too_late): no command to parse
+        if view["produced"] >= view["max_production"] or view["step"] + view["production_steps"] >= view["max_steps"]:
+            return None
+        cost = view["costs"]["specialty" if arg == view["specialty"] else "regular"]
+        return label if view["free_money"] >= cost else None
+    if head == "fulfill":
+        order = view["orders"][arg]
+        ready = not order["fulfilled"] and all(view["free_inventory"][s] >= n for s, n in order["shapes"].items())
+        return label if ready else None
+    if head in ("sell", "buy") and len(view["your_offers"]) >= view["max_open_offers"]:
+        return None  # refused by the rules for every offer (`rules.check`: too_many_offers)
     price = fair_price_of(view)
     if head == "sell":
         if not view["free_inventory"][view["specialty"]]:
             return None
-        return f"offer {others[int(words[-1]) - 1]} {goods_text(view['specialty'], 1)} for ${price}"
+        return f"offer {_others(tuple(view['participants']), view['agent'])[arg]} {goods_text(view['specialty'], 1)} for ${price}"
     if head == "buy":
         shape = to_buy(view)
         if shape is None or view["free_money"] < price:
             return None
-        return f"offer {others[int(words[-1]) - 1]} ${price} for {goods_text(shape, 1)}"
+        return f"offer {_others(tuple(view['participants']), view['agent'])[arg]} ${price} for {goods_text(shape, 1)}"
     if label == "say my specialty":
         return f"say I make {view['specialty']}s cheaply: ${price} each"
     if label == "say what I need":

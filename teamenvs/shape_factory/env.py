@@ -12,14 +12,20 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Hashable, Mapping
 
-from teamenvs.core.commands import Action, CommandSet, Situation
+from teamenvs.core.commands import Action, ActionError, ChoiceArg, CommandSet, IntArg, NameArg, Situation, TextArg
 from teamenvs.core.env import TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.shape_factory import rules, view
-from teamenvs.shape_factory.commands import Options, briefing_situation, catalogue, command_for, commands_for, mask_key, situation
+from teamenvs.shape_factory.commands import (
+    Options, TermsArg, briefing_situation, catalogue, command_for, commands_for, mask_key, situation,
+)
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
 from teamenvs.shape_factory.metrics import METRIC_GOALS, shape_factory_metrics
 from teamenvs.shape_factory.rules import MONEY
+
+# Argument types whose successful parse reads no situation but the names (NameArg) and integer bounds
+# (IntArg), which `ShapeFactoryEnv._reparsed` checks; ChoiceArg, TextArg and TermsArg read the text only.
+_SITUATION_FREE_ARGS = (ChoiceArg, IntArg, NameArg, TextArg, TermsArg)
 
 
 class ShapeFactoryEnv(TeamEnv):
@@ -43,6 +49,7 @@ class ShapeFactoryEnv(TeamEnv):
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
         self.market = rules.new_market(self.agents, self.config, self._rng)
+        self._parses: dict[tuple[str, tuple], Action] = {}  # (command, the situation's names) -> its parse (see `accepts`)
         self._unread: dict[str, list[str]] = {a: [] for a in self.agents}
         self._recent: dict[str, deque[str]] = {a: deque(maxlen=self.config.message_history) for a in self.agents}
 
@@ -65,15 +72,14 @@ class ShapeFactoryEnv(TeamEnv):
         m, cfg, step = self.market, self.config, self.step_count
         cheapest = min(m.shapes, key=lambda s: rules.cost(m, cfg, agent, s))  # produce is offered while that one is possible
         produce = rules.check(m, cfg, agent, rules.PRODUCE, {"shape": cheapest}, step)
-        to_you = tuple(o.id for o in rules.offers_to(m, agent))
-        yours = tuple(o.id for o in rules.offers_by(m, agent))
+        to_you, yours = rules.offer_ids(m, agent)
         offer = None
         if len(yours) >= cfg.max_open_offers:
             offer = view.refusal_text(rules.refuse("too_many_offers", limit=cfg.max_open_offers))
         elif rules.free(m, agent, MONEY) < cfg.min_price and not any(rules.free(m, agent, s) for s in m.shapes):
             offer = f"you have nothing free to offer: no shapes, and less than the ${cfg.min_price} an offer's money side needs"
         return Options(
-            others=tuple(a for a in self.possible_agents if a != agent),
+            others=self._others(agent),
             produce=None if produce is None else view.refusal_text(produce),
             offer=offer,
             answer=None if to_you else "no offer is addressed to you now",
@@ -83,6 +89,14 @@ class ShapeFactoryEnv(TeamEnv):
             yours=yours,
         )
 
+    def _others(self, agent: str) -> tuple[str, ...]:
+        """The other participants in id order (the agents never change: worked out once per agent)."""
+        others = self.__dict__.setdefault("_others_of", {})
+        found = others.get(agent)
+        if found is None:
+            found = others[agent] = tuple(a for a in self.possible_agents if a != agent)
+        return found
+
     def _situation_key(self, agent: str) -> Hashable:
         return self._options(agent)
 
@@ -91,6 +105,49 @@ class ShapeFactoryEnv(TeamEnv):
 
     def _briefing_situation(self, agent: str) -> Situation:
         return briefing_situation(self.config, tuple(a for a in self.possible_agents if a != agent))
+
+    def accepts(self, agent: str, command: str) -> bool:
+        """`TeamEnv.accepts`, with the parse of a command reused from an earlier situation when the parser
+        would give the same action in this one (`_reparsed`): a factory's situation changes with every
+        offer, so the situation's own memo rarely holds the mask's commands."""
+        offered = self._offered.get(agent)
+        if offered is None:
+            return False
+        parsed = offered[3]
+        action = parsed.get(command)
+        if action is None:
+            action = self._reparsed(command, offered[0])
+            if action is None:
+                action = self.commands.parse(command, offered[0])
+                self._remember_parse(command, offered[0], action)
+            parsed[command] = action
+        return isinstance(action, Action) and self._refusal(agent, action) is None
+
+    def _reparsed(self, command: str, situation: Situation) -> Action | None:
+        """The action `command` parsed to in an earlier situation with the same names, if it parses to the
+        same action in `situation` too (else None: parse it). A canonical one-line command (`action.text`)
+        goes straight to its command's arguments, and on success the parser reads the situation only for
+        the denial of that command, the names (part of the key) and the live bounds of integer arguments."""
+        found = self._parses.get((command, tuple(situation.names.items())))
+        if found is None or found.command in situation.denied:
+            return None
+        for arg in self.commands.commands[found.command].args:
+            if isinstance(arg, IntArg):
+                low, high = arg.bounds(situation)
+                if not low <= found.args[arg.name] <= high:
+                    return None
+        return found
+
+    def _remember_parse(self, command: str, situation: Situation, action: Action | ActionError) -> None:
+        """Keep a successful parse of a canonical one-line command whose arguments read nothing else of the
+        situation (see `_reparsed`)."""
+        if not isinstance(action, Action) or action.text != command or "\n" in command or "{" in command:
+            return
+        if not all(isinstance(a, _SITUATION_FREE_ARGS) for a in self.commands.commands[action.command].args):
+            return
+        if len(self._parses) > 4096:
+            self._parses.clear()
+        self._parses[(command, tuple(situation.names.items()))] = action
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         refusal = rules.check(self.market, self.config, agent, action.command, action.args, self.step_count)

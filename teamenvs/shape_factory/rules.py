@@ -154,7 +154,8 @@ def committed(m: Market, agent: str) -> dict[str, int]:
 def free(m: Market, agent: str, item: str) -> int:
     """How much of `item` (a shape or MONEY) `agent` holds and has not committed."""
     held = m.money[agent] if item == MONEY else m.inventory[agent].get(item, 0)
-    return held - committed(m, agent).get(item, 0)
+    # `committed(m, agent).get(item, 0)`, summing this item only (no dict per call: the rules and masks ask often)
+    return held - sum(o.terms.give.amount for o in m.offers.values() if o.proposer == agent and o.terms.give.item == item)
 
 
 def open_orders(m: Market, agent: str) -> list[int]:
@@ -172,6 +173,18 @@ def offers_to(m: Market, agent: str) -> list[Offer]:
 
 def offers_by(m: Market, agent: str) -> list[Offer]:
     return [o for o in m.offers.values() if o.proposer == agent]
+
+
+def offer_ids(m: Market, agent: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Ids of the open offers addressed to `agent` and of those it made, oldest first (one pass over the offers)."""
+    to_you: list[int] = []
+    yours: list[int] = []
+    for o in m.offers.values():
+        if o.recipient == agent:
+            to_you.append(o.id)
+        if o.proposer == agent:
+            yours.append(o.id)
+    return tuple(to_you), tuple(yours)
 
 
 # ---------------------------------------------------------------------- checks

@@ -9,13 +9,15 @@ awareness dashboard only) every peer's money, production count, order progress a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from teamenvs.core.env import event
 from teamenvs.core.messaging import Message
-from teamenvs.core.rl import Feature, feature_bounds, one_hot, pack_flat
+from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.view import footer
 from teamenvs.shape_factory.config import ShapeFactoryConfig
 from teamenvs.shape_factory.rules import (
@@ -26,7 +28,6 @@ from teamenvs.shape_factory.rules import (
     Refusal,
     Terms,
     committed,
-    free,
     shapes_of,
 )
 
@@ -146,7 +147,18 @@ def peer_view(m: Market, config: ShapeFactoryConfig, agent: str) -> dict[str, An
 def agent_view(envelope: Mapping[str, Any], m: Market, config: ShapeFactoryConfig, agent: str, participants: Sequence[str],
                over: bool, messages: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     """Everything `agent` may know now."""
-    locked = committed(m, agent)
+    # one pass over the open offers: those to the agent, its own, and what its own commit (`committed`)
+    to_you: list[dict[str, Any]] = []
+    yours: list[dict[str, Any]] = []
+    locked: dict[str, int] = {}
+    for o in m.offers.values():
+        if o.recipient == agent:
+            to_you.append(offer_view(o))
+        if o.proposer == agent:
+            yours.append(offer_view(o))
+            give = o.terms.give
+            locked[give.item] = locked.get(give.item, 0) + give.amount
+    inventory = m.inventory[agent]
     job = m.production[agent]
     step = envelope["step"]
     return {
@@ -166,15 +178,15 @@ def agent_view(envelope: Mapping[str, Any], m: Market, config: ShapeFactoryConfi
         "max_open_offers": config.max_open_offers,
         "money": m.money[agent],
         "free_money": m.money[agent] - locked.get(MONEY, 0),
-        "inventory": dict(m.inventory[agent]),
-        "free_inventory": {s: free(m, agent, s) for s in m.shapes},
+        "inventory": dict(inventory),
+        "free_inventory": {s: inventory.get(s, 0) - locked.get(s, 0) for s in m.shapes},  # `free` of each shape
         "orders": tuple({"order": i, "shapes": dict(o.shapes), "fulfilled": o.fulfilled_at is not None}
                         for i, o in enumerate(m.orders[agent], start=1)),
         "producing": None if job is None else {"shape": job.shape, "steps_left": job.steps_left},
         "produced": m.produced[agent],
         "max_production": config.max_production,
-        "offers_to_you": tuple(offer_view(o) for o in m.offers.values() if o.recipient == agent),
-        "your_offers": tuple(offer_view(o) for o in m.offers.values() if o.proposer == agent),
+        "offers_to_you": tuple(to_you),
+        "your_offers": tuple(yours),
         "dashboard": {a: peer_view(m, config, a) for a in participants if a != agent} if config.awareness_dashboard else None,
         **messages,
     }
@@ -188,9 +200,23 @@ def _offer_line(o: Mapping[str, Any], reader: str) -> str:
     return f"offer {o['offer']} from {o['from']}: you get {gives} and give {gets}"
 
 
+@lru_cache(maxsize=1024)
+def _goods_list(goods: tuple[tuple[str, int], ...]) -> str:
+    """`1 circle, 2 squares` (an order's shapes never change: written once)."""
+    return ", ".join(goods_text(s, n) for s, n in goods)
+
+
+@lru_cache(maxsize=1024)
+def _role_lines(others: tuple[str, ...], specialty: str, specialty_cost: int, regular_cost: int, production_steps: int) -> str:
+    """The participants and specialty lines of an observation (fixed for an agent's episode: written once)."""
+    return (f"Participants: {', '.join(others)}.\n"
+            f"Your specialty: {specialty} (costs you ${specialty_cost} to make; other shapes ${regular_cost}; "
+            f"a shape takes {production_steps} steps).")
+
+
 def _order_line(order: Mapping[str, Any], spare: dict[str, int]) -> str:
     """An order and its status; `spare` is the free inventory not yet set aside for earlier orders (updated)."""
-    shapes = ", ".join(goods_text(s, n) for s, n in order["shapes"].items())
+    shapes = _goods_list(tuple(order["shapes"].items()))
     if order["fulfilled"]:
         status = "fulfilled"
     elif all(spare.get(s, 0) >= n for s, n in order["shapes"].items()):
@@ -205,18 +231,13 @@ def _order_line(order: Mapping[str, Any], spare: dict[str, int]) -> str:
 def render(view: Mapping[str, Any]) -> str:
     """The text observation of an agent's view."""
     agent = view["agent"]
-    others = [a for a in view["participants"] if a != agent]
+    others = tuple(a for a in view["participants"] if a != agent)
     if view["over"]:
         head = f"Shape Factory is over after {view['step']} steps. You are {agent}."
     else:
         head = f"Shape Factory, step {view['step'] + 1} of {view['max_steps']} ({view['steps_left']} left). You are {agent}."
     costs = view["costs"]
-    lines = [
-        head,
-        f"Participants: {', '.join(others)}.",
-        f"Your specialty: {view['specialty']} (costs you ${costs['specialty']} to make; other shapes ${costs['regular']}; "
-        f"a shape takes {view['production_steps']} steps).",
-    ]
+    lines = [head, _role_lines(others, view["specialty"], costs["specialty"], costs["regular"], view["production_steps"])]
     locked = view["money"] - view["free_money"]
     money = f"Money: ${view['money']}" + (f" (${locked} committed to your open offers)" if locked else "") + "."
     money += f" Shapes made: {view['produced']} of at most {view['max_production']}."
@@ -422,17 +443,97 @@ def encode_values(view: Mapping[str, Any], config: ShapeFactoryConfig) -> dict[s
     }
 
 
-_BOUNDS: dict[int, tuple[ShapeFactoryConfig, tuple[Feature, ...], np.ndarray, np.ndarray]] = {}
+@dataclass(frozen=True)
+class _Layout:
+    """Per-config constants of the encoder: the feature table, its bounds and scales."""
+
+    table: tuple[Feature, ...]
+    low: np.ndarray
+    high: np.ndarray
+    scale: float  # money_scale
+    stock: int  # max(max_production, 1)
+    slot: int  # _offer_slot_size
+
+
+@lru_cache(maxsize=64)
+def _layout(config: ShapeFactoryConfig) -> _Layout:
+    table = features(config)
+    return _Layout(table, *feature_bounds(table), money_scale(config), max(config.max_production, 1), _offer_slot_size(config))
+
+
+@lru_cache(maxsize=256)
+def _others_index(participants: tuple[str, ...], agent: str) -> dict[str, int]:
+    """Each other participant's index among the others, in id order (read only)."""
+    return {a: i for i, a in enumerate(a for a in participants if a != agent)}
+
+
+def _offer_slots(out: list[float], offers: Sequence[Mapping[str, Any]], reader: str, others: Mapping[str, int],
+                 items: Mapping[str, int], config: ShapeFactoryConfig, k: int, slot: int) -> None:
+    """`_offer_block` appended to `out`: each slot's ones are set in a block of zeros."""
+    n_others, n_items = len(others), len(items)
+    block = [0.0] * (k * slot)
+    at = 0
+    for o in offers[:k]:
+        block[at] = 1.0
+        block[at + 1 + others[o["to"] if o["from"] == reader else o["from"]]] = 1.0
+        at += 1 + n_others
+        for item, amount in (o["give"], o["get"]):
+            block[at + items[item]] = 1.0
+            block[at + n_items] = amount / (config.max_price if item == MONEY else config.max_offer_shapes)
+            at += n_items + 1
+    out += block
 
 
 def encode(view: Mapping[str, Any], config: ShapeFactoryConfig) -> np.ndarray:
-    """An agent's numeric observation: its view, slot by slot as `features(config)` says, clipped to the scales."""
-    cached = _BOUNDS.get(id(config))
-    if cached is None or cached[0] is not config:
-        table = features(config)
-        cached = (config, table, *feature_bounds(table))
-        if len(_BOUNDS) > 64:
-            _BOUNDS.clear()
-        _BOUNDS[id(config)] = cached
-    _, table, low, high = cached
-    return pack_flat(table, encode_values(view, config), low, high)
+    """An agent's numeric observation: its view, slot by slot as `features(config)` says, clipped to the scales
+    (the same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`, built as one flat
+    list in feature order without a dict of blocks)."""
+    lay = _layout(config)
+    agent, shapes = view["agent"], view["shapes"]
+    others = _others_index(tuple(view["participants"]), agent)
+    s, k, scale, stock = len(shapes), config.max_open_offers, lay.scale, lay.stock
+    where = {x: i for i, x in enumerate(shapes)}
+    job = view["producing"]
+    free_inventory = view["free_inventory"]
+    out: list[float] = [view["step"] / view["max_steps"], float(view["last_action"].startswith("Your last action was REJECTED"))]
+    producing = [0.0] * s
+    if job:
+        producing[where[job["shape"]]] = 1.0
+    out += producing
+    out.append(job["steps_left"] / view["production_steps"] if job else 0.0)
+    specialty = [0.0] * s
+    specialty[where[view["specialty"]]] = 1.0
+    out += specialty
+    out.append(view["money"] / scale)
+    out.append(view["free_money"] / scale)
+    inventory = view["inventory"]
+    out += [inventory[x] / stock for x in shapes]
+    out += [free_inventory[x] / stock for x in shapes]
+    amount = config.shape_amount_per_order
+    ready: list[float] = []
+    for order in view["orders"]:
+        needs = order["shapes"]
+        out += [needs.get(x, 0) / amount for x in shapes]
+        out.append(float(order["fulfilled"]))
+        ready.append(float(not order["fulfilled"] and all(free_inventory[x] >= n for x, n in needs.items())))
+    out += ready
+    out.append(view["produced"] / stock)
+    items = {**where, MONEY: s}
+    _offer_slots(out, view["offers_to_you"], agent, others, items, config, k, lay.slot)
+    out.append(float(len(view["offers_to_you"]) > k))
+    _offer_slots(out, view["your_offers"], agent, others, items, config, k, lay.slot)
+    board = view["dashboard"]
+    out.append(float(board is not None))
+    if board is None:
+        out += [0.0] * (len(others) * (s + 3))
+    else:
+        for other in others:
+            p = board[other]
+            out += [p["money"] / scale, p["produced"] / stock, p["orders_fulfilled"] / max(p["orders"], 1)]
+            specialty = [0.0] * s
+            specialty[where[p["specialty"]]] = 1.0
+            out += specialty
+    senders = {line.split("] ", 1)[-1].split(":", 1)[0].removesuffix(" (to you)") for line in view["new_messages"]}
+    out += [float(o in senders) for o in others]
+    vector = np.array(out, dtype=np.float32)
+    return np.minimum(np.maximum(vector, lay.low, out=vector), lay.high, out=vector)

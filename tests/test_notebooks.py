@@ -88,6 +88,12 @@ def run_notebook(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ch
     assert state["prefix"] == sys.prefix, f"the kernel ran {state['executable']}, not this environment's {sys.executable}"
     nb.cells.pop()  # the check cell: what is left is what would be saved
     assert_clean_outputs(nb, path.name, tmp_path)
+    committed = nbformat.read(str(path), as_version=4)
+    for cell, saved in zip(nb.cells, committed.cells, strict=True):
+        if cell.cell_type == "code":  # what a reader sees without running it is what running it prints
+            executed = {"outputs": coalesce_streams(cell.outputs)}  # as saving writes them
+            assert output_strings_of([executed]) == output_strings_of([saved]), (
+                f"{path.name} cell {cell.get('id')}: the committed outputs are stale; save it with python tests/test_notebooks.py")
     return nb, state, work
 
 
@@ -116,11 +122,15 @@ def all_text(nb: Any) -> str:
 # ---------------------------------------------------------------------- what a saved notebook may hold
 def output_strings(nb: Any) -> list[str]:
     """Every text of every output (streams, text/plain, HTML, Markdown, tracebacks): what is searched for paths."""
+    return output_strings_of(nb.cells)
+
+
+def output_strings_of(cells: list[Any]) -> list[str]:
     found = []
-    for cell in nb.cells:
+    for cell in cells:
         for out in cell.get("outputs", []):
             found.append(out.get("text", ""))
-            found += [v for k, v in out.get("data", {}).items() if isinstance(v, str) and not k.startswith("image/")]
+            found += [v for k, v in sorted(out.get("data", {}).items()) if isinstance(v, str) and not k.startswith("image/")]
             found += out.get("traceback", [])
     return found
 

@@ -44,6 +44,11 @@ RUN_ELSEWHERE = {ROOT / "docs" / "local-models.md"}  # needs a local llama.cpp s
 
 def page_texts() -> list[tuple[Path, str]]:
     return [(page, page.read_text(encoding="utf-8")) for page in DOCS]
+
+
+def text_of(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
 BENCH_QUICK = {
     "search_rescue": ["--seeds", "1", "--only", "table3"],
     "map_task": ["--seeds", "1", "--seconds", "0.2"],
@@ -213,6 +218,10 @@ def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
             out = tmp_path / args[args.index("--out") + 1]
             assert (out / "report.md").read_text(encoding="utf-8").count("±") > 10
             assert "0 failed" in output.out
+            report = (out / "report.md").read_text(encoding="utf-8")
+            for table in re.findall(r"(?:^\|.*\|\n)+", text_of(page), re.M):
+                if table.splitlines()[0] in report.splitlines():  # an excerpt of this report: it must still be what it prints
+                    assert table in report, f"{page.name}'s excerpt of {command}'s report is stale:\n{table}"
         if args[0] == "replay" and "--html" not in args:
             assert "step" in output.out.lower()
         if args[0] == "replay" and "--html" in args:

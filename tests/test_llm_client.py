@@ -698,3 +698,19 @@ def test_the_speed_benchmark_runs_every_arm(capsys):
     assert any("full stack over the openai package" in line for line in rows)
     assert any(line.startswith("| policy.act() (a kept loop and client) |") for line in rows)
     assert any(line.startswith("| 16 at once") for line in rows)
+
+
+def test_usage_keeps_the_largest_prompt_of_one_call(server):
+    """Summed usage keeps the longest single prompt (what must fit a context window), not a sum."""
+    client = LLMClient("echo", base_url=server.url, cache=False)
+    short = chat(client, [{"role": "user", "content": "hi"}])
+    long = chat(client, [{"role": "user", "content": "word " * 400}])
+    assert short.usage.largest_prompt_tokens == short.usage.prompt_tokens > 0
+    assert long.usage.largest_prompt_tokens == long.usage.prompt_tokens > short.usage.prompt_tokens
+    total = Usage()
+    total.add(long.usage)
+    total.add(short.usage)
+    assert total.prompt_tokens == long.usage.prompt_tokens + short.usage.prompt_tokens
+    assert total.largest_prompt_tokens == long.usage.prompt_tokens
+    assert total.to_json()["largest_prompt_tokens"] == long.usage.prompt_tokens
+    assert "largest_prompt_tokens" not in Usage(calls=1, cached=1).to_json()  # a cached reply sent no prompt

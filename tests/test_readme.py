@@ -59,6 +59,7 @@ BENCH_QUICK = {
     "memory": ["--sizes", "2000", "--queries", "5", "--loop-queries", "1"],
     "speed_social_dilemma": ["--seconds", "0.2"],
     "perf": ["--quick"],
+    "local_model": ["--model", "random-valid", "--constrain", "json", "--envs", "day_trader_v0"],  # + the built-in server's URL
 }
 PLACEHOLDER = re.compile(r"<|\[|\||(?:^|\s)(?:DIR|LOG|OUT|URL|M|N)(?:\s|$)")
 
@@ -178,7 +179,8 @@ def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
             module = argv[2].split(".", 1)[1]
             assert module in BENCH_QUICK, f"README names a benchmark this test does not know how to run quickly: {command}"
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
-            proc = subprocess.run([sys.executable, *argv[1:], *BENCH_QUICK[module]], capture_output=True, text=True,
+            served = ["--base-url", server.url] if module == "local_model" else []  # not a llama.cpp server: the built-in one
+            proc = subprocess.run([sys.executable, *argv[1:], *BENCH_QUICK[module], *served], capture_output=True, text=True,
                                   cwd=tmp_path, env=env, timeout=300)
             assert proc.returncode == 0, f"{command}\n{proc.stderr[-2000:]}"
             assert "|---" in proc.stdout, f"{command} printed no table"

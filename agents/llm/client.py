@@ -86,6 +86,7 @@ class Usage:
     latency_s: float = 0.0  # from the request leaving the client to the answer (retries and their waits included)
     queue_s: float = 0.0  # waiting for a free slot of the client's concurrency bound, before any request
     cost_usd: float | None = None
+    largest_prompt_tokens: int = 0  # the longest prompt of one call: what must fit the model's context window
 
     def add(self, other: "Usage") -> None:
         self.calls += other.calls
@@ -95,6 +96,7 @@ class Usage:
         self.completion_tokens += other.completion_tokens
         self.latency_s += other.latency_s
         self.queue_s += other.queue_s
+        self.largest_prompt_tokens = max(self.largest_prompt_tokens, other.largest_prompt_tokens)
         if other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
@@ -109,6 +111,8 @@ class Usage:
         }
         if self.queue_s:
             out["queue_s"] = round(self.queue_s, 4)
+        if self.largest_prompt_tokens:
+            out["largest_prompt_tokens"] = self.largest_prompt_tokens
         if self.cost_usd is not None:
             out["cost_usd"] = round(self.cost_usd, 6)
         return out
@@ -357,6 +361,7 @@ class LLMClient:
                     usage.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after))
         usage.latency_s = time.perf_counter() - started
+        usage.largest_prompt_tokens = usage.prompt_tokens
         usage.cost_usd = self.cost(usage.prompt_tokens, usage.completion_tokens)
         if budget is not None:
             budget.tokens += usage.prompt_tokens + usage.completion_tokens

@@ -30,6 +30,7 @@ from agents.llm.policy import (
     LLMPolicy,
     make_llm_policies,
     split_reply,
+    team_part_first,
     valid_block,
 )
 from teamenvs.cli import main
@@ -189,7 +190,8 @@ def test_the_prompt_the_model_sees(server):
     messages, reply = sent[0]
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
-    assert system == briefing.rules  # no persona, no theory; the commands are listed live in the user message
+    # no persona, no theory: the rules, the team's part first; the commands are listed live in the user message
+    assert system == "\n\n".join(team_part_first(briefing.rules))
     assert briefing.commands not in system + user
     assert str(observations[agent]) in user
     assert valid_block(infos[agent]["valid_actions"]) in user
@@ -207,8 +209,10 @@ def test_the_prompt_carries_persona_theory_and_the_earlier_observation(server):
     policy = LLMPolicy("echo", base_url=server.url, cache=False, commands=env.unwrapped.commands,
                        persona="You are cautious.", theory="Teams need trust.", max_repairs=0)
     policy.reset(agent, env.unwrapped.briefing(agent))
-    # what the team shares first (theory, the role's rules), the persona last; the commands only in the user message
-    assert policy.system_prompt() == f"Teams need trust.\n\n{env.unwrapped.briefing(agent).rules}\n\nYou are cautious."
+    # what the team shares first (theory, the rules), then the agent's own sentences, the persona last; the commands only in the user message
+    shared, own = team_part_first(env.unwrapped.briefing(agent).rules)
+    assert own.startswith("You are trader_2, one of 3 traders") and "trader_2" not in shared
+    assert policy.system_prompt() == f"Teams need trust.\n\n{shared}\n\n{own}\n\nYou are cautious."
     first = str(observations[agent])
     policy.act(observations[agent], infos[agent])
     observations, _, _, _, infos = env.step({a: "wait" for a in env.agents})
@@ -919,3 +923,29 @@ def test_cli_token_options_say_what_they_bound(tmp_path, capsys):
         except SystemExit as exc:
             code = exc.code
         assert code == 2 and why in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_a_teams_system_prompts_share_their_rules_prefix(env_id, server):
+    """A server's prefix cache can serve the rules to every agent of a team: the prompts of agents of one role
+    agree up to their own sentences, and nothing of the rules is lost or changed in the reordering."""
+    env = teamenvs.make(env_id)
+    env.reset(seed=0)
+    prompts, roles = {}, {}
+    for agent in env.possible_agents:
+        policy = LLMPolicy("echo", base_url=server.url, cache=False, theory="Teams need trust.")
+        briefing = env.unwrapped.briefing(agent)
+        policy.reset(agent, briefing)
+        prompts[agent] = policy.system_prompt()
+        shared, own = team_part_first(briefing.rules)
+        assert prompts[agent] == f"Teams need trust.\n\n{shared}\n\n{own}"
+        assert sorted((shared + " " + own).split()) == sorted(briefing.rules.split())  # the same words, reordered
+        assert own.startswith("You")
+        roles.setdefault(shared, []).append(agent)
+    # one shared part for the whole team where every agent has the same kind of role; the guide and the follower,
+    # and the job fair's recruiters (each with its company's description) and seekers, still share the opening rules
+    if env_id in ("map_task_v0", "job_fair_v0"):
+        common = os.path.commonprefix(list(prompts.values()))
+        assert len(common) >= len("Teams need trust.\n\n") + 400
+    else:
+        assert len(roles) == 1, f"{env_id}: {len(roles)} different shared parts"

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
 from teamenvs.core.constrain import REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
+from teamenvs.core.text import Briefing
 
 from agents.llm.client import Budget, LLMClient, Usage, run_sync
 
@@ -138,6 +139,23 @@ def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = 
     if mode == "grammar":
         return {"extra_body": {"grammar": constraint.gbnf}}
     return {"extra_body": {"guided_regex": constraint.regex}}
+
+
+# a sentence ends at . ! or ? before the next one's capital (or an opening bracket)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_OWN_SENTENCE = ("You ", "You're ", "Your ")  # the agent's identity, role, holdings and orders: its own
+
+
+def team_part_first(rules: str) -> tuple[str, str]:
+    """(the sentences every teammate's rules share, the agent's own ones) of an env's rules, each in its order.
+
+    Briefings open with the agent's identity ("You are trader_1, one of 3 traders ..."), so the prompts of
+    a team differ from their first words and a server's prefix cache serves none of them; with the
+    sentences addressed to the agent ("You ...", "Your orders: ...") moved after the rest, the agents of
+    an env share the rules' prefix. No sentence is changed or dropped."""
+    sentences = _SENTENCE_BREAK.split(rules.strip())
+    own = [s for s in sentences if s.startswith(_OWN_SENTENCE)]
+    return " ".join(s for s in sentences if not s.startswith(_OWN_SENTENCE)), " ".join(own)
 
 
 REPAIR_ECHO_CHARS = 500  # what a repair turn repeats of the rejected reply: its action, not its reasoning
@@ -272,12 +290,16 @@ class LLMPolicy:
             self.memory.set_state(self._memory_start)
 
     def system_prompt(self) -> str:
-        """What every call of the episode starts with: the collaboration theory, the rules of the agent's
-        role, then its persona. The parts shared by a team come first, so that a server's prefix cache
-        can serve them to every agent. From an env's `Briefing` only the rules: the commands are listed
-        once per call, for the situation then, in the user message."""
-        rules = getattr(self.briefing, "rules", self.briefing)
-        return "\n\n".join(p for p in (self.theory, rules, self.persona) if p)
+        """What every call of the episode starts with: the collaboration theory, the rules the team shares,
+        the agent's own part of them (who it is, what it holds), then its persona. The parts shared by a
+        team come first, so that a server's prefix cache can serve them to every agent. From an env's
+        `Briefing` only the rules: the commands are listed once per call, for the situation then, in the
+        user message; a plain-text briefing is used whole, as it is."""
+        if isinstance(self.briefing, Briefing):
+            shared, own = team_part_first(self.briefing.rules)
+        else:
+            shared, own = self.briefing, ""
+        return "\n\n".join(p for p in (self.theory, shared, own, self.persona) if p)
 
     def user_prompt(self, observation: str, info: Mapping[str, Any], retrieved: Sequence[str] = ()) -> str:
         parts = []

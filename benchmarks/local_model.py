@@ -260,6 +260,21 @@ def write_between(path: Path, key: str, lines: Sequence[str]) -> None:
     path.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
 
 
+def shown_command(argv: Sequence[str]) -> str:
+    """The command that measured a table, as written beside it: without `--write` (which would overwrite the
+    pages it is shown in) and the scratch `--out` folder."""
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif word != "--write" and not word.startswith("--out="):
+            kept.append(word)
+    return " ".join(["python -m benchmarks.local_model", *kept])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--base-url", help="a server that runs already (default: start llama-cpp-python's with SmolLM2-135M)")
@@ -291,10 +306,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = outcome.report if outcome.report is not None else build_report(args.out, plots=False)
     figures = team_figures(report.rows, report.groups)
     calls = sum(f.calls for f in figures)
-    setup = (f"{args.model}, {len(suite.episodes())} episodes ({args.seeds} seed(s), {args.max_steps} steps each), "
+    setup = (f"{args.model}, {len(suite.episodes())} episodes ({args.seeds} seed(s), {args.max_steps} step(s) per episode), "
              f"one request at a time, output limit {args.max_output_tokens} tokens, window {args.context_window:,}, "
              f"constrained by {args.constrain}; {calls} model calls in {wall:,.0f} s")
-    full = [f"Measured with `python -m benchmarks.local_model` ({setup}):", "", *full_table(figures, args.context_window), "",
+    command = shown_command(sys.argv[1:] if argv is None else argv)
+    full = [f"Measured with `{command}` ({setup}):", "", *full_table(figures, args.context_window), "",
             "Targets:", *target_lines(figures, args.context_window, args.max_output_tokens)]
     print("\n".join(full))
     print(outcome.summary())
@@ -302,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(outcome.failed)} episode(s) failed: the table leaves them out", file=sys.stderr)
     if args.write:
         write_between(ROOT / "docs" / "local-models.md", "full", full)
-        write_between(ROOT / "README.md", "summary", [f"Measured with `python -m benchmarks.local_model` ({setup}):", "",
+        write_between(ROOT / "README.md", "summary", [f"Measured with `{command}` ({setup}):", "",
                                                       *summary_table(figures)])
         print("wrote docs/local-models.md and README.md")
     return 1 if outcome.failed else 0

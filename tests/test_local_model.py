@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.local_model import (CONSTRAINED, FREE, TeamFigures, decisions, main, suite_for, summary_table,
-                                    target_lines, team_figures, write_between)
+from benchmarks.local_model import (CONSTRAINED, FREE, TeamFigures, decisions, main, shown_command, suite_for,
+                                    summary_table, target_lines, team_figures, write_between)
 from benchmarks.report import build_report
 from teamenvs.core.config import ConfigError
 
@@ -98,3 +98,8 @@ def test_no_llama_cpp_is_a_clear_error(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_local_extra)
     assert main(["--envs", "day_trader_v0", "--out", "unused"]) == 2
     assert "install the local extra" in capsys.readouterr().err
+
+
+def test_the_shown_command_never_writes():
+    assert shown_command(["--max-steps", "1", "--out", "/tmp/x", "--write"]) == "python -m benchmarks.local_model --max-steps 1"
+    assert shown_command(["--out=/tmp/x", "--seeds", "2"]) == "python -m benchmarks.local_model --seeds 2"

@@ -13,6 +13,7 @@ Metrics come from the paradigm's metric function over the recorded log, the same
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -133,6 +134,9 @@ async def arun_episode(
             observations, infos = env.reset(seed=seed)
             for agent in env.agents:
                 policies[agent].reset(agent, base.briefing(agent))
+                bind = getattr(policies[agent], "bind_rules", None)
+                if bind is not None:  # constrained decoding may ask the rules, as an RL action mask does
+                    bind(functools.partial(base.accepts, agent))
             while env.agents and (max_steps is None or steps < max_steps):
                 asking = [a for a in env.agents if infos[a]["needs_action"]]
                 # every agent's call runs to its end (so its usage is counted) before a failure is raised

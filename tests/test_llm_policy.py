@@ -949,3 +949,17 @@ def test_a_teams_system_prompts_share_their_rules_prefix(env_id, server):
         assert len(common) >= len("Teams need trust.\n\n") + 400
     else:
         assert len(roles) == 1, f"{env_id}: {len(roles)} different shared parts"
+
+
+def test_run_episode_gives_constrained_decoding_the_rules(server):
+    """`agents.run_episode` binds each LLM policy to the env's rules, so a constrained team never names a victim
+    it has not found (unbound, the command language alone admits any victim number: a third of the same
+    team's actions were refused in this episode)."""
+    env = teamenvs.make("search_rescue_v0")
+    policies = make_llm_policies(env, "random-valid", server.url, constrain="json", cache=False)
+    result = agents.run_episode(env, policies, seed=0, max_steps=25)
+    assert result.metrics["invalid_action_rate"] == 0.0
+    assert all(p.rules_accept is not None for p in policies.values())
+    policy = policies["medic"]
+    policy.reset("medic", env.unwrapped.briefing("medic"))
+    assert policy.rules_accept is None  # a new episode binds its own env's rules

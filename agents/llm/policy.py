@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
 from teamenvs.core.constrain import REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
@@ -122,16 +122,18 @@ CONSTRAIN_MODES = ("off", "json", "grammar", "regex")
 JSON_ANSWER_FORMAT = 'Answer with one JSON object: {"reasoning": "<brief>", "action": {"command": "<command>", "args": {...}}}'
 
 
-def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS) -> dict[str, Any]:
+def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS,
+                        accepts: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """The request fields that constrain a reply to the valid commands of `forms`, the way each
     server family takes them: `json` as `response_format` json_schema (OpenAI structured outputs,
     vLLM, SGLang, llama.cpp, Ollama), `grammar` as a llama.cpp GBNF `grammar`, `regex` as vLLM's
     `guided_regex`; {} when off or when no command is possible now. The reasoning before the action is
-    bounded by `reasoning_chars` (`reasoning_chars_for` the client's output limit)."""
+    bounded by `reasoning_chars` (`reasoning_chars_for` the client's output limit); `accepts`, the env's
+    rules for the agent, narrows forms with few concrete commands to those the rules accept."""
     if mode == "off" or not forms:
         return {}
     try:
-        constraint = constraint_for(forms, reasoning_chars)
+        constraint = constraint_for(forms, reasoning_chars, accepts)
     except ValueError:
         return {}
     if mode == "json":
@@ -251,6 +253,7 @@ class LLMPolicy:
         self.context_window = context_window
         self._stated_window: int | None = None  # the window a too-long refusal stated (a property of the model: kept)
         self.constrain = constrain
+        self.rules_accept: Callable[[str], bool] | None = None  # the env's rules for this agent (bind_rules), for constraints
         self.client = client
         self.commands = commands
         self.window = window
@@ -270,9 +273,16 @@ class LLMPolicy:
         self.step = 0
 
     # ------------------------------------------------------------------ Policy protocol
+    def bind_rules(self, accepts: Callable[[str], bool]) -> None:
+        """Give constrained decoding the env's rules for this agent (`functools.partial(env.accepts, agent)`,
+        as `agents.run_episode` does after each reset): a form with few concrete commands then admits only
+        those the rules accept now, as an RL action mask does. Without it, the command language alone."""
+        self.rules_accept = accepts
+
     def reset(self, agent_id: str, briefing: str) -> None:
         self.agent_id = agent_id
         self.briefing = briefing
+        self.rules_accept = None  # bound again for the new episode's env
         self.usage = Usage()
         self._recent = []
         self.step = 0
@@ -332,7 +342,7 @@ class LLMPolicy:
         step_usage = Usage()
         repairs: list[str] = []
         constrained = constrained_request(self.constrain, info.get("valid_actions") or (),
-                                          reasoning_chars_for(getattr(self.client, "max_tokens", None)))
+                                          reasoning_chars_for(getattr(self.client, "max_tokens", None)), self.rules_accept)
         answer_format = JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT
         try:
             while True:

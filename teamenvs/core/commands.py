@@ -107,6 +107,14 @@ class Arg(ABC):
 
         return {"type": "string", "pattern": f"^(?:{to_regex(self.grammar(situation))})$"}
 
+    def values(self, situation: Situation) -> tuple[str, ...] | None:
+        """Every value admitted now, as written, when they are few enough to try one by one against the
+        rules (`teamenvs.core.constrain.constraint_for` with `accepts`); None: too many, or free text."""
+        return None
+
+
+ENUMERABLE_INTS = 64  # an integer argument with at most this many values now can be tried value by value
+
 
 # One optional whitespace run per optional separator: three runs in a row backtracked in
 # cubic time on whitespace followed by a non-digit (see tests/hostile/test_actions.py).
@@ -173,6 +181,10 @@ class IntArg(Arg):
         low, high = self.bounds(situation)
         return {"type": "integer", "minimum": low, "maximum": high}
 
+    def values(self, situation):
+        low, high = self.bounds(situation)
+        return tuple(str(i) for i in range(low, high + 1)) if high - low < ENUMERABLE_INTS else None
+
 
 @dataclass(frozen=True)
 class ChoiceArg(Arg):
@@ -209,6 +221,9 @@ class ChoiceArg(Arg):
 
     def json_schema(self, situation):
         return {"type": "string", "enum": list(self.choices)}
+
+    def values(self, situation):
+        return self.choices
 
 
 @dataclass(frozen=True)
@@ -257,6 +272,9 @@ class NameArg(Arg):
 
     def json_schema(self, situation):
         return {"type": "string", "enum": list(self._names(situation))}
+
+    def values(self, situation):
+        return self._names(situation)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ three spellings of the same language, each the form a server family takes:
 
 Every string the grammar or the regex admits after `ACTION: ` parses in the situation the
 forms were offered in, and every valid command of those forms (in its canonical spelling) is
-admitted: `tests/core/test_constrain.py` checks both ways. The rules may still refuse a
-well-formed command (e.g. picking up a victim a teammate just took); the grammar cannot know.
+admitted: `tests/core/test_constrain.py` checks both ways. Given the env's rules for the agent
+(`accepts`), a form with few concrete commands admits only those the rules accept now; the rules
+may still refuse a command of a form with free text or many values (an offer's terms, a map path),
+or one that a teammate's action in the same step makes impossible (a victim taken first).
 
 Arguments describe themselves with `Arg.grammar(situation)`, a small expression tree (`Lit`,
 `Chars`, `Seq`, `Alt`) rendered here to regex and GBNF. An argument type without one
@@ -24,15 +26,18 @@ Arguments describe themselves with `Arg.grammar(situation)`, a small expression 
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
 
 REASONING_MAX_CHARS = 2_000
 ACTION_RESERVE_TOKENS = 48  # of a reply's output limit, kept for "ACTION: " and the command
+ENUMERABLE_COMMANDS = 256  # a form with at most this many concrete commands is checked command by command against the rules
 
 
 @dataclass(frozen=True)
@@ -218,18 +223,57 @@ def reasoning_chars_for(max_output_tokens: int | None) -> int:
     return max(0, min(REASONING_MAX_CHARS, max_output_tokens - ACTION_RESERVE_TOKENS))
 
 
-def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS) -> Constraint:
+def accepted_commands(form: Any, accepts: Callable[[str], bool]) -> list[tuple[str, ...]] | None:
+    """The argument values (as written) of this form's commands that the rules accept now, tried one by one
+    with `accepts`; None when the form's arguments have too many values (or free text) to try."""
+    domains = [arg.values(form.situation) for arg in form._command.args]
+    if any(d is None for d in domains) or math.prod(len(d) for d in domains) > ENUMERABLE_COMMANDS:
+        return None
+    return [combo for combo in itertools.product(*domains) if accepts(" ".join([form.command, *combo]))]
+
+
+def _enumerated_branch(form: Any, combo: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON schema of one concrete command of `form` (its arguments as constants)."""
+    args: dict[str, Any] = {}
+    for arg, value in zip(form._command.args, combo):
+        integer = arg.json_schema(form.situation).get("type") == "integer"
+        args[arg.name] = {"type": "integer", "enum": [int(value)]} if integer else {"type": "string", "enum": [value]}
+    return {"type": "object", "properties": {"command": {"type": "string", "enum": [form.command]},
+                                             "args": {"type": "object", "properties": args, "required": list(args),
+                                                      "additionalProperties": False}},
+            "required": ["command", "args"], "additionalProperties": False}
+
+
+def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CHARS,
+                   accepts: Callable[[str], bool] | None = None) -> Constraint:
     """The constraint admitting exactly the commands of these action forms (one agent's `valid_actions`),
-    after at most `reasoning_chars` characters of reasoning (one line in the grammar and the regex)."""
-    possible = [(f, node) for f in forms if (node := _command_node(f)) is not None]
-    if not possible:
+    after at most `reasoning_chars` characters of reasoning (one line in the grammar and the regex).
+
+    With `accepts` (the env's rules for this agent now: `TeamEnv.accepts`), a form whose arguments take few
+    values (`Arg.values`; at most ENUMERABLE_COMMANDS commands) admits only the commands the rules accept:
+    no `pick up victim 17` for a victim the agent has not found. Forms with free text or many values
+    (messages, offers' terms, map paths) keep the command language's grammar."""
+    nodes: list[Node] = []
+    branches: list[dict[str, Any]] = []
+    kept: list[Any] = []
+    for form in forms:
+        node = _command_node(form)
+        if node is None:
+            continue
+        accepted = accepted_commands(form, accepts) if accepts is not None else None
+        if accepted is None:
+            nodes.append(node)
+            branches.append({"type": "object", "properties": {"command": {"type": "string", "enum": [form.command]},
+                                                              "args": _args_schema(form)},
+                             "required": ["command", "args"], "additionalProperties": False})
+            kept.append(form)
+        elif accepted:
+            nodes.append(one_of([" ".join([form.command, *combo]) for combo in accepted]))
+            branches += [_enumerated_branch(form, combo) for combo in accepted]
+    if not nodes:
         raise ValueError("no command can be given now: the agent has nothing to decide")
-    forms = [f for f, _ in possible]
-    nodes = [node for _, node in possible]
-    exact = all(arg.exact_for(f.situation) for f in forms for arg in f._command.args)
+    exact = all(arg.exact_for(f.situation) for f in kept for arg in f._command.args)
     action = nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
-    branches = [{"type": "object", "properties": {"command": {"type": "string", "enum": [f.command]}, "args": _args_schema(f)},
-                 "required": ["command", "args"], "additionalProperties": False} for f in forms]
     schema = {
         "type": "object",
         "properties": {"reasoning": {"type": "string", "maxLength": reasoning_chars},

@@ -9,6 +9,7 @@ subset we emit and must describe the same language as the regex.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -17,7 +18,7 @@ import pytest
 
 import teamenvs
 from teamenvs.core.commands import Command, CommandSet, IntArg, NameArg, Situation, TextArg
-from teamenvs.core.constrain import constraint_for, int_range, sample_text, to_regex
+from teamenvs.core.constrain import accepted_commands, constraint_for, int_range, sample_text, to_regex
 
 ENV_IDS = teamenvs.list_envs()
 
@@ -190,3 +191,44 @@ def test_the_reasoning_before_the_action_is_bounded_by_the_output_limit():
     assert "{0,80}" in constraint.gbnf and constraint.json_schema["properties"]["reasoning"]["maxLength"] == 80
     bare = constraint_for(infos["fisher_1"]["valid_actions"], 0)
     assert _re.fullmatch(bare.regex, "ACTION: wait") and not _re.fullmatch(bare.regex, "x\nACTION: wait")
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_with_the_rules_a_form_with_few_commands_admits_exactly_the_accepted_ones(env_id):
+    """Given `env.accepts` (as `agents.run_episode` binds it), each form whose concrete commands can be tried
+    one by one admits a command iff the rules accept it now; the others keep the command language's grammar."""
+    env = teamenvs.make(env_id)
+    rng = np.random.default_rng(3)
+    _, infos = env.reset(seed=3)
+    narrowed = refused = 0
+    for _ in range(40):
+        if not env.agents:
+            _, infos = env.reset(seed=int(rng.integers(2**31)))
+        actions = {}
+        for agent in env.agents:
+            forms = infos[agent]["valid_actions"]
+            if not (infos[agent]["needs_action"] and forms):
+                continue
+            accepts = lambda command, agent=agent: env.unwrapped.accepts(agent, command)  # noqa: E731
+            try:
+                regex = re.compile(constraint_for(forms, accepts=accepts).regex)
+            except ValueError:  # the rules accept none of the commands: nothing to constrain to
+                assert all(accepted_commands(f, accepts) == [] for f in forms)
+                continue
+            plain = re.compile(constraint_for(forms).regex)
+            for form in forms:
+                if accepted_commands(form, accepts) is None:
+                    continue
+                domains = [arg.values(form.situation) for arg in form._command.args]
+                for combo in itertools.product(*domains):
+                    command = " ".join([form.command, *combo])
+                    ok = env.unwrapped.accepts(agent, command)
+                    assert bool(regex.fullmatch(f"ACTION: {command}")) == ok, (agent, command)
+                    narrowed += 1
+                    if not ok and plain.fullmatch(f"ACTION: {command}"):
+                        refused += 1  # the command language alone would have admitted it
+            actions[agent] = forms[int(rng.integers(len(forms)))].sample(rng)
+        _, _, _, _, infos = env.step(actions)
+    assert narrowed > 20
+    if env_id in ("search_rescue_v0", "shape_factory_v0"):  # victims not found, orders not ready: refused by the rules
+        assert refused > 0

@@ -173,8 +173,11 @@ def test_parsing_any_action_up_to_the_limit_costs_about_as_much_as_an_ordinary_o
         took = _step_time(env, agent, action)
         if took > worst:
             worst, worst_action = took, action
-    # re-measure the worst one, so a scheduler hiccup is not taken for a slow parse
-    worst = min(worst, *(_step_time(env, agent, worst_action) for _ in range(3)))
+    # re-measure the worst one and the reference in alternation, so that a scheduler hiccup (or a busy
+    # moment of a loaded machine) is neither taken for a slow parse nor missed by the reference
+    for _ in range(5):
+        worst = min(worst, _step_time(env, agent, worst_action))
+        reference = min(reference, _step_time(env, agent, ordinary_long))
     assert worst < 12 * reference, (
         f"{env_id}: worst hostile action took {worst * 1e3:.1f} ms, {worst / reference:.1f}x an ordinary action of "
         f"the same length ({reference * 1e3:.2f} ms) and {worst / short:.0f}x a short one: {worst_action[:60]!r}...")

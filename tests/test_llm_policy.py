@@ -951,15 +951,17 @@ def test_a_teams_system_prompts_share_their_rules_prefix(env_id, server):
         assert len(roles) == 1, f"{env_id}: {len(roles)} different shared parts"
 
 
-def test_run_episode_gives_constrained_decoding_the_rules(server):
+@pytest.mark.parametrize("env_id", ["search_rescue_v0", "shape_factory_v0"])
+def test_run_episode_gives_constrained_decoding_the_rules(server, env_id):
     """`agents.run_episode` binds each LLM policy to the env's rules, so a constrained team never names a victim
-    it has not found (unbound, the command language alone admits any victim number: a third of the same
-    team's actions were refused in this episode)."""
-    env = teamenvs.make("search_rescue_v0")
+    it has not found, nor offers shapes it does not hold (unbound, the command language alone admits them: a
+    third of the search-and-rescue team's actions and a tenth of the shape factory's were refused in these
+    episodes)."""
+    env = teamenvs.make(env_id)
     policies = make_llm_policies(env, "random-valid", server.url, constrain="json", cache=False)
     result = agents.run_episode(env, policies, seed=0, max_steps=25)
     assert result.metrics["invalid_action_rate"] == 0.0
     assert all(p.rules_accept is not None for p in policies.values())
-    policy = policies["medic"]
-    policy.reset("medic", env.unwrapped.briefing("medic"))
+    agent, policy = next(iter(policies.items()))
+    policy.reset(agent, env.unwrapped.briefing(agent))
     assert policy.rules_accept is None  # a new episode binds its own env's rules

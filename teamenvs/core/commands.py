@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -111,6 +111,13 @@ class Arg(ABC):
         """Every value admitted now, as written, when they are few enough to try one by one against the
         rules (`teamenvs.core.constrain.constraint_for` with `accepts`); None: too many, or free text."""
         return None
+
+    def accepted_grammar(self, situation: Situation, accepts: Callable[[str], bool]) -> Any:
+        """For an argument with too many values to try one by one (`values` is None): the grammar of the values
+        the rules accept now, given `accepts` (whether the rules accept the command with this value), built by
+        trying the parts of a value the rules read; `NotImplemented` where the argument type cannot (its
+        command keeps the command language's grammar), None when no value is accepted."""
+        return NotImplemented
 
 
 ENUMERABLE_INTS = 64  # an integer argument with at most this many values now can be tried value by value

@@ -223,6 +223,34 @@ def reasoning_chars_for(max_output_tokens: int | None) -> int:
     return max(0, min(REASONING_MAX_CHARS, max_output_tokens - ACTION_RESERVE_TOKENS))
 
 
+def narrowed_command(form: Any, accepts: Callable[[str], bool]) -> tuple[list[Node], list[dict[str, Any]]] | None:
+    """For a form whose last argument has too many values to try one by one but can narrow itself against the
+    rules (`Arg.accepted_grammar`, e.g. an offer's terms by what the agent can give): per combination of
+    the other arguments (tried as `accepted_commands` does), the command's grammar node and JSON schema.
+    None when the form cannot be narrowed so."""
+    *others, last = form._command.args or (None,)
+    if last is None or last.values(form.situation) is not None:
+        return None
+    domains = [arg.values(form.situation) for arg in others]
+    if any(d is None for d in domains) or math.prod(len(d) for d in domains) > ENUMERABLE_COMMANDS:
+        return None
+    nodes: list[Node] = []
+    branches: list[dict[str, Any]] = []
+    for combo in itertools.product(*domains):
+        head = " ".join([form.command, *combo])
+        node = last.accepted_grammar(form.situation, lambda value, head=head: accepts(f"{head} {value}"))
+        if node is NotImplemented:
+            return None
+        if node is None:
+            continue
+        nodes.append(Seq((Lit(head + " "), node)))
+        branch = _enumerated_branch(form, combo)
+        branch["properties"]["args"]["properties"][last.name] = {"type": "string", "pattern": f"^(?:{to_regex(node)})$"}
+        branch["properties"]["args"]["required"].append(last.name)
+        branches.append(branch)
+    return nodes, branches
+
+
 def accepted_commands(form: Any, accepts: Callable[[str], bool]) -> list[tuple[str, ...]] | None:
     """The argument values (as written) of this form's commands that the rules accept now, tried one by one
     with `accepts`; None when the form's arguments have too many values (or free text) to try."""
@@ -235,7 +263,7 @@ def accepted_commands(form: Any, accepts: Callable[[str], bool]) -> list[tuple[s
 def _enumerated_branch(form: Any, combo: tuple[str, ...]) -> dict[str, Any]:
     """The JSON schema of one concrete command of `form` (its arguments as constants)."""
     args: dict[str, Any] = {}
-    for arg, value in zip(form._command.args, combo):
+    for arg, value in zip(form._command.args, combo):  # the first len(combo) arguments
         integer = arg.json_schema(form.situation).get("type") == "integer"
         args[arg.name] = {"type": "integer", "enum": [int(value)]} if integer else {"type": "string", "enum": [value]}
     return {"type": "object", "properties": {"command": {"type": "string", "enum": [form.command]},
@@ -251,8 +279,9 @@ def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CH
 
     With `accepts` (the env's rules for this agent now: `TeamEnv.accepts`), a form whose arguments take few
     values (`Arg.values`; at most ENUMERABLE_COMMANDS commands) admits only the commands the rules accept:
-    no `pick up victim 17` for a victim the agent has not found. Forms with free text or many values
-    (messages, offers' terms, map paths) keep the command language's grammar."""
+    no `pick up victim 17` for a victim the agent has not found; a form whose last argument narrows itself
+    (`Arg.accepted_grammar`: an offer's terms by what the agent can give) admits only accepted values of it.
+    Forms with free text or other many-valued arguments (messages, map paths) keep the command language's grammar."""
     nodes: list[Node] = []
     branches: list[dict[str, Any]] = []
     kept: list[Any] = []
@@ -261,7 +290,11 @@ def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CH
         if node is None:
             continue
         accepted = accepted_commands(form, accepts) if accepts is not None else None
-        if accepted is None:
+        narrowed = narrowed_command(form, accepts) if accepts is not None and accepted is None else None
+        if narrowed is not None:
+            nodes += narrowed[0]
+            branches += narrowed[1]
+        elif accepted is None:
             nodes.append(node)
             branches.append({"type": "object", "properties": {"command": {"type": "string", "enum": [form.command]},
                                                               "args": _args_schema(form)},

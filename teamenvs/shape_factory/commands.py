@@ -123,6 +123,29 @@ class TermsArg(Arg):
             options += [Seq((shape(s), Lit(" for "), shape(t))) for t in self.shapes if t != s]
         return Alt(tuple(options))
 
+    def accepted_grammar(self, situation, accepts):
+        """The terms the rules accept now. The rules read an offer's terms for what it gives only (`rules.check`:
+        the proposer must have it free; what it asks is not checked), so each giving side (a count of a shape,
+        or an amount of money) is tried once with a fixed asking side, and an accepted one is admitted with
+        every asking side that parses."""
+        from teamenvs.core.constrain import Alt, Lit, Seq, int_range, one_of
+
+        money = Seq((Lit("$"), int_range(self.min_price, self.max_price)))
+        options = []
+        for s in self.shapes:
+            counts = [n for n in range(1, self.max_shapes + 1) if accepts(f"{n} {s} for ${self.min_price}")]
+            if counts:
+                asked = Alt((money, *(Seq((int_range(1, self.max_shapes), Lit(" "), one_of((t, t + "s")))) for t in self.shapes if t != s)))
+                options.append(Seq((one_of([str(n) for n in counts]), Lit(" "), one_of((s, s + "s")), Lit(" for "), asked)))
+        if self.shapes:
+            prices = [p for p in range(self.min_price, self.max_price + 1) if accepts(f"${p} for 1 {self.shapes[0]}")]
+            if prices:
+                asked = Alt(tuple(Seq((int_range(1, self.max_shapes), Lit(" "), one_of((t, t + "s")))) for t in self.shapes))
+                options.append(Seq((Lit("$"), one_of([str(p) for p in prices]), Lit(" for "), asked)))
+        if not options:
+            return None
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+
 
 @lru_cache(maxsize=64)
 def commands_for(config: ShapeFactoryConfig) -> CommandSet:

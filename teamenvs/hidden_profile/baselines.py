@@ -16,6 +16,7 @@ back (`Candidate C strength: ...`, see `view.fact_message`).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, Mapping
 
 from teamenvs.core.policy import ScriptedPolicy
@@ -38,8 +39,9 @@ class HiddenProfileBaseline(ScriptedPolicy):
         choice = self.final_choice(view) if phase == FINAL_VOTE else favourite(view["document"], view["candidates"])
         return f"{DECIDE} {choice}"
 
+    @abstractmethod
     def next_fact(self, view: Mapping[str, Any], discussed: frozenset) -> tuple[str, str, str] | None:
-        raise NotImplementedError
+        """The fact (candidate, kind, text) to say this discussion turn, of those not `discussed` yet; None: nothing to add."""
 
     def final_choice(self, view: Mapping[str, Any]) -> str:
         return favourite(view["document"], view["candidates"])

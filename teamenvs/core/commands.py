@@ -606,3 +606,47 @@ class CommandSet:
         best = max(allowed, key=closeness)
         hint = f" Did you mean '{self.commands[best].usage(situation)}'?" if closeness(best) >= 0.6 else ""
         return ActionError(f"unknown command {quote(text, 40)}.{hint} {self._valid_now(situation)}", "unknown_command")
+
+
+class ParseMemo:
+    """`commands.parse(command, situation)`, remembered across situations and episodes.
+
+    A command text that starts with a command's name (and a space) is read by that command alone, never
+    searched for in prose; when it parses, the parse read only whether the command is denied and the
+    situation entries its arguments declare (`reads`: command name -> ((field, key), ...), e.g.
+    (("limits", "x"),)), so the same text parses to the same action wherever those are the same. Such a
+    success, when its values are immutable, is kept by those entries alone; anything else by the whole
+    situation. Texts longer than `max_chars` are parsed afresh."""
+
+    def __init__(self, commands: CommandSet, reads: Mapping[str, tuple[tuple[str, str], ...]], max_chars: int,
+                 max_entries: int = 16384) -> None:
+        self.commands, self.reads, self.max_chars, self.max_entries = commands, dict(reads), max_chars, max_entries
+        self._longest_first = tuple(sorted(commands.commands, key=len, reverse=True))
+        self._parses: dict[tuple, Action | ActionError] = {}
+
+    def _leading_name(self, command: str) -> str | None:
+        """The command name `command` starts with (followed by a space or nothing), longest first."""
+        for name in self._longest_first:
+            if command.startswith(name) and (len(command) == len(name) or command[len(name)] == " "):
+                return name
+        return None
+
+    def parse(self, command: str, situation: Situation) -> Action | ActionError:
+        name = self._leading_name(command) if len(command) <= self.max_chars else None
+        if name is None:
+            return self.commands.parse(command, situation)
+        denied = situation.denied
+        key = (command, name in denied, denied.get(name), *(getattr(situation, part).get(entry) for part, entry in self.reads[name]))
+        found = self._parses.get(key)
+        if found is None:
+            whole = (command, tuple(denied.items()), tuple(situation.limits.items()), tuple(situation.names.items()),
+                     tuple(situation.limit_reasons.items()))
+            found = self._parses.get(whole)
+            if found is None:
+                found = self.commands.parse(command, situation)
+                if len(self._parses) > self.max_entries:
+                    self._parses.clear()
+                shared = (isinstance(found, Action) and found.command == name
+                          and all(v is None or isinstance(v, (str, tuple)) for v in found.args.values()))
+                self._parses[key if shared else whole] = found  # immutable, so shared by every situation that reads the same
+        return found

@@ -161,8 +161,13 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         parsed = offered[3]
         action = parsed.get(command)
         if action is None:
-            action = parsed[command] = self.commands.parse(command, offered[0])
+            action = parsed[command] = self._mask_parse(command, offered[0])
         return isinstance(action, Action) and self._refusal(agent, action) is None
+
+    def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:
+        """How `accepts` parses a command: the command set's parser (a paradigm may share parses across
+        situations with a `teamenvs.core.commands.ParseMemo`)."""
+        return self.commands.parse(command, situation)
 
     def _extra_info(self, agent: str) -> dict[str, Any]:
         return {}

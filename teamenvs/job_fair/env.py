@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping
 
-from teamenvs.core.commands import Action, Situation
+from teamenvs.core.commands import Action, ActionError, Situation
 from teamenvs.core.env import TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, mask_key, parse_in, situation
@@ -89,16 +89,9 @@ class JobFairEnv(TeamEnv):
                 self.tell_agent(agent, ev)
         return self.game.final_rewards() if self.game.phase == "done" else {}
 
-    def accepts(self, agent: str, command: str) -> bool:
-        """`TeamEnv.accepts`, with successful parses shared by situations that read the same (`parse_in`)."""
-        offered = self._offered.get(agent)
-        if offered is None:
-            return False
-        parsed = offered[3]
-        action = parsed.get(command)
-        if action is None:
-            action = parsed[command] = parse_in(command, offered[0])
-        return isinstance(action, Action) and self._refusal(agent, action) is None
+    def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:
+        """Parses shared by situations and episodes that read the same (`commands.parse_in`)."""
+        return parse_in(command, situation)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         why = self.game.refusal(agent, action)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from teamenvs.core.commands import Action, ActionError, Arg, ArgError, Command, CommandSet, Situation, TextArg
+from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, ParseMemo, TextArg
 from teamenvs.core.messaging import SAY
 from teamenvs.map_task.scoring import Cell
 
@@ -309,40 +309,8 @@ def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
     raise TypeError(f"no reads declared for {type(arg).__name__}")
 
 
-_READS = {c.name: tuple(r for a in c.args for r in _arg_reads(a)) for c in COMMANDS}
-_LONGEST_FIRST = tuple(sorted(COMMANDS.commands, key=len, reverse=True))
-_PARSES: dict[tuple, Action | ActionError] = {}
-_MEMO_CHARS = 200  # longer commands (none of the catalogue's) are parsed afresh, not kept
-
-
-def _leading_name(command: str) -> str | None:
-    """The command name `command` starts with (followed by a space or nothing), longest first."""
-    for name in _LONGEST_FIRST:
-        if command.startswith(name) and (len(command) == len(name) or command[len(name)] == " "):
-            return name
-    return None
-
-
-def parse_in(command: str, situation: Situation) -> Action | ActionError:
-    """`COMMANDS.parse(command, situation)`, remembered: a success by the command and what it read of the
-    situation, a failure by the command and the whole situation."""
-    name = _leading_name(command) if len(command) <= _MEMO_CHARS else None
-    if name is None:
-        return COMMANDS.parse(command, situation)
-    denied = situation.denied
-    key = (command, name in denied, denied.get(name), *(getattr(situation, part).get(entry) for part, entry in _READS[name]))
-    found = _PARSES.get(key)
-    if found is None:
-        whole = (command, tuple(denied.items()), tuple(situation.limits.items()), tuple(situation.names.items()),
-                 tuple(situation.limit_reasons.items()))
-        found = _PARSES.get(whole)
-        if found is None:
-            found = COMMANDS.parse(command, situation)
-            if len(_PARSES) > 16384:
-                _PARSES.clear()
-            shared = isinstance(found, Action) and found.command == name and all(isinstance(v, (str, tuple)) for v in found.args.values())
-            _PARSES[key if shared else whole] = found  # immutable, so shared by every situation that reads the same
-    return found
+_PARSES = ParseMemo(COMMANDS, {c.name: tuple(r for a in c.args for r in _arg_reads(a)) for c in COMMANDS}, max_chars=200)
+parse_in = _PARSES.parse  # longer commands than max_chars (none of the catalogue's) are parsed afresh
 
 
 def command_for(view, label: str) -> str | None:

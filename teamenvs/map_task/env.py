@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from teamenvs.core.commands import Action, Situation
+from teamenvs.core.commands import Action, ActionError, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.rl import Feature
 from teamenvs.map_task import view as text
@@ -113,16 +113,9 @@ class MapTaskEnv(TeamEnv):
             self._scored = (self.edges, route_accuracy(self.pair.route, drawn_cells(self.edges)))
         return self._scored[1]
 
-    def accepts(self, agent: str, command: str) -> bool:
-        """`TeamEnv.accepts`, with parses shared by situations and episodes (`parse_in`)."""
-        offered = self._offered.get(agent)
-        if offered is None:
-            return False
-        parsed = offered[3]
-        action = parsed.get(command)
-        if action is None:
-            action = parsed[command] = parse_in(command, offered[0])
-        return isinstance(action, Action) and self._refusal(agent, action) is None
+    def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:
+        """Parses shared by situations and episodes that read the same (`commands.parse_in`)."""
+        return parse_in(command, situation)
 
     def _mask_key(self, view: Mapping[str, Any]) -> tuple:
         return mask_key(view)

@@ -49,11 +49,11 @@ class CommonsEnv(ScheduledGame):
     agent_prefix = "fisher"
     episode_metrics = staticmethod(commons_metrics)
     metric_goals = METRIC_GOALS
+    situations_outlast_episodes = True  # a situation is a function of the config and _situation_key
     config: CommonsConfig
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
-        self._keep_situations()
         self.schedule = schedule(self.config)
         self.stock = self.config.initial_stock
         self.collapsed = False
@@ -64,16 +64,6 @@ class CommonsEnv(ScheduledGame):
     def _universalization(self) -> Universalization | None:
         """The universalization hint for the current stock (None when the condition is off)."""
         return universalization(self.stock, self.config) if self.config.universalization_hint else None
-
-    def _keep_situations(self) -> None:
-        """Keep the situations worked out so far (with their memos of parsed commands and masks) across episodes.
-
-        A fisher's situation, and the rules' verdict on a command in it, are functions of the config and
-        `_situation_key` alone (the base class adds the messaging block to the key), so one from an earlier
-        episode is still exact. `TeamEnv.reset` starts an empty table; this puts the lasting one back.
-        """
-        lasting = self.__dict__.setdefault("_lasting_situations", self._situations)
-        self._situations = lasting
 
     @property
     def over(self) -> bool:

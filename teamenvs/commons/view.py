@@ -11,7 +11,7 @@ import numpy as np
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds
+from teamenvs.core.rl import Feature, feature_bounds, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 
@@ -345,14 +345,7 @@ def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
 
 def encode_values(view: Mapping[str, Any], config: CommonsConfig) -> dict[str, Any]:
     """The value (or values) of each feature of `features(config)` for a fisher's view."""
-    layout = _layout(config, view["fishers"])
-    flat = encode_flat(view, config)
-    values: dict[str, Any] = {}
-    start = 0
-    for f, name, end in zip(layout.features, layout.names, layout.ends):
-        values[name] = flat[start] if f.size == 1 else flat[start:end]
-        start = end
-    return values
+    return unpack_flat(_layout(config, view["fishers"]).features, encode_flat(view, config))
 
 
 def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:

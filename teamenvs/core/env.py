@@ -47,6 +47,10 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     agent_prefix: ClassVar[str] = "agent"
     episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
     metric_goals: ClassVar[dict[str, str]] = {}  # metric -> "max" | "min" (which way is better), for reports
+    # True where an agent's situation, and the rules' verdict on a command in it, are functions of the config and
+    # `_situation_key` alone (the messaging block is added to the key here): the situations worked out so far,
+    # with their memos of parsed commands and masks, are then kept across episodes, still exact
+    situations_outlast_episodes: ClassVar[bool] = False
     idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, obs_type: str = "text",
@@ -190,7 +194,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self.agents = list(self.possible_agents)
         self.step_count = 0
         self.messenger.reset()
-        self._situations = {}
+        self._situations = self.__dict__.setdefault("_lasting_situations", {}) if self.situations_outlast_episodes else {}
         self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}

@@ -95,6 +95,18 @@ def pack(features: Sequence[Feature], values: Mapping[str, Any]) -> np.ndarray:
     return np.clip(out, bounds[0], bounds[1], out=out)
 
 
+def unpack_flat(features: Sequence[Feature], flat: Sequence[float]) -> dict[str, Any]:
+    """The inverse of packing, before clipping: a flat list of slots in table order, as a value (one slot)
+    or a list (several) per feature name, for the `encode_values` of encoders that build the flat list."""
+    values: dict[str, Any] = {}
+    start = 0
+    for f in features:
+        end = start + f.size
+        values[f.name] = flat[start] if f.size == 1 else flat[start:end]
+        start = end
+    return values
+
+
 def pack_flat(features: Sequence[Feature], values: Mapping[str, Any], low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """`pack` for encoders that keep their feature table's bounds at hand and give each block as a
     list (or one number): one flat list, one array, one clip, and no checks, on the hot path."""

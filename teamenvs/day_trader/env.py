@@ -62,6 +62,7 @@ class DayTraderEnv(ScheduledGame):
     agent_prefix = "trader"
     episode_metrics = staticmethod(day_trader_metrics)
     metric_goals = METRIC_GOALS
+    situations_outlast_episodes = True  # a situation is a function of the config and _situation_key
     config: DayTraderConfig
 
     @property
@@ -74,7 +75,6 @@ class DayTraderEnv(ScheduledGame):
 
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
-        self._keep_situations()
         self.schedule = schedule(self.config)
         self.balances: dict[str, Fraction] = {a: Fraction(self.config.starting_money) for a in self.agents}
         self.last_choices: dict[str, Choice] | None = None
@@ -86,16 +86,6 @@ class DayTraderEnv(ScheduledGame):
         """Recompute what views share after balances change (once per round, not per agent)."""
         self._money = {a: money_json(v) for a, v in self.balances.items()}
         self._top = {a: affordable_max(v, self.config) for a, v in self.balances.items()}
-
-    def _keep_situations(self) -> None:
-        """Keep the situations worked out so far (with their memos of parsed commands and masks) across episodes.
-
-        A trader's situation, and the rules' verdict on a command in it, are functions of the config and
-        `_situation_key` alone (the base class adds the messaging block to the key), so one from an earlier
-        episode is still exact. `TeamEnv.reset` starts an empty table; this puts the lasting one back.
-        """
-        lasting = self.__dict__.setdefault("_lasting_situations", self._situations)
-        self._situations = lasting
 
     @property
     def over(self) -> bool:

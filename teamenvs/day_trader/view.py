@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot
+from teamenvs.core.rl import Feature, feature_bounds, one_hot, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
@@ -414,14 +414,7 @@ def encode_flat(view: Mapping[str, Any], config: DayTraderConfig) -> list[float]
 
 def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str, Any]:
     """The value (or values) of each feature of `features(config)` for a trader's view."""
-    layout = _layout(config, view["public"]["traders"])
-    flat = encode_flat(view, config)
-    values: dict[str, Any] = {}
-    start = 0
-    for f, name, end in zip(layout.features, layout.names, layout.ends):
-        values[name] = flat[start] if f.size == 1 else flat[start:end]
-        start = end
-    return values
+    return unpack_flat(_layout(config, view["public"]["traders"]).features, encode_flat(view, config))
 
 
 def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:

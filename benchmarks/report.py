@@ -66,6 +66,7 @@ class EpisodeRow:
     metrics: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
     actions: dict[str, Counter] = field(default_factory=dict)  # agent -> accepted commands
+    sources: Counter = field(default_factory=Counter)  # where the model's actions were read (agents.llm.policy.SOURCES)
     months: int | None = None
     description: str = ""
     error: str = ""
@@ -86,6 +87,21 @@ def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
             if action.get("ok") and not action.get("ignored") and action.get("command"):
                 counts[agent][action["command"]] += 1
     return dict(counts)
+
+
+def _action_sources(records: Sequence[dict[str, Any]]) -> Counter:
+    """How many of a model's actions were read from each part of its replies (the log's `source`:
+    "json", "action line", "single line", "prose", "echo" (none), prefixed "constrained" when constrained)."""
+    counts: Counter = Counter()
+    for step in step_records(records):
+        for entry in step["agents"].values():
+            source = entry.get("source")
+            if isinstance(source, str):  # from a file: anything but a few plain words is counted as "other"
+                counts[source if _SOURCE_NAME.fullmatch(source) else "other"] += 1
+    return counts
+
+
+_SOURCE_NAME = re.compile(r"[a-z]+(?: [a-z]+){0,3}")
 
 
 # ---------------------------------------------------------------------- per-round series
@@ -229,8 +245,26 @@ def read_episode(path: Path) -> EpisodeRow:
         row.metrics = dict(last.get("metrics", {}))
         row.usage = dict((last.get("usage") or {}).get("total", {}))
         row.actions = _accepted_actions(records)
+        row.sources = _action_sources(records)
         row.series = episode_series(row.env, records)
     return row
+
+
+def sources_markdown(g: Any, cells: Sequence[tuple[str, str]]) -> list[str]:
+    """Where the model's actions were read from, as shares of its decisions per cell: a free reply's
+    command found only in its prose is a weaker signal than one on an `ACTION:` line or in a JSON object,
+    and "echo" replies (nothing but lines copied from the prompt) gave no action at all."""
+    totals = {cell: sum((r.sources for r in g.cells[cell]), Counter()) for cell in cells}
+    kinds = sorted({k for t in totals.values() for k in t}, key=lambda k: (k.startswith("constrained"), k))
+    if not kinds:
+        return []
+    lines = ["Where the model's actions were read from (share of its decisions; \"echo\": only lines copied from the prompt, no action):", "",
+             "| condition | policy | decisions | " + " | ".join(kinds) + " |",
+             "|---|---|---:|" + "---:|" * len(kinds)]
+    for (c, p), total in totals.items():
+        n = sum(total.values())
+        lines.append(f"| {c} | {p} | {n:,} | " + " | ".join(f"{total[k] / n:.0%}" if n else "-" for k in kinds) + " |")
+    return lines + [""]
 
 
 def _read_or_error(path: Path) -> EpisodeRow | tuple[Path, int | None, str, str]:
@@ -521,6 +555,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
             means = [sum(float(r.usage.get(k, 0)) for r in cell) / len(cell) for k in USAGE_KEYS]
             lines.append(f"| {c} | {p} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
         lines.append("")
+        lines += sources_markdown(g, usage_cells)
     if plots:
         from benchmarks.figures import caption
 

@@ -528,6 +528,9 @@ def test_llm_suite_against_the_builtin_server(tmp_path, server):
     usage = table(text[text.index("Model usage per episode (mean):"):])
     assert [(r["condition"], r["policy"]) for r in usage] == [("short", "llm")]
     assert float(usage[0]["calls"]) == 6.0 and float(usage[0]["cost_usd"]) > 0
+    # where the model's actions were read: the test double answers with an ACTION line, 3 traders x 2 rounds x 2 seeds
+    sources = table(text[text.index("Where the model's actions were read from"):])
+    assert sources == [{"condition": "short", "policy": "llm", "decisions": "12", "action line": "100%"}]
     # progress: tokens and the estimated cost so far
     progress = buf.getvalue()
     assert "4/4 episodes" in progress and " tokens, $" in progress

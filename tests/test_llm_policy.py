@@ -532,6 +532,54 @@ def test_read_reply_says_where_the_action_came_from(reply, source):
     assert read_reply(reply)[2] == source
 
 
+OBSERVATION = ("Fishery, month 1/12, harvest phase. You are fisher_1 (5 fishers).\n"
+               "Your last action: harvest 10 (accepted).\nNow: harvest <amount 0-100> | wait")
+
+
+@pytest.mark.parametrize(
+    "reply, action, source",
+    [
+        # copies of the observation are not the model's choice: nothing of its own, no action
+        ("Your last action: harvest 10 (accepted).", "", "echo"),
+        ("  your LAST action: harvest 10 (accepted)  \n**Now: harvest <amount 0-100> | wait**", "", "echo"),
+        # its own words beside the copies are read alone
+        ("Your last action: harvest 10 (accepted).\nI will harvest 4 this time.", "I will harvest 4 this time.", "single line"),
+        ("Your last action: harvest 10 (accepted).\nI think so.\nLet me wait.", "I think so.\nLet me wait.", "prose"),
+        # short replies are never taken for copies, even when the prompt holds them; an ACTION line is always read
+        ("wait", "wait", "single line"),
+        ("Your last action: harvest 10 (accepted).\nACTION: harvest 3", "harvest 3", "action line"),
+    ],
+)
+def test_read_reply_leaves_out_lines_copied_from_the_prompt(reply, action, source):
+    from agents.llm.policy import prompt_lines, read_reply
+
+    echoed = prompt_lines("Valid actions now:\n- wait: do nothing this turn (e.g. wait)", OBSERVATION)
+    assert read_reply(reply, echoed)[0::2] == (action, source)
+    assert read_reply(reply)[2] != "echo"  # without the prompt nothing is a copy
+
+
+def test_an_echoing_model_gets_no_action_and_is_told_why(server):
+    """A model that repeats its observation is not credited with the command in it: the env sees no
+    action (counted invalid), the repair turn says why, and the log's source says "echo"."""
+    from agents.llm.client import ChatResult, Usage
+
+    class Echo(LLMClient):
+        async def chat(self, messages, **kwargs):
+            observation = messages[1]["content"].split("Your observation now:\n", 1)[1]
+            line = next(l for l in observation.splitlines() if l.startswith("Lake:"))
+            if kwargs.get("ledger") is not None:
+                kwargs["ledger"].add(Usage(calls=1))
+            return ChatResult(line, Usage(calls=1), self.model, finish_reason="stop")
+
+    env = teamenvs.make("commons_v0")
+    policies = make_llm_policies(env, "echo", client=Echo("echo", base_url=server.url, cache=False), max_repairs=1)
+    result = agents.run_episode(env, policies, seed=0, max_steps=1)
+    entries = [e for r in step_records(result.records) for e in r["agents"].values() if acted(e)]
+    assert entries and all(e["source"] == "echo" for e in entries)
+    assert all(e["repairs"] == ["your reply only repeated lines of your prompt: write your own action"] for e in entries)
+    assert all(not e["action"]["ok"] for e in entries)
+
+
 def test_a_suite_llm_policy_can_be_constrained(server, tmp_path):
     from benchmarks.bench import run_bench
     from benchmarks.suite import load_suite

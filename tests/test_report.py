@@ -411,3 +411,15 @@ def test_constant_columns_drop_and_policies_are_paired_with_the_reference_on_the
     assert (condition, policy, pairs) == ("c", "llm", 5) and diff == pytest.approx(sum(diffs) / 5)
     assert (lo, hi) == bootstrap_ci(diffs) and 2.0 <= lo <= diff <= hi <= 3.0
     assert bootstrap_ci([4.0]) == (4.0, 4.0) and bootstrap_ci(diffs) == bootstrap_ci(diffs)  # seeded
+
+
+def test_action_sources_count_the_logged_sources_and_nothing_else_from_a_file():
+    from collections import Counter
+
+    from benchmarks.report import _action_sources
+
+    def step(*sources):
+        return {"type": "step", "step": 1, "agents": {f"a{i}": ({"source": s} if s is not None else {}) for i, s in enumerate(sources)}}
+
+    records = [{"type": "header", "env_id": "commons_v0"}, step("action line", "echo", None), step("constrained json", "| <b>x</b> |", 7)]
+    assert _action_sources(records) == Counter({"action line": 1, "echo": 1, "constrained json": 1, "other": 1})

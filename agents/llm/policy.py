@@ -13,8 +13,9 @@ rejects the action (checked against the situation it was offered in), the model 
 again with that exact error, up to `max_repairs` times; after that the action goes to the
 env, which rejects it with the same error next step. Rationale, raw reply, repairs and the
 call's usage go into the episode log (`last_extras`), with the action's `source` (a JSON
-object, an `ACTION:` line, a single line or the prose fallback; "constrained ..." when the
-reply was constrained); per-episode usage is `usage`.
+object, an `ACTION:` line, a single line or the prose fallback, which leaves out lines copied from
+the prompt; "echo" when the reply was nothing but such copies; "constrained ..." when the reply
+was constrained); per-episode usage is `usage`.
 
 Memory (`memory=MemoryStream(...)`): each step stores the observation and the action taken, and
 retrieves the memories most relevant to the observation into the prompt. Each `reset` (a new
@@ -64,7 +65,19 @@ def strip_thinking(text: str) -> str:
     return "".join(parts) + text[pos:]
 
 
-SOURCES = ("json", "action line", "single line", "prose")  # where `read_reply` found the action
+SOURCES = ("json", "action line", "single line", "prose", "echo")  # where `read_reply` found the action ("echo": none)
+ECHO_MIN_CHARS = 20  # a reply line this long that is a line of the prompt is a copy, not the model's own words
+_ECHO_STRIP = " \t\r`'\"*_>#-."
+
+
+def _echo_key(line: str) -> str:
+    return " ".join(line.split()).strip(_ECHO_STRIP).lower()
+
+
+def prompt_lines(*texts: str) -> frozenset[str]:
+    """The lines of a prompt a reply may copy (`read_reply`'s `echoed`): those long enough to be more than a
+    bare command, compared without case, spacing or surrounding punctuation."""
+    return frozenset(k for text in texts for k in map(_echo_key, text.splitlines()) if len(k) >= ECHO_MIN_CHARS)
 
 
 def _json_action(obj: Any) -> bool:
@@ -77,9 +90,15 @@ def _json_rationale(obj: dict[str, Any], default: str = "") -> str:
     return str(obj.get("reasoning") or obj.get("rationale") or obj.get("reason") or default).strip()[:MAX_RATIONALE]
 
 
-def read_reply(reply: str) -> tuple[str, str, str]:
+def read_reply(reply: str, echoed: frozenset[str] = frozenset()) -> tuple[str, str, str]:
     """(action text, rationale, source) from a model reply; the action is '' when none can be
-    found, and the source (one of SOURCES) says where it was found."""
+    found, and the source (one of SOURCES) says where it was found.
+
+    Without an `ACTION:` line or a JSON action, the command is searched in the reply's own words:
+    lines copied from the prompt (`echoed`, from `prompt_lines`) are left out, since a weak model that
+    repeats its observation ("Your last action: harvest 10 (accepted).", "Now: harvest <amount> | wait")
+    would otherwise be credited with a command it never chose; a reply of nothing but such copies has
+    no action (source "echo")."""
     text = strip_thinking(reply or "").strip()
     bare = _FENCE.sub("", text).strip()
     if bare.startswith("{") and bare.endswith("}"):
@@ -107,6 +126,12 @@ def read_reply(reply: str) -> tuple[str, str, str]:
         except (ValueError, RecursionError):
             pass
     non_empty = [line for line in lines if line.strip()]
+    if echoed:
+        own = [line for line in non_empty if _echo_key(line) not in echoed]
+        if non_empty and not own:
+            return "", "", "echo"
+        if len(own) < len(non_empty):
+            non_empty, body = own, "\n".join(own).strip()
     if len(non_empty) == 1:
         return non_empty[0].strip().strip("`'\"* "), "", "single line"
     return body, "", "prose"
@@ -339,6 +364,7 @@ class LLMPolicy:
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": self.user_prompt(observation, info, retrieved)},
         ]
+        echoed = prompt_lines(*(m["content"] for m in messages))
         step_usage = Usage()
         repairs: list[str] = []
         constrained = constrained_request(self.constrain, info.get("valid_actions") or (),
@@ -347,8 +373,10 @@ class LLMPolicy:
         try:
             while True:
                 result = await self._chat(messages, step_usage, constrained)
-                action, rationale, source = read_reply(result.text)
-                error = "your reply was empty" if not result.text.strip() else self._check(action, info)
+                action, rationale, source = read_reply(result.text, echoed)
+                error = ("your reply was empty" if not result.text.strip()
+                         else "your reply only repeated lines of your prompt: write your own action" if source == "echo"
+                         else self._check(action, info))
                 if error is None or len(repairs) >= self.max_repairs:
                     break
                 repairs.append(error)

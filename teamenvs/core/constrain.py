@@ -237,7 +237,7 @@ def narrowed_command(form: Any, accepts: Callable[[str], bool]) -> tuple[list[No
     nodes: list[Node] = []
     branches: list[dict[str, Any]] = []
     for combo in itertools.product(*domains):
-        head = " ".join([form.command, *combo])
+        head = command_text(form.command, combo)
         node = last.accepted_grammar(form.situation, lambda value, head=head: accepts(f"{head} {value}"))
         if node is NotImplemented:
             return None
@@ -251,13 +251,18 @@ def narrowed_command(form: Any, accepts: Callable[[str], bool]) -> tuple[list[No
     return nodes, branches
 
 
+def command_text(command: str, values: Sequence[str]) -> str:
+    """A command with its argument values as written; an optional argument written as nothing takes no space."""
+    return " ".join([command, *(v for v in values if v)])
+
+
 def accepted_commands(form: Any, accepts: Callable[[str], bool]) -> list[tuple[str, ...]] | None:
     """The argument values (as written) of this form's commands that the rules accept now, tried one by one
     with `accepts`; None when the form's arguments have too many values (or free text) to try."""
     domains = [arg.values(form.situation) for arg in form._command.args]
     if any(d is None for d in domains) or math.prod(len(d) for d in domains) > ENUMERABLE_COMMANDS:
         return None
-    return [combo for combo in itertools.product(*domains) if accepts(" ".join([form.command, *combo]))]
+    return [combo for combo in itertools.product(*domains) if accepts(command_text(form.command, combo))]
 
 
 def _enumerated_branch(form: Any, combo: tuple[str, ...]) -> dict[str, Any]:
@@ -301,7 +306,7 @@ def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CH
                              "required": ["command", "args"], "additionalProperties": False})
             kept.append(form)
         elif accepted:
-            nodes.append(one_of([" ".join([form.command, *combo]) for combo in accepted]))
+            nodes.append(one_of([command_text(form.command, combo) for combo in accepted]))
             branches += [_enumerated_branch(form, combo) for combo in accepted]
     if not nodes:
         raise ValueError("no command can be given now: the agent has nothing to decide")

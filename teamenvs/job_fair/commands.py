@@ -386,6 +386,11 @@ class DecisionArg(TextArg):
     def json_schema(self, situation):
         return {"type": "string", "enum": [""]}
 
+    def values(self, situation):
+        # the one value offered (the bare `submit`), tried against the rules: before any workflow they refuse
+        # it, so a constrained recruiter is not offered a submit that would be rejected
+        return ("",)
+
 
 class JobFairCommands(CommandSet):
     """The command set, reading a bare JSON decision object as `submit <json>`."""

@@ -397,6 +397,7 @@ class ModelSettings:
     timeout: float = 60.0  # seconds per model call
     max_output_tokens: int = 512  # each call's output limit (the API's max_tokens)
     context_window: int | str | None = None  # tokens, or "auto" (as the server states it): prompts are fitted into it
+    cache: bool | None = None  # the client's response cache (None: at temperature 0); off for a built-in server started for the run
 
 
 def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -422,7 +423,7 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
     prices = {settings.model.partition("+")[0]: settings.price} if settings.price else None
     client = LLMClient(settings.model, base_url=settings.base_url, concurrency=settings.concurrency,
                        temperature=settings.temperature, prices=prices, timeout=settings.timeout,
-                       max_tokens=settings.max_output_tokens)
+                       max_tokens=settings.max_output_tokens, cache=settings.cache)
     gate = asyncio.Semaphore(settings.concurrency)
     live: dict[str, dict[str, Any]] = {}
     finished_tokens = 0
@@ -582,8 +583,10 @@ def run_bench(
 
             assert model is not None
             url, server = resolve_endpoint(model, base_url)
+            # the built-in server started here listens on a new port each run, so its replies (test doubles,
+            # instant) could never be served from the cache again: they are not written to it
             settings = ModelSettings(model, url, concurrency, temperature, max_calls, token_budget, price, episode_timeout, timeout,
-                                     max_output_tokens, context_window)
+                                     max_output_tokens, context_window, cache=False if server is not None else None)
             bar.start_llm()
             try:
                 outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook

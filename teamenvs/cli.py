@@ -277,6 +277,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     env, args.model, base_url, max_calls=args.max_calls, token_budget=args.token_budget,
                     temperature=args.temperature, seed=seed, timeout=args.timeout, concurrency=args.concurrency,
                     constrain=args.constrain, max_tokens=args.max_output_tokens, context_window=args.context_window,
+                    # a built-in server started for this run has a new port each time: its replies could never be reused
+                    cache=False if server is not None else None,
                 )
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)

@@ -684,6 +684,9 @@ def test_the_llm_smoke_suite_compares_an_llm_team_with_the_baselines_offline_by_
     assert "built-in offline server" in captured.out + captured.err
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert report.count("| llm") >= len(suite.groups) and "random-valid" in (tmp_path / "out" / "results.csv").read_text()
+    # the built-in server started for the run has a new port each time: nothing is written to the response cache
+    cache = tmp_path / "default-cache"  # TEAMENVS_CACHE (tests/conftest.py)
+    assert not cache.exists() or not any(cache.rglob("*.json"))
 
 
 def test_the_eta_times_llm_episodes_on_their_own_pace(monkeypatch):

@@ -394,6 +394,7 @@ def test_cli_runs_llm_policy_on_the_builtin_server(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "built-in offline server" in err and "127.0.0.1" in err
+    assert not any((tmp_path / "default-cache").rglob("*.json"))  # its port is new each run: replies are not cached
     assert "model usage" in out
     assert "llm-random-valid" in out
     logs = list(tmp_path.glob("*.jsonl"))
@@ -402,6 +403,12 @@ def test_cli_runs_llm_policy_on_the_builtin_server(tmp_path, capsys):
     assert records[-1]["type"] == "end" and records[-1]["usage"]["total"]["calls"] > 0
     steps = list(step_records(records))
     assert steps and all(e["rationale"] == RATIONALE for s in steps for e in s["agents"].values() if acted(e))
+
+
+def test_cli_caches_an_endpoint_it_is_given_at_temperature_0(tmp_path, capsys, server):
+    code = main(["run", "commons_v0", "--policy", "llm", "--model", "random-valid", "--base-url", server.url,
+                 "--max-steps", "1", "--log-dir", str(tmp_path)])
+    assert code == 0, capsys.readouterr().err
     assert list((tmp_path / "default-cache" / "llm").glob("*.json")), "the CLI caches at temperature 0, under TEAMENVS_CACHE"
 
 

@@ -1,4 +1,5 @@
-"""What every paradigm's text observation ends with, built from the view's shared envelope.
+"""What every paradigm's text observation ends with, built from the view's shared envelope, and
+the read-only mapping for facts that several agents' views share.
 
 A paradigm's `view.py` renders its own state; the footer is the same everywhere: this step's
 events, any lines the paradigm puts just before the last action (new messages, a recent
@@ -16,3 +17,23 @@ def footer(view: Mapping[str, Any], before_last_action: Iterable[str] = ()) -> l
     if view["valid_now"]:
         lines.append("Now: " + view["valid_now"])
     return lines
+
+
+class SharedFacts(dict):
+    """Public facts that several agents' views hold as one object (built once, not once per agent): read as
+    any dict (and pickled and written to JSON as one), but not changed in place, so that no agent's policy can
+    change what another agent sees (information isolation) nor what a later step shows. `dict(facts)` is a
+    copy to change."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("these facts are shared by several agents' views and are read-only; change a copy: dict(facts)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling fills a dict subclass item by item: rebuild it whole instead
+        return (SharedFacts, (dict(self),))
+
+    def copy(self) -> dict[str, Any]:  # type: ignore[override]
+        return dict(self)

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from teamenvs.core.commands import Action
+from teamenvs.core.view import SharedFacts
 from teamenvs.job_fair.config import JobFairConfig
 from teamenvs.job_fair.fair import Company, Fair, Seeker, advertised, description, make_fair
 from teamenvs.job_fair.scoring import team_right
@@ -106,23 +107,20 @@ class FairState:
         self.joined: dict[str, str | None] = {s: None for s in self.seekers}
         self.mine: dict[str, list[Interview]] = {a: [] for a in self.recruiters + self.seekers}
         detail = config.advertised_skills
+        # read-only, so every seeker's view of every step holds these same objects (see public_companies)
         self.public = tuple(
-            {"name": c.name, "company_type": self.fair.businesses[c.business].company_type,
-             "description": description(self.fair, c, detail), "skills": advertised(self.fair, c.name, detail)}
+            SharedFacts(name=c.name, company_type=self.fair.businesses[c.business].company_type,
+                        description=description(self.fair, c, detail), skills=advertised(self.fair, c.name, detail))
             for c in self.fair.companies
         )
         self._notes: list[Note] = []
         self._step = 0
-        self._applied = 0  # steps applied so far: views between two steps share one copy of the public facts
-        self._public_copy: tuple[int, tuple[dict[str, Any], ...]] = (-1, ())
 
-    def public_companies(self) -> tuple[dict[str, Any], ...]:
-        """The companies' public descriptions as seekers' views show them: copied once per step and read by
-        every seeker of that step (public facts, the same for all), so a step's views cost O(agents), not
-        O(seekers x companies); no two steps share a copy."""
-        if self._public_copy[0] != self._applied:
-            self._public_copy = (self._applied, tuple(dict(c) for c in self.public))
-        return self._public_copy[1]
+    def public_companies(self) -> tuple[SharedFacts, ...]:
+        """The companies' public descriptions as seekers' views show them: public facts, the same for all and
+        read-only (`SharedFacts`), so every seeker's view holds the same objects and a step's views cost
+        O(agents), not O(seekers x companies), while no policy can change what another sees."""
+        return self.public
 
     @property
     def agents(self) -> list[str]:
@@ -182,7 +180,6 @@ class FairState:
     def apply(self, actions: Mapping[str, Action | None], step: int) -> list[Note]:
         """Carry out step `step`'s actions (None: none or invalid) and move through finished phases; the notes of what happened."""
         self._notes, self._step = [], step
-        self._applied += 1
         if self.phase == "applications":
             self._applications(actions)
         elif self.phase == "interviews":

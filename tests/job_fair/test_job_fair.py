@@ -832,16 +832,40 @@ def test_honest_seekers_still_find_their_company_from_the_company_type(detail):
     env = make("S4", advertised_skills=detail)
     result = agents.run_episode(env, agents.make_policies(env, "honest", seed=1), seed=1)
     assert result.metrics["company_identification"] is True and result.metrics["overall_success"] is True
-def test_seekers_of_one_step_read_one_copy_of_the_companies():
-    """The public company list is copied once per step, not once per seeker (a step's views cost O(agents),
-    not O(seekers x companies)); each step gets a fresh copy, equal to the fair's public facts."""
+def test_seekers_read_one_list_of_the_companies():
+    """The public company list is one object in every seeker's view, not a copy per seeker (a step's views
+    cost O(agents), not O(seekers x companies)); it holds the fair's public facts, read-only (next test)."""
     env = teamenvs.make("job_fair_v0", preset="large_fair")
     _, infos = env.reset(seed=0)
     seekers = [a for a in env.agents if infos[a]["view"]["role"] == "seeker"]
     first = infos[seekers[0]]["view"]["companies"]
     assert len(seekers) == 100 and len(first) == 20
     assert all(infos[s]["view"]["companies"] is first for s in seekers)
+    assert [c["name"] for c in first] == [c.name for c in env.unwrapped.game.fair.companies]
     _, _, _, _, infos = env.step({})
-    again = infos[seekers[0]]["view"]["companies"]
-    assert again == first and again is not first and all(a is not b for a, b in zip(again, first))
-    assert all(infos[s]["view"]["companies"] is again for s in seekers)
+    assert all(infos[s]["view"]["companies"] == first for s in seekers)
+
+
+def test_no_seekers_policy_can_change_what_another_seeker_sees():
+    """The companies' public descriptions are one set of objects in every seeker's view (a step's views cost
+    O(agents)); they are read-only, so a policy that writes into its view changes nothing another agent (or a
+    later step) sees, and it is told to change a copy."""
+    env = teamenvs.make("job_fair_v0", preset="S3")
+    _, infos = env.reset(seed=0)
+    seekers = [a for a in env.agents if infos[a]["view"]["role"] == "seeker"]
+    mine, theirs = (infos[s]["view"]["companies"] for s in seekers[:2])
+    assert mine[0] is theirs[0]  # shared, not copied per seeker
+    before = dict(theirs[0])
+    for change in (lambda c: c.__setitem__("description", "hired already"), lambda c: c.update(skills=("x",)),
+                   lambda c: c.pop("name"), lambda c: c.clear(), lambda c: c.setdefault("secret", 1)):
+        with pytest.raises(TypeError, match="read-only; change a copy"):
+            change(mine[0])
+    assert dict(theirs[0]) == before
+    copied = dict(mine[0])
+    copied["description"] = "mine alone"
+    _, _, _, _, infos = env.step({})
+    assert dict(infos[seekers[1]]["view"]["companies"][0]) == before
+    import pickle
+
+    assert pickle.loads(pickle.dumps(mine[0])) == before
+    assert json.loads(json.dumps(mine[0])) == {**before, "skills": list(before["skills"])}

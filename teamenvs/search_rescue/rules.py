@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -155,16 +156,22 @@ UNKNOWN, WALL_MARK, FLOOR, HOSPITAL_FLOOR, DOORWAY, RUBBLE = "?", "#", ".", "h",
 def _layout(s: Rescue) -> bytes:
     """The floor plan in map characters (# . h +), padded by LOCAL_RADIUS cells of '?' on every side."""
     if not s._layout:
-        plan, r = s.plan, LOCAL_RADIUS
-        cells = np.asarray(plan.cells).reshape(plan.height, plan.width)
-        marks = np.full(cells.shape, ord(FLOOR), dtype=np.uint8)
-        marks[cells == plan.hospital] = ord(HOSPITAL_FLOOR)
-        marks[cells == WALL] = ord(WALL_MARK)
-        marks[cells <= -2] = ord(DOORWAY)
-        grid = np.full((plan.height + 2 * r, plan.width + 2 * r), ord(UNKNOWN), dtype=np.uint8)
-        grid[r:r + plan.height, r:r + plan.width] = marks
-        s._layout = grid.tobytes()
+        s._layout = plan_layout(s.plan)
     return s._layout
+
+
+@lru_cache(maxsize=8)  # by plan identity: a fixed map (`map_seed`) is drawn in characters once, not every episode
+def plan_layout(plan: FloorPlan) -> bytes:
+    """`_layout` of a plan."""
+    r = LOCAL_RADIUS
+    cells = np.fromiter(plan.cells, dtype=np.int64, count=len(plan.cells)).reshape(plan.height, plan.width)
+    marks = np.full(cells.shape, ord(FLOOR), dtype=np.uint8)
+    marks[cells == plan.hospital] = ord(HOSPITAL_FLOOR)
+    marks[cells == WALL] = ord(WALL_MARK)
+    marks[cells <= -2] = ord(DOORWAY)
+    grid = np.full((plan.height + 2 * r, plan.width + 2 * r), ord(UNKNOWN), dtype=np.uint8)
+    grid[r:r + plan.height, r:r + plan.width] = marks
+    return grid.tobytes()
 
 
 def local_map(s: Rescue, agent: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import accumulate
 
 import networkx as nx
@@ -95,7 +95,7 @@ def direction(src: tuple[int, int], dst: tuple[int, int]) -> str:
     raise ValueError(f"{dst} is not next to {src}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: a plan is one drawn map
 class FloorPlan:
     """The static layout of a map: cells, rooms, doorways, the room graph and the Hospital."""
 
@@ -106,7 +106,15 @@ class FloorPlan:
     doors: tuple[Door, ...]
     room_doors: tuple[tuple[int, ...], ...]
     hospital: int
-    graph: nx.Graph  # rooms as nodes (name attribute), doorways as edges (door attribute)
+
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """Rooms as nodes (name attribute), doorways as edges (door attribute); built when first asked for
+        (the rules walk cells and doorways, so an episode need not pay for it at every reset)."""
+        graph = nx.Graph()
+        graph.add_nodes_from((r.id, {"name": r.name}) for r in self.rooms)
+        graph.add_edges_from((*d.rooms, {"door": d.id}) for d in self.doors)
+        return graph
 
     def code(self, cell: tuple[int, int]) -> int:
         x, y = cell
@@ -184,12 +192,13 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
 
     # The spanning tree of the room adjacency graph with these random weights (Kruskal; the weights are
     # distinct floats, so the tree is unique: networkx's minimum_spanning_edges picks the same one).
+    # (each batch of draws below is the same stream as one draw per call, in order: numpy's vector draws
+    # are the scalar draws one after another)
     pairs = sorted(candidates)
-    weights = [float(rng.random()) for _ in pairs]
+    weights = rng.random(len(pairs)).tolist()
     chosen = set(_kruskal(len(rects), pairs, weights))
-    for pair in pairs:
-        if pair not in chosen and rng.random() < cfg.extra_door_probability:
-            chosen.add(pair)
+    spare = [pair for pair in pairs if pair not in chosen]
+    chosen.update(pair for pair, u in zip(spare, rng.random(len(spare)).tolist()) if u < cfg.extra_door_probability)
 
     hospital = int(rng.choice([i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]))
     names = room_names(len(rects) - 1, rng)
@@ -198,9 +207,10 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
 
     cells = grid.ravel().tolist()
     doors: list[Door] = []
-    for pair in sorted(chosen):
-        options = candidates[pair]
-        y, x = divmod(int(options[int(rng.integers(len(options)))]), width)
+    joined = sorted(chosen)
+    picks = rng.integers([len(candidates[pair]) for pair in joined]).tolist() if joined else []
+    for pair, pick in zip(joined, picks):
+        y, x = divmod(int(candidates[pair][pick]), width)
         a, b = pair
         sides = ((x - 1, y), (x + 1, y)) if cells[y * width + x - 1] in pair and cells[y * width + x + 1] in pair else ((x, y - 1), (x, y + 1))
         entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == a else sides[1]
@@ -303,10 +313,7 @@ def _assemble(width: int, height: int, cells: list[int], rooms: tuple[Room, ...]
         for r in dict.fromkeys(d.rooms):
             per_room[r].append(d.id)
     room_doors = tuple(map(tuple, per_room))
-    graph = nx.Graph()
-    graph.add_nodes_from((r.id, {"name": r.name}) for r in rooms)
-    graph.add_edges_from((*d.rooms, {"door": d.id}) for d in doors)
-    return FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hospital, graph)
+    return FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hospital)
 
 
 # ---------------------------------------------------------------------- victims and rubble

@@ -83,3 +83,48 @@ def test_args() -> None:
     assert perf.parse_args([]).seconds == perf.DEFAULTS["seconds"]
     quick = perf.parse_args(["--quick", "--steps", "3"])
     assert (quick.seconds, quick.steps) == (perf.QUICK["seconds"], 3)
+
+
+def test_step_parts_leave_out_what_resets_spend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`step_parts` splits `env.step`'s time; the views (and text, encoding) of the resets between episodes are
+    not a step's. An env whose reset renders 50 slow views and whose step renders one, one step per episode:
+    the views per step are one view's time, not fifty-one."""
+    import time
+
+    class Interface:
+        def observe(self, env, agent, text, view, info):
+            return text
+
+    class OneStepEpisodes:
+        interface = Interface()
+
+        def __init__(self) -> None:
+            self.agents: list[str] = []
+
+        def _view(self, agent):
+            time.sleep(0.002)
+            return {}
+
+        def _render_view(self, view):
+            return ""
+
+        def _apply(self, parsed):
+            return {}
+
+        def _encode(self, *args):
+            return None
+
+        def reset(self, seed=None):
+            self.agents = ["a"]
+            for _ in range(50):
+                self._view("a")
+            return {"a": ""}, {"a": {"needs_action": False, "valid_actions": ()}}
+
+        def step(self, actions):
+            self._view("a")
+            self.agents = []
+            return {"a": ""}, {}, {}, {}, {"a": {"needs_action": False, "valid_actions": ()}}
+
+    monkeypatch.setattr(perf.teamenvs, "make", lambda *a, **k: OneStepEpisodes())
+    parts = perf.step_parts("one_step_v0", False, seconds=0.1)
+    assert 0.002e6 <= parts["views"] <= parts["step"] < 0.02e6

@@ -193,8 +193,8 @@ def _number(x: float | None, digits: int = 2) -> str:
 
 def full_table(figures: Sequence[TeamFigures], window: int) -> list[str]:
     lines = ["| env | team | invalid-action rate | calls per agent-step | tokens per call | s per call | cut at output limit "
-             f"| largest prompt (window {window:,}) | headline metric |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+             f"| largest prompt (window {window:,}) | actions read from | headline metric |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for f in figures:
         model = f.is_model
         calls = max(1, f.calls)
@@ -205,8 +205,19 @@ def full_table(figures: Sequence[TeamFigures], window: int) -> list[str]:
             _number(f.latency_s / calls, 1) if model else "-",
             f"{f.cut} of {f.calls}" if model else "-",
             f"{f.largest_prompt:,}" if model else "-",
+            sources_text(f.sources) if model else "-",
             f"{f.metric} {_number(f.mean(f.metric_values))}"]) + " |")
     return lines
+
+
+def sources_text(sources: Counter) -> str:
+    """Where a team's actions were read from in its replies (`agents.llm.policy.SOURCES`), as shares, most first:
+    a free reply's command found only in its prose ("prose") is weaker evidence than an `ACTION:` line, and an
+    "echo" reply (only lines copied from the prompt) gave no action at all."""
+    total = sum(sources.values())
+    if not total:
+        return "-"
+    return ", ".join(f"{kind} {n / total:.0%}" for kind, n in sorted(sources.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def summary_table(figures: Sequence[TeamFigures]) -> list[str]:

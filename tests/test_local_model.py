@@ -6,9 +6,11 @@ CI has no llama.cpp, so the runs here go to the built-in server (`random-valid`,
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
-from benchmarks.local_model import (CONSTRAINED, FREE, TeamFigures, decisions, main, shown_command, suite_for,
+from benchmarks.local_model import (CONSTRAINED, FREE, TeamFigures, decisions, main, shown_command, sources_text, suite_for,
                                     summary_table, target_lines, team_figures, write_between)
 from benchmarks.report import build_report
 from teamenvs.core.config import ConfigError
@@ -51,7 +53,9 @@ def test_the_figures_are_the_logs(bench):
             assert not f.is_model and entries == []
     day_trader = teams[("day_trader_v0", CONSTRAINED)]
     assert day_trader.agent_steps == 9 and day_trader.sources == {"constrained json": 9}
-    assert teams[("day_trader_v0", FREE)].sources.keys() <= {"action line", "json", "single line", "prose fallback"}
+    assert teams[("day_trader_v0", FREE)].sources.keys() <= {"action line", "json", "single line", "prose", "echo"}
+    assert sources_text(day_trader.sources) == "constrained json 100%"
+    assert sources_text(Counter({"prose": 1, "action line": 3})) == "action line 75%, prose 25%"
 
 
 def test_summary_row_per_env(bench):

@@ -285,8 +285,9 @@ def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CH
     With `accepts` (the env's rules for this agent now: `TeamEnv.accepts`), a form whose arguments take few
     values (`Arg.values`; at most ENUMERABLE_COMMANDS commands) admits only the commands the rules accept:
     no `pick up victim 17` for a victim the agent has not found; a form whose last argument narrows itself
-    (`Arg.accepted_grammar`: an offer's terms by what the agent can give) admits only accepted values of it.
-    Forms with free text or other many-valued arguments (messages, map paths) keep the command language's grammar."""
+    (`Arg.accepted_grammar`: an offer's terms by what the agent can give, a map-task guide's messages without
+    coordinates) admits only accepted values of it. Forms with other free text or many-valued arguments (messages,
+    map paths) keep the command language's grammar."""
     nodes: list[Node] = []
     branches: list[dict[str, Any]] = []
     kept: list[Any] = []

@@ -94,10 +94,35 @@ class PathArg(Arg):
         return f"{x},{y} -> {x},{int(rng.integers(ys[0], ys[1] + 1))}"
 
 
+@dataclass(frozen=True)
+class MessageArg(TextArg):
+    """A message to the partner: free text, as any message. Only constrained decoding reads it otherwise: where the
+    rules refuse messages that refer to grid coordinates (the guide, unless `allow_coordinates`), a constraint admits
+    messages without digits but in "<way> <n> step(s)" (the scripted guide's counts), none of which refers to
+    coordinates (`accepted_grammar`)."""
+
+    def accepted_grammar(self, situation, accepts):
+        from teamenvs.core.constrain import Alt, Chars, Lit, Repeat, Seq, one_of
+
+        if accepts(COORDINATE_PROBE):  # no rule on coordinates for this agent now: any message
+            return NotImplemented
+        if not accepts(STEPS_PROBE):
+            return None
+        # letters and ASCII punctuation, no digit (a Unicode digit is a digit to the rules too) and no '<'; digits only
+        # right after a way ("east 3 steps"), where no pattern of `refers_to_coordinates` can match them
+        steps = Seq((one_of(WAYS), Lit(" "), Chars("0-9", 1, 2), Lit(" step"), Chars("s", 0, 1)))
+        return Seq((Alt((Chars("A-Za-z"), steps)), Repeat(Alt((Chars(" -/:;=-~"), steps)), 0, MAX_MESSAGE_PARTS)))
+
+
+COORDINATE_PROBE = "3,4"  # a message the rule on coordinates refuses
+STEPS_PROBE = "go east 3 steps"  # one it accepts
+MAX_MESSAGE_PARTS = 1_000  # characters or "<way> <n> steps" phrases of a constrained message (the parser keeps 2,000 characters)
+
 DRAWING = ("draw", "erase", "undo", "reset")
 COMMANDS = CommandSet(
     [
-        Command("say", SAY.args, "send a message to your partner (it arrives next step); the follower ends the task with 'say done'",
+        Command("say", (MessageArg("message", SAY.args[0].example_value),),
+                "send a message to your partner (it arrives next step); the follower ends the task with 'say done'",
                 ("say go east until you are just south of the old mill",)),
         Command("draw", (PathArg("path"),), "follower: draw straight horizontal or vertical segments through the points", ("draw 2,3 -> 6,3 -> 6,8",)),
         Command("erase", (PathArg("path"),), "follower: erase the drawn segments along the points", ("erase 6,3 -> 6,8",)),
@@ -304,7 +329,7 @@ def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
     """The situation entries a successful parse of `arg` reads, as (field, key)."""
     if isinstance(arg, PathArg):
         return (("limits", "x"), ("limits", "y"))
-    if type(arg) is TextArg:
+    if type(arg) in (TextArg, MessageArg):
         return ()
     raise TypeError(f"no reads declared for {type(arg).__name__}")
 

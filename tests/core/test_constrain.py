@@ -240,3 +240,36 @@ def test_with_the_rules_a_form_with_few_commands_admits_exactly_the_accepted_one
     # victims not found, orders not ready, a submit before any workflow: refused by the rules
     if env_id in ("search_rescue_v0", "shape_factory_v0", "job_fair_v0"):
         assert refused > 0
+
+
+@pytest.mark.parametrize("allow_coordinates", [False, True])
+def test_a_constrained_guide_cannot_send_a_message_the_rule_on_coordinates_refuses(allow_coordinates):
+    """Map task: unless `allow_coordinates`, the rules refuse a guide's message that refers to grid coordinates.
+    With the rules, the guide's constraint admits no such message (digits only in '<way> <n> step(s)'), and every
+    message it admits is sent; the follower (no such rule) and a guide allowed coordinates keep free text."""
+    env = teamenvs.make("map_task_v0", allow_coordinates=allow_coordinates)
+    _, infos = env.reset(seed=0)
+    checked = 0
+    for agent in ("guide", "follower"):
+        accepts = lambda command, agent=agent: env.unwrapped.accepts(agent, command)  # noqa: E731
+        forms = infos[agent]["valid_actions"]
+        regex = re.compile(constraint_for(forms, accepts=accepts).regex)
+        say = next(f for f in forms if f.command == "say")
+        narrowed = narrowed_command(say, accepts)
+        ruled = agent == "guide" and not allow_coordinates
+        assert (narrowed is not None) == ruled
+        for message in ("go east 3 steps", "Go north 10 steps, then west 1 step past the mill", "wait at the old mill"):
+            assert regex.fullmatch(f"ACTION: say {message}") and accepts(f"say {message}")
+        for message in ("3,4", "go to x 5", "row 3 please", "go east 3,4", "at (12 7) is the mill", "the 2nd row"):
+            assert bool(regex.fullmatch(f"ACTION: say {message}")) == (not ruled)
+            assert accepts(f"say {message}") == (not ruled)
+        # sound, not complete: the rules would send this one, the narrowed grammar keeps digits after a way only
+        assert bool(regex.fullmatch("ACTION: say go 3 steps east")) == (not ruled) and accepts("say go 3 steps east")
+        if ruled:
+            rng = np.random.default_rng(0)
+            node = narrowed[0][0]
+            for _ in range(300):
+                command = sample_text(node, rng)
+                assert accepts(command) and regex.fullmatch(f"ACTION: {command}"), command
+                checked += 1
+    assert checked == (0 if allow_coordinates else 300)

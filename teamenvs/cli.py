@@ -406,8 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--timeout", type=float, default=None, help="with --policy llm: seconds per model call (default 60)")
     p_run.add_argument("--concurrency", type=int, default=None,
                        help="with --policy llm: model calls in flight at once (default 16; 1 for a server that answers one at a time)")
-    p_run.add_argument("--constrain", default="off", choices=("off", "json", "grammar", "regex"),
+    p_run.add_argument("--constrain", default="off", choices=("off", "json", "json_object", "grammar", "regex"),
                        help="with --policy llm: constrained decoding of replies (json: response_format json_schema; "
+                            "json_object: response_format json_object with a schema, for llama-cpp-python's server; "
                             "grammar: llama.cpp GBNF; regex: vLLM guided_regex)")
     p_run.set_defaults(func=_cmd_run)
     p_serve = sub.add_parser("serve-llm", help="serve the offline OpenAI-compatible test server (random-valid, echo)")

@@ -20,6 +20,7 @@ import pickle
 import re
 import time
 
+import numpy as np
 import pytest
 
 import agents
@@ -499,6 +500,7 @@ def test_constrained_requests_take_each_server_familys_field():
     constraint = constraint_for(forms)
     assert constrained_request("off", forms) == {}
     assert constrained_request("json", forms) == {"response_format": constraint.response_format()}
+    assert constrained_request("json_object", forms) == {"response_format": {"type": "json_object", "schema": constraint.json_schema}}
     assert constrained_request("grammar", forms) == {"extra_body": {"grammar": constraint.gbnf}}
     assert constrained_request("regex", forms) == {"extra_body": {"guided_regex": constraint.regex}}
     assert constrained_request("json", ()) == {}  # nothing to decide: an unconstrained call
@@ -906,7 +908,9 @@ def test_one_command_list_per_prompt_with_live_examples_and_the_rules_shared_by_
     assert pickle.loads(pickle.dumps(briefing)).commands == briefing.commands
     policy = LLMPolicy("echo", base_url=server.url, cache=False, commands=env.unwrapped.commands, max_repairs=0)
     policy.reset("fisher_1", briefing)
-    user = policy.act(observations["fisher_1"], infos["fisher_1"])  # echo: the user message
+    policy.act(observations["fisher_1"], infos["fisher_1"])
+    user = policy.last_extras["reply"]  # echo: the user message (its action is read from none of it: all copied)
+    assert policy.last_extras["source"] == "echo"
     prompt = policy.system_prompt() + "\n" + user
     assert COMMANDS_HEADING not in prompt and "Valid actions now" not in policy.system_prompt()
     assert prompt.count("Valid actions now:") == 1
@@ -1020,3 +1024,35 @@ def test_run_episode_gives_constrained_decoding_the_rules(server, env_id):
     agent, policy = next(iter(policies.items()))
     policy.reset(agent, env.unwrapped.briefing(agent))
     assert policy.rules_accept is None  # a new episode binds its own env's rules
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_no_prompt_line_is_a_bare_command(env_id):
+    """`read_reply` takes a reply line equal to a prompt line for a copy, however short: that must never drop a
+    genuine command, so no line of any agent's prompt (first steps of random play) is a command by itself."""
+    from agents.llm.policy import _echo_key
+    from teamenvs.core.commands import Action, CommandSet
+
+    env = teamenvs.make(env_id)
+    observations, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    policies = make_llm_policies(env, "random-valid", base_url="http://127.0.0.1:9/v1")
+    checked = 0
+    for _ in range(4):
+        for agent in env.agents:
+            forms = infos[agent]["valid_actions"]
+            if not forms:
+                continue
+            policies[agent].reset(agent, env.unwrapped.briefing(agent))
+            commands = CommandSet([f._command for f in forms])
+            prompt = policies[agent].system_prompt() + "\n" + policies[agent].user_prompt(observations[agent], infos[agent])
+            for line in filter(_echo_key, prompt.splitlines()):
+                parsed = commands.parse(line.strip(), forms[0].situation)
+                assert not (isinstance(parsed, Action) and _echo_key(parsed.text) == _echo_key(line)), (agent, line)
+                checked += 1
+        actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                   for a in env.agents if infos[a]["needs_action"] and infos[a]["valid_actions"]}
+        observations, _, _, _, infos = env.step(actions)
+        if not env.agents:
+            break
+    assert checked > 20

@@ -77,6 +77,9 @@ def test_targets_say_met_or_not():
     assert [line.split(":")[1].split("(")[0].strip() for line in target_lines(good, 2048, 256)] == ["met"] * 3
     bad = [team("a", CONSTRAINED, 0.25, 12, 10, 1900)]
     assert [line.split(":")[1].split("(")[0].strip() for line in target_lines(bad, 2048, 256)] == ["NOT met"] * 3
+    # the constrained episodes of env b failed: nothing there meets a target (an empty set is not a success)
+    failed = [*good, team("b", FREE, 0.0, 10, 10, 900)]
+    assert all("NOT measured in b" in line for line in target_lines(failed, 2048, 256))
 
 
 def test_write_between_markers(tmp_path):
@@ -107,3 +110,16 @@ def test_no_llama_cpp_is_a_clear_error(monkeypatch, capsys):
 def test_the_shown_command_never_writes():
     assert shown_command(["--max-steps", "1", "--out", "/tmp/x", "--write"]) == "python -m benchmarks.local_model --max-steps 1"
     assert shown_command(["--out=/tmp/x", "--seeds", "2"]) == "python -m benchmarks.local_model --seeds 2"
+
+
+def test_json_object_mode_reaches_the_server_as_llama_cpp_python_takes_it(server, tmp_path, capsys):
+    """`--constrain json_object` sends `response_format` {"type": "json_object", "schema": ...} (llama-cpp-python's
+    server refuses the json_schema type); the built-in server honours it as llama-cpp-python does, so every
+    constrained reply is a valid command."""
+    code = main(["--base-url", server.url, "--model", "random-valid", "--constrain", "json_object", "--envs", "commons_v0",
+                 "--max-steps", "2", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("| commons_v0 | llm-constrained"))
+    assert row.split(" | ")[2] == "0.00" and "constrained json 100%" in row
+    assert "constrained invalid-action rate 0 in every env: met" in out

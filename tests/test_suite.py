@@ -354,7 +354,7 @@ def test_unknown_env_suggests_the_closest():
         ({"policies": [{"policy": "scripted", "seed": 1}]}, r"groups\[0\]\.policies\[0\]: unknown field 'seed'"),
         ({"policies": ["scripted", {"label": "scripted", "policy": "random"}]}, r"groups\[0\]: two policy labels share the name 'scripted'"),
         ({"policies": [{"policy": "scripted", "personas": True}]}, r"groups\[0\]\.policies\[0\]: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not 'scripted'"),
-        ({"policies": [{"policy": "llm", "constrain": "yes"}]}, r"groups\[0\]\.policies\[0\]\.constrain: expected one of off, json, grammar, regex"),
+        ({"policies": [{"policy": "llm", "constrain": "yes"}]}, r"groups\[0\]\.policies\[0\]\.constrain: expected one of off, json, json_object, grammar, regex"),
         ({"policies": [{"policy": "random", "memory": True}]}, r"groups\[0\]\.policies\[0\]: personas, .* and memory go with policy 'llm', not 'random'"),
         ({"policies": [{"policy": "llm", "memory": "yes"}]}, r"groups\[0\]\.policies\[0\]\.memory: expected true, false or a mapping of memory options, got 'yes'"),
         ({"policies": [{"policy": "llm", "memory": {"capacty": 5}}]}, r"groups\[0\]\.policies\[0\]\.memory: unknown option\(s\) \['capacty'\]; the options are w_recency, .*capacity"),

@@ -23,7 +23,7 @@ episode) puts the stream back as it was when the policy's first episode began, s
 was stored beforehand (a pinned persona, the task) stays and nothing of one episode reaches the
 next; `keep_memory=True` carries memories across episodes instead.
 
-Constrained decoding (`constrain="json"|"grammar"|"regex"`, default "off"): every call carries
+Constrained decoding (`constrain="json"|"json_object"|"grammar"|"regex"`, default "off"): every call carries
 a constraint generated from the agent's valid actions now (`teamenvs.core.constrain`), sent
 the way the server family takes it (`constrained_request`), so the model can only write a
 command that parses.
@@ -66,7 +66,6 @@ def strip_thinking(text: str) -> str:
 
 
 SOURCES = ("json", "action line", "single line", "prose", "echo")  # where `read_reply` found the action ("echo": none)
-ECHO_MIN_CHARS = 20  # a reply line this long that is a line of the prompt is a copy, not the model's own words
 _ECHO_STRIP = " \t\r`'\"*_>#-."
 
 
@@ -75,9 +74,11 @@ def _echo_key(line: str) -> str:
 
 
 def prompt_lines(*texts: str) -> frozenset[str]:
-    """The lines of a prompt a reply may copy (`read_reply`'s `echoed`): those long enough to be more than a
-    bare command, compared without case, spacing or surrounding punctuation."""
-    return frozenset(k for text in texts for k in map(_echo_key, text.splitlines()) if len(k) >= ECHO_MIN_CHARS)
+    """The lines of a prompt a reply may copy (`read_reply`'s `echoed`), compared without case, spacing or
+    surrounding punctuation. No prompt line is a bare command (the commands appear inside longer lines: "- wait:
+    do nothing ...", "Now: harvest <amount> | wait"), so a reply line equal to one is a copy, however short
+    (headings such as "Valid actions now:" included)."""
+    return frozenset(k for text in texts for k in map(_echo_key, text.splitlines()) if k)
 
 
 def _json_action(obj: Any) -> bool:
@@ -143,7 +144,7 @@ def split_reply(reply: str) -> tuple[str, str]:
     return action, rationale
 
 
-CONSTRAIN_MODES = ("off", "json", "grammar", "regex")
+CONSTRAIN_MODES = ("off", "json", "json_object", "grammar", "regex")
 JSON_ANSWER_FORMAT = 'Answer with one JSON object: {"reasoning": "<brief>", "action": {"command": "<command>", "args": {...}}}'
 
 
@@ -151,8 +152,9 @@ def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = 
                         accepts: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """The request fields that constrain a reply to the valid commands of `forms`, the way each
     server family takes them: `json` as `response_format` json_schema (OpenAI structured outputs,
-    vLLM, SGLang, llama.cpp, Ollama), `grammar` as a llama.cpp GBNF `grammar`, `regex` as vLLM's
-    `guided_regex`; {} when off or when no command is possible now. The reasoning before the action is
+    vLLM, SGLang, llama.cpp's llama-server, Ollama), `json_object` as `response_format` json_object with a
+    `schema` (llama-cpp-python's server, which refuses the json_schema type), `grammar` as a llama.cpp GBNF
+    `grammar`, `regex` as vLLM's `guided_regex`; {} when off or when no command is possible now. The reasoning before the action is
     bounded by `reasoning_chars` (`reasoning_chars_for` the client's output limit); `accepts`, the env's
     rules for the agent, narrows forms with few concrete commands to those the rules accept."""
     if mode == "off" or not forms:
@@ -163,6 +165,8 @@ def constrained_request(mode: str, forms: Sequence[Any], reasoning_chars: int = 
         return {}
     if mode == "json":
         return {"response_format": constraint.response_format()}
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": constraint.json_schema}}
     if mode == "grammar":
         return {"extra_body": {"grammar": constraint.gbnf}}
     return {"extra_body": {"guided_regex": constraint.regex}}
@@ -344,7 +348,7 @@ class LLMPolicy:
             parts.append("Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved))
         parts.append("Your observation now:\n" + str(observation))
         parts.append(valid_block(info.get("valid_actions", ())))
-        parts.append(JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT)
+        parts.append(JSON_ANSWER_FORMAT if self.constrain in ("json", "json_object") else ANSWER_FORMAT)
         return "\n\n".join(parts)
 
     def _check(self, action: str, info: Mapping[str, Any]) -> str | None:
@@ -369,7 +373,7 @@ class LLMPolicy:
         repairs: list[str] = []
         constrained = constrained_request(self.constrain, info.get("valid_actions") or (),
                                           reasoning_chars_for(getattr(self.client, "max_tokens", None)), self.rules_accept)
-        answer_format = JSON_ANSWER_FORMAT if self.constrain == "json" else ANSWER_FORMAT
+        answer_format = JSON_ANSWER_FORMAT if self.constrain in ("json", "json_object") else ANSWER_FORMAT
         try:
             while True:
                 result = await self._chat(messages, step_usage, constrained)

@@ -38,7 +38,8 @@ Structured outputs: with `response_format` `{"type": "json_schema", "json_schema
 a model's reply is a JSON instance of S drawn with the same seeded generator (objects,
 `anyOf`, `enum`, `const`, integers and numbers within their bounds, strings within their
 lengths, booleans, arrays), as a server doing constrained decoding would give; with
-`{"type": "json_object"}` it is a JSON object. This is how the constrained-decoding path
+`{"type": "json_object", "schema": S}` (llama-cpp-python's form) the same, and with a bare
+`{"type": "json_object"}` a JSON object. This is how the constrained-decoding path
 (`teamenvs.core.constrain`, `LLMPolicy(constrain="json")`) is tested offline.
 
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
@@ -399,7 +400,17 @@ def schema_problem(response_format: Any) -> str | None:
         spec = response_format.get("json_schema")
         if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
             return "'response_format.json_schema.schema' must be a JSON schema object"
+    if response_format["type"] == "json_object" and not isinstance(response_format.get("schema", {}), dict):
+        return "'response_format.schema' must be a JSON schema object"
     return None
+
+
+def response_schema(response_format: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema a `response_format` asks for: `json_schema`'s, the `schema` of a `json_object` (as
+    llama-cpp-python's server takes it), else any object."""
+    if response_format["type"] == "json_schema":
+        return response_format["json_schema"]["schema"]
+    return response_format.get("schema") or {"type": "object", "properties": {}}
 
 
 _PRINTABLE = [chr(c) for c in range(32, 127)]
@@ -824,7 +835,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             return "Hmm, that is an interesting situation. I would rather talk about the weather."
         if response_format is not None and response_format["type"] != "text":
-            schema = response_format.get("json_schema", {}).get("schema", {"type": "object", "properties": {}})
+            schema = response_schema(response_format)
             try:
                 return json.dumps(schema_instance(schema, rng))
             except (ValueError, TypeError, OverflowError) as exc:

@@ -103,9 +103,9 @@ class Arg(ABC):
     def json_schema(self, situation: Situation) -> dict[str, Any]:
         """The values admitted now as a JSON schema (a value of the `args` object of a JSON action):
         by default a string matching the grammar."""
-        from teamenvs.core.constrain import to_regex
+        from teamenvs.core.constrain import json_pattern
 
-        return {"type": "string", "pattern": f"^(?:{to_regex(self.grammar(situation))})$"}
+        return {"type": "string", "pattern": json_pattern(self.grammar(situation))}
 
     def values(self, situation: Situation) -> tuple[str, ...] | None:
         """Every value admitted now, as written, when they are few enough to try one by one against the

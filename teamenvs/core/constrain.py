@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "one_of"]
+__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "json_pattern", "one_of"]
 
 REASONING_MAX_CHARS = 2_000
 ACTION_RESERVE_TOKENS = 48  # of a reply's output limit, kept for "ACTION: " and the command
@@ -143,20 +143,39 @@ def int_range(low: int, high: int) -> Node:
 # ---------------------------------------------------------------------- rendering
 _SPECIAL = frozenset(".^$*+?()[]{}|\\/")  # escaped with a backslash: valid in Python and in ECMAScript's u mode
 
-def to_regex(node: Node) -> str:
-    """The node as a regex (Python and ECMAScript syntax alike: only groups, classes and counts)."""
+def to_regex(node: Node, portable: bool = False) -> str:
+    """The node as a regex (Python and ECMAScript syntax alike: only groups, classes and counts). `portable` writes
+    it as llama.cpp's JSON-schema converters (llama-server's, llama-cpp-python's) read patterns (`json_pattern`):
+    plain groups (they refuse `(?:`), special characters as one-character classes (`[$]`: they copy `\\$` into a
+    grammar literal, where it is an unknown escape), and a count above JSON_MAX_COUNT unbounded (they unroll a
+    count into nested rules, and llama.cpp refuses a grammar of 2,000)."""
+    group = "(" if portable else "(?:"
     if isinstance(node, Lit):
+        if portable:
+            return "".join(("[\\" + c + "]" if c in "\\^]" else f"[{c}]") if c in _SPECIAL else c for c in node.text)
         return "".join("\\" + c if c in _SPECIAL else c for c in node.text)
     if isinstance(node, Chars):
-        return f"[{node.cls}]" + _count(node.low, node.high)
+        return f"[{node.cls}]" + _count(node.low, node.high, portable)
     if isinstance(node, Seq):
-        return "".join(to_regex(i) if not isinstance(i, Alt) else f"(?:{to_regex(i)})" for i in node.items)
+        return "".join(to_regex(i, portable) if not isinstance(i, Alt) else f"{group}{to_regex(i, portable)})" for i in node.items)
     if isinstance(node, Repeat):
-        return f"(?:{to_regex(node.node)})" + _count(node.low, node.high)
-    return "|".join(to_regex(o) for o in node.options)
+        return f"{group}{to_regex(node.node, portable)})" + _count(node.low, node.high, portable)
+    return "|".join(to_regex(o, portable) for o in node.options)
 
 
-def _count(low: int, high: int | None) -> str:
+JSON_MAX_COUNT = 100  # a longer count is left unbounded in JSON schema patterns (see `to_regex`)
+JSON_MAX_REASONING = 500  # the most characters of reasoning a JSON schema bounds with maxLength (unrolled the same way)
+
+
+def json_pattern(node: Node) -> str:
+    """The node as a JSON schema `pattern`, anchored, portable (`to_regex`). Free text left unbounded still parses
+    (the parser cuts a text argument at its limit)."""
+    return f"^({to_regex(node, portable=True)})$"
+
+
+def _count(low: int, high: int | None, portable: bool = False) -> str:
+    if portable and high is not None and high > JSON_MAX_COUNT:
+        high = None
     if (low, high) == (1, 1):
         return ""
     if high is None:
@@ -245,7 +264,7 @@ def narrowed_command(form: Any, accepts: Callable[[str], bool]) -> tuple[list[No
             continue
         nodes.append(Seq((Lit(head + " "), node)))
         branch = _enumerated_branch(form, combo)
-        branch["properties"]["args"]["properties"][last.name] = {"type": "string", "pattern": f"^(?:{to_regex(node)})$"}
+        branch["properties"]["args"]["properties"][last.name] = {"type": "string", "pattern": json_pattern(node)}
         branch["properties"]["args"]["required"].append(last.name)
         branches.append(branch)
     return nodes, branches
@@ -315,7 +334,7 @@ def constraint_for(forms: Sequence[Any], reasoning_chars: int = REASONING_MAX_CH
     action = nodes[0] if len(nodes) == 1 else Alt(tuple(nodes))
     schema = {
         "type": "object",
-        "properties": {"reasoning": {"type": "string", "maxLength": reasoning_chars},
+        "properties": {"reasoning": {"type": "string", "maxLength": min(reasoning_chars, JSON_MAX_REASONING)},
                        "action": branches[0] if len(branches) == 1 else {"anyOf": branches}},
         "required": ["reasoning", "action"],
         "additionalProperties": False,

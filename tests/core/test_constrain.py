@@ -273,3 +273,42 @@ def test_a_constrained_guide_cannot_send_a_message_the_rule_on_coordinates_refus
                 assert accepts(command) and regex.fullmatch(f"ACTION: {command}"), command
                 checked += 1
     assert checked == (0 if allow_coordinates else 300)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_json_schema_patterns_are_written_as_llama_cpp_reads_them(env_id):
+    """llama.cpp's JSON-schema-to-grammar converters (llama-server's and llama-cpp-python's) refuse `(?:` in a
+    `pattern`, copy an escaped `\\$` into a grammar literal (an unknown escape), and unroll counts and maxLength
+    into nested rules (a grammar of 2,000 is refused): `response_format` patterns use plain groups, special
+    characters as one-character classes and no count above JSON_MAX_COUNT, and admit every command the regex
+    admits (free text left unbounded still parses: the parser cuts it)."""
+    from teamenvs.core.constrain import JSON_MAX_COUNT, JSON_MAX_REASONING, json_pattern
+
+    env = teamenvs.make(env_id)
+    _, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for agent in env.agents:
+        forms = infos[agent]["valid_actions"]
+        if not forms:
+            continue
+        schema = constraint_for(forms, accepts=lambda c, agent=agent: env.unwrapped.accepts(agent, c)).json_schema
+        assert schema["properties"]["reasoning"]["maxLength"] <= JSON_MAX_REASONING
+        text = json.dumps(schema)
+        assert "(?:" not in text
+        for pattern in map(json.loads, re.findall(r'"pattern": ("(?:[^"\\]|\\.)*")', text)):
+            assert pattern.startswith("^(") and pattern.endswith(")$")
+            outside_classes = re.sub(r"\[(?:\\.|[^\]\\])*\]", "", pattern)
+            assert "\\" not in outside_classes, pattern
+            assert all(int(n) <= JSON_MAX_COUNT for counts in re.findall(r"\{(\d+)(?:,(\d*))?\}", pattern) for n in counts if n)
+        for form in forms:
+            for arg in form._command.args:
+                node = arg.grammar(form.situation)
+                if node is None:
+                    continue
+                portable = re.compile(json_pattern(node))
+                for _ in range(5):
+                    value = sample_text(node, rng)
+                    assert portable.fullmatch(value), (json_pattern(node), value)
+                    checked += 1
+    assert checked > 0

@@ -36,6 +36,7 @@ from teamenvs.core.commands import Action
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
+from teamenvs.core.view import SharedFacts
 from teamenvs.core.text import OBSERVATION_MAX_CHARS
 from teamenvs.registry import make, spec
 
@@ -48,13 +49,14 @@ def _fail(env_id: str, what: str) -> None:
 
 
 def _mutable_ids(obj: Any, seen: set[int] | None = None) -> set[int]:
-    """Ids of every mutable container reachable from `obj` (dicts, lists, sets, and objects' __dict__)."""
+    """Ids of every mutable container reachable from `obj` (dicts, lists, sets, and objects' __dict__); a
+    `SharedFacts` (a read-only dict that views may share) is not one, though what it holds is looked into."""
     seen = set() if seen is None else seen
     if isinstance(obj, (str, bytes, int, float, bool, type(None))):
         return seen
     if id(obj) in seen:
         return seen
-    if isinstance(obj, _MUTABLE):
+    if isinstance(obj, _MUTABLE) and not isinstance(obj, SharedFacts):
         seen.add(id(obj))
     children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple, set, frozenset)) else ()
     for child in children:

@@ -194,3 +194,35 @@ def test_read_log_skips_a_truncated_last_line(tmp_path):
     path = tmp_path / "torn.jsonl"
     path.write_text('{"type": "header"}\n{"type": "step", "st', encoding="utf-8")
     assert read_log(path) == [{"type": "header"}]
+
+
+def test_an_action_sent_again_in_the_same_situation_is_not_parsed_again(monkeypatch):
+    """Random and scripted play repeat a few hundred commands: the situation's memo keeps their parses (parsing reads
+    only the text and the situation), so the same text in the same situation is parsed once and acts the same;
+    free text cannot grow the memo without end."""
+    from teamenvs.core import env as core_env
+    from teamenvs.core.commands import CommandSet
+
+    env = teamenvs.make("day_trader_v0")
+    calls = []
+    real = CommandSet.parse
+    monkeypatch.setattr(CommandSet, "parse", lambda self, raw, situation=None: calls.append(raw) or real(self, raw, situation))
+    env.reset(seed=0)
+    steps = 0
+    while env.agents and steps < 6:
+        _, _, _, _, infos = env.step({a: "invest group 20" for a in env.agents})
+        steps += 1
+        assert all(infos[a]["last_action"]["text"] == "invest group 20" for a in infos if infos[a]["last_action"].get("ok"))
+    agent_steps = steps * len(env.possible_agents)
+    assert 1 <= calls.count("invest group 20") <= len(env.unwrapped._situations) < agent_steps
+    env.reset(seed=0)
+    largest = 0
+    for k in range(10 * core_env.MEMO_ENTRIES):  # a new message every step: until some situation's memo is full
+        env.step({a: f"say message number {k} from {a}" for a in env.agents})
+        largest = max(len(memo[3]) for memo in env.unwrapped._situations.values())
+        assert largest <= core_env.MEMO_ENTRIES
+        if largest == core_env.MEMO_ENTRIES:
+            break
+        if not env.agents:
+            env.reset(seed=k)
+    assert largest == core_env.MEMO_ENTRIES

@@ -27,6 +27,10 @@ from teamenvs.core.rl import Feature, Interface
 from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation
 
 IGNORED = {"ok": None, "ignored": True}
+# A situation's memo keeps the parses of actions sent in it: random and scripted play repeat a few hundred commands.
+# Bounded per situation (the env keeps at most 4,096 situations), so free text (messages) cannot grow it without end.
+MEMO_TEXT_CHARS = 200
+MEMO_ENTRIES = 512
 
 __all__ = ["IGNORED", "TeamEnv", "event"]
 
@@ -229,9 +233,15 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             if agent not in actions:
                 result: Action | ActionError = ActionError("no action was received from you this step", "missing")
             else:
-                # a command the action mask already parsed in this situation is not parsed again
-                memo = offered[3].get(actions[agent]) if isinstance(actions[agent], str) else None
-                result = memo if memo is not None else self.interface.parse(self, agent, actions[agent], offered[0])
+                # a command already parsed in this situation (by an action mask, or sent before) is not parsed again
+                text = actions[agent]
+                memo = offered[3].get(text) if type(text) is str else None
+                if memo is not None:
+                    result = memo
+                else:
+                    result = self.interface.parse(self, agent, text, offered[0])
+                    if type(text) is str and len(text) <= MEMO_TEXT_CHARS and len(offered[3]) < MEMO_ENTRIES:
+                        offered[3][text] = result  # parsing reads only the text and the situation
             parsed[agent] = result if isinstance(result, Action) else None
             self._last_action[agent] = result.to_json()
         for agent, action in parsed.items():

@@ -373,6 +373,17 @@ class Action:
     def to_json(self) -> dict[str, Any]:
         return {"ok": True, "command": self.command, "args": dict(self.args), "text": self.text}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the args are a read-only view (MappingProxyType), which pickle cannot copy: rebuild it from a dict, so that
+        # an env holding parses (its situations' memos) pickles and deep-copies
+        read_only = isinstance(self.args, MappingProxyType)
+        return (_action, (self.command, dict(self.args) if read_only else self.args, self.text, read_only))
+
+
+def _action(command: str, args: Mapping[str, Any], text: str, read_only: bool) -> Action:
+    """An `Action` unpickled (see `Action.__reduce__`)."""
+    return Action(command, MappingProxyType(dict(args)) if read_only else args, text)
+
 
 @dataclass(frozen=True)
 class ActionError:

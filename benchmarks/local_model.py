@@ -38,6 +38,7 @@ from benchmarks.figures import headline_metric
 from benchmarks.report import EpisodeRow, build_report
 from benchmarks.suite import parse_suite
 from teamenvs.core.config import ConfigError
+from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.recorder import read_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,8 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--base-url", help="a server that runs already (default: start llama-cpp-python's with SmolLM2-135M)")
     p.add_argument("--model", default="smollm2-135m-instruct-q4_1", help="the model name sent (llama-cpp-python serves its one model whatever the name)")
-    p.add_argument("--constrain", default="grammar", choices=["grammar", "json", "json_object", "regex"],
-                   help="how the constrained team's replies are bound: grammar (llama.cpp), json (vLLM, SGLang, Ollama, OpenAI), regex (vLLM)")
+    p.add_argument("--constrain", default="grammar", choices=[m for m in CONSTRAIN_MODES if m != "off"],
+                   help="how the constrained team's replies are bound: grammar (llama.cpp), json (vLLM, SGLang, llama-server, "
+                        "Ollama, OpenAI), json_object (llama-cpp-python's server), regex (vLLM)")
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=2, help="env steps per episode")
     p.add_argument("--envs", default="", help="comma-separated env ids (default: every env)")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.text import clean_text, printable, quote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -53,7 +54,6 @@ EVERY_ENV_KEYS = {"policies"}
 GROUP_KEYS = {"title", "env", "conditions", "policies", "seeds", "max_steps"}
 CONDITION_KEYS = {"name", "preset", "set"}
 POLICY_KEYS = {"label", "policy", "personas", "theory", "probes_every", "interview", "constrain", "memory"}
-CONSTRAIN_MODES = ("off", "json", "json_object", "grammar", "regex")  # agents.llm.policy.CONSTRAIN_MODES
 MAX_SUITE_BYTES = 128 * 1024  # a suite file is hand-written: the paper suite is 2 KB
 MAX_DEPTH = 50  # nesting of mappings and lists
 MAX_EXPANDED = 1_000_000  # values plus characters of text, a value repeated by YAML aliases counted at each use

@@ -24,6 +24,7 @@ import sys
 from typing import Any, Mapping, NoReturn, Sequence
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.metrics import mean_sd
 from teamenvs.core.text import printable
 from teamenvs.registry import make, paradigms
@@ -406,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--timeout", type=float, default=None, help="with --policy llm: seconds per model call (default 60)")
     p_run.add_argument("--concurrency", type=int, default=None,
                        help="with --policy llm: model calls in flight at once (default 16; 1 for a server that answers one at a time)")
-    p_run.add_argument("--constrain", default="off", choices=("off", "json", "json_object", "grammar", "regex"),
+    p_run.add_argument("--constrain", default="off", choices=CONSTRAIN_MODES,
                        help="with --policy llm: constrained decoding of replies (json: response_format json_schema; "
                             "json_object: response_format json_object with a schema, for llama-cpp-python's server; "
                             "grammar: llama.cpp GBNF; regex: vLLM guided_regex)")

@@ -36,7 +36,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
-from teamenvs.core.constrain import REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
+from teamenvs.core.constrain import CONSTRAIN_MODES, JSON_MODES, REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
 from teamenvs.core.text import Briefing
 
 from agents.llm.client import Budget, LLMClient, Usage, run_sync
@@ -144,7 +144,6 @@ def split_reply(reply: str) -> tuple[str, str]:
     return action, rationale
 
 
-CONSTRAIN_MODES = ("off", "json", "json_object", "grammar", "regex")
 JSON_ANSWER_FORMAT = 'Answer with one JSON object: {"reasoning": "<brief>", "action": {"command": "<command>", "args": {...}}}'
 
 
@@ -348,7 +347,7 @@ class LLMPolicy:
             parts.append("Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved))
         parts.append("Your observation now:\n" + str(observation))
         parts.append(valid_block(info.get("valid_actions", ())))
-        parts.append(JSON_ANSWER_FORMAT if self.constrain in ("json", "json_object") else ANSWER_FORMAT)
+        parts.append(JSON_ANSWER_FORMAT if self.constrain in JSON_MODES else ANSWER_FORMAT)
         return "\n\n".join(parts)
 
     def _check(self, action: str, info: Mapping[str, Any]) -> str | None:
@@ -373,7 +372,7 @@ class LLMPolicy:
         repairs: list[str] = []
         constrained = constrained_request(self.constrain, info.get("valid_actions") or (),
                                           reasoning_chars_for(getattr(self.client, "max_tokens", None)), self.rules_accept)
-        answer_format = JSON_ANSWER_FORMAT if self.constrain in ("json", "json_object") else ANSWER_FORMAT
+        answer_format = JSON_ANSWER_FORMAT if self.constrain in JSON_MODES else ANSWER_FORMAT
         try:
             while True:
                 result = await self._chat(messages, step_usage, constrained)

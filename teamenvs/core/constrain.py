@@ -33,7 +33,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text", "int_range", "json_pattern", "one_of"]
+__all__ = ["CONSTRAIN_MODES", "Alt", "Chars", "Constraint", "Lit", "Node", "Repeat", "Seq", "constraint_for", "free_text",
+           "int_range", "json_pattern", "one_of"]
+
+# how a constraint is sent (agents.llm.policy.constrained_request): json_schema, json_object with a schema, GBNF, regex
+CONSTRAIN_MODES = ("off", "json", "json_object", "grammar", "regex")
+JSON_MODES = ("json", "json_object")  # the modes whose replies are JSON objects
 
 REASONING_MAX_CHARS = 2_000
 ACTION_RESERVE_TOKENS = 48  # of a reply's output limit, kept for "ACTION: " and the command

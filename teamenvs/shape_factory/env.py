@@ -106,22 +106,15 @@ class ShapeFactoryEnv(TeamEnv):
     def _briefing_situation(self, agent: str) -> Situation:
         return briefing_situation(self.config, tuple(a for a in self.possible_agents if a != agent))
 
-    def accepts(self, agent: str, command: str) -> bool:
-        """`TeamEnv.accepts`, with the parse of a command reused from an earlier situation when the parser
-        would give the same action in this one (`_reparsed`): a factory's situation changes with every
-        offer, so the situation's own memo rarely holds the mask's commands."""
-        offered = self._offered.get(agent)
-        if offered is None:
-            return False
-        parsed = offered[3]
-        action = parsed.get(command)
+    def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:
+        """`TeamEnv.accepts`'s parse, reused from an earlier situation when the parser would give the same action in
+        this one (`_reparsed`): a factory's situation changes with every offer, so the situation's own memo rarely
+        holds the mask's commands."""
+        action = self._reparsed(command, situation)
         if action is None:
-            action = self._reparsed(command, offered[0])
-            if action is None:
-                action = self.commands.parse(command, offered[0])
-                self._remember_parse(command, offered[0], action)
-            parsed[command] = action
-        return isinstance(action, Action) and self._refusal(agent, action) is None
+            action = self.commands.parse(command, situation)
+            self._remember_parse(command, situation, action)
+        return action
 
     def _reparsed(self, command: str, situation: Situation) -> Action | None:
         """The action `command` parsed to in an earlier situation with the same names, if it parses to the

@@ -63,6 +63,20 @@ def test_spaces_are_text_and_the_same_object_every_call(env_id):
     assert env.observation_space(env.possible_agents[0]) is not env.observation_space(env.possible_agents[1])
 
 
+def test_text_spaces_of_two_agents_and_two_envs_draw_from_their_own_generators():
+    """The spaces are copies of one prototype: seeding one must not seed, or move, another's generator."""
+    first, second = teamenvs.make("commons_v0"), teamenvs.make("commons_v0")
+    a, b = first.possible_agents[:2]
+    spaces = [first.action_space(a), first.action_space(b), second.action_space(a)]
+    for space in spaces:
+        space.seed(7)
+    draws = [space.sample() for space in spaces]
+    assert draws[0] == draws[1] == draws[2]  # the same seed, the same draw: nothing else drew from them
+    spaces[0].seed(8)
+    assert spaces[1].sample() == spaces[2].sample() != ""  # reseeding the first moved neither other generator
+    assert len({id(space.np_random) for space in spaces}) == 3
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_first_observations_are_in_the_space_and_info_has_the_schema(env_id):
     env = teamenvs.make(env_id)

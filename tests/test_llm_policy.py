@@ -560,9 +560,9 @@ OBSERVATION = ("Fishery, month 1/12, harvest phase. You are fisher_1 (5 fishers)
     ],
 )
 def test_read_reply_leaves_out_lines_copied_from_the_prompt(reply, action, source):
-    from agents.llm.policy import prompt_lines, read_reply
+    from agents.llm.policy import PromptLines, read_reply
 
-    echoed = prompt_lines("Valid actions now:\n- wait: do nothing this turn (e.g. wait)", OBSERVATION)
+    echoed = PromptLines("Valid actions now:\n- wait: do nothing this turn (e.g. wait)", OBSERVATION)
     assert read_reply(reply, echoed)[0::2] == (action, source)
     assert read_reply(reply)[2] != "echo"  # without the prompt nothing is a copy
 

@@ -73,12 +73,39 @@ def _echo_key(line: str) -> str:
     return " ".join(line.split()).strip(_ECHO_STRIP).lower()
 
 
-def prompt_lines(*texts: str) -> frozenset[str]:
+class PromptLines:
     """The lines of a prompt a reply may copy (`read_reply`'s `echoed`), compared without case, spacing or
     surrounding punctuation. No prompt line is a bare command (the commands appear inside longer lines: "- wait:
     do nothing ...", "Now: harvest <amount> | wait"), so a reply line equal to one is a copy, however short
-    (headings such as "Valid actions now:" included)."""
-    return frozenset(k for text in texts for k in map(_echo_key, text.splitlines()) if k)
+    (headings such as "Valid actions now:" included).
+
+    The set is worked out the first time it is read: only a reply without an `ACTION:` line or a JSON action
+    reads it, and splitting a whole prompt into keys costs more than the rest of reading a reply."""
+
+    __slots__ = ("_texts", "_keys")
+
+    def __init__(self, *texts: str) -> None:
+        self._texts: tuple[str, ...] | None = texts
+        self._keys: frozenset[str] = frozenset()
+
+    def _worked_out(self) -> frozenset[str]:
+        if self._texts is not None:
+            self._keys = frozenset(k for text in self._texts for k in map(_echo_key, text.splitlines()) if k)
+            self._texts = None
+        return self._keys
+
+    def __contains__(self, line: object) -> bool:
+        return line in self._worked_out()
+
+    def __bool__(self) -> bool:
+        return bool(self._worked_out())
+
+    def __len__(self) -> int:
+        return len(self._worked_out())
+
+    def __iter__(self) -> Any:
+        return iter(self._worked_out())
+
 
 
 def _json_action(obj: Any) -> bool:
@@ -91,12 +118,12 @@ def _json_rationale(obj: dict[str, Any], default: str = "") -> str:
     return str(obj.get("reasoning") or obj.get("rationale") or obj.get("reason") or default).strip()[:MAX_RATIONALE]
 
 
-def read_reply(reply: str, echoed: frozenset[str] = frozenset()) -> tuple[str, str, str]:
+def read_reply(reply: str, echoed: PromptLines | frozenset[str] = frozenset()) -> tuple[str, str, str]:
     """(action text, rationale, source) from a model reply; the action is '' when none can be
     found, and the source (one of SOURCES) says where it was found.
 
     Without an `ACTION:` line or a JSON action, the command is searched in the reply's own words:
-    lines copied from the prompt (`echoed`, from `prompt_lines`) are left out, since a weak model that
+    lines copied from the prompt (`echoed`, a `PromptLines`) are left out, since a weak model that
     repeats its observation ("Your last action: harvest 10 (accepted).", "Now: harvest <amount> | wait")
     would otherwise be credited with a command it never chose; a reply of nothing but such copies has
     no action (source "echo")."""
@@ -367,7 +394,7 @@ class LLMPolicy:
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": self.user_prompt(observation, info, retrieved)},
         ]
-        echoed = prompt_lines(*(m["content"] for m in messages))
+        echoed = PromptLines(*(m["content"] for m in messages))
         step_usage = Usage()
         repairs: list[str] = []
         constrained = constrained_request(self.constrain, info.get("valid_actions") or (),

@@ -190,7 +190,7 @@ class Interface:
     """
 
     def __init__(self, env: Any, obs_type: str, action_type: str) -> None:
-        from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, TextSpace
+        from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, text_space
 
         check_types(obs_type, action_type)
         self.obs_type, self.discrete = obs_type, action_type == "discrete"
@@ -208,10 +208,10 @@ class Interface:
         vector = vector_space(self.features) if self.features is not None else None
         # each agent gets its own space objects (seeding one agent's space must not seed another's)
         self.observation_spaces = {
-            a: observation_space(obs_type, self.discrete, TextSpace(OBSERVATION_MAX_CHARS, min_length=1),
+            a: observation_space(obs_type, self.discrete, text_space(OBSERVATION_MAX_CHARS, min_length=1),
                                  vector_space(self.features) if self.features is not None else None, len(self.labels))
             for a in env.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete else TextSpace(ACTION_MAX_CHARS)
+        self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete else text_space(ACTION_MAX_CHARS)
                               for a in env.possible_agents}
         self.agents = tuple(env.possible_agents)
         self.state_space = None

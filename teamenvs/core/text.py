@@ -9,6 +9,7 @@ another agent's observation, so no control character ever enters an observation.
 
 from __future__ import annotations
 
+import copy
 import string
 from typing import Any
 
@@ -33,6 +34,19 @@ class TextSpace(Text):
 
     def __repr__(self) -> str:
         return f"TextSpace(min_length={self.min_length}, max_length={self.max_length}, printable unicode)"
+
+
+_PROTOTYPES: dict[tuple[int, int], TextSpace] = {}
+
+
+def text_space(max_length: int, min_length: int = 0) -> TextSpace:
+    """A new `TextSpace` with its own generator: a copy of one built once per length bounds. Building the
+    charset's tables costs about 0.1 ms a space, and an env has two spaces per agent, built with every env
+    (the prototype is never sampled or seeded, so a copy shares no generator with it or with another copy)."""
+    prototype = _PROTOTYPES.get((max_length, min_length))
+    if prototype is None:
+        prototype = _PROTOTYPES[(max_length, min_length)] = TextSpace(max_length, min_length=min_length)
+    return copy.copy(prototype)
 
 
 class Observation(str):

@@ -435,7 +435,7 @@ def concurrent_against_sequential(url: str, latency_ms: int = 1, episodes: int =
     return asyncio.run(run())
 
 
-def _ms(value: float | None) -> str:
+def ms_text(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
@@ -456,14 +456,14 @@ def speed_report(sizes: Sequence[int], steps: int, rounds: int, n_servers: int, 
         body.append([f"{row['episodes']} episodes ({row['in_flight']} in flight, {row['calls']:,} calls)",
                      f"{bare['rate']:,.0f}", f"{full['rate']:,.0f}", f"{row['ratio']:.0%}",
                      ", ".join(f"{r:.0%}" for r in row["round_ratios"]),
-                     f"{_ms(bare['cpu_ms'])} / {_ms(full['cpu_ms'])}", f"{_ms(bare['server_ms'])} / {_ms(full['server_ms'])}"])
+                     f"{ms_text(bare['cpu_ms'])} / {ms_text(full['cpu_ms'])}", f"{ms_text(bare['server_ms'])} / {ms_text(full['server_ms'])}"])
         if "openai" in row:
             ref = row["openai"]
             body.append([f"{row['episodes']} episodes, full stack over the openai package", "", f"{ref['rate']:,.0f}",
-                         f"{ref['rate'] / bare['rate']:.0%}", "", f"{_ms(ref['cpu_ms'])} (full)", f"{_ms(ref['server_ms'])} (full)"])
+                         f"{ref['rate'] / bare['rate']:.0%}", "", f"{ms_text(ref['cpu_ms'])} (full)", f"{ms_text(ref['server_ms'])} (full)"])
         ceiling = row["no_http"]
         body.append([f"{row['episodes']} episodes, full stack with replies made in-process (no HTTP, no server)", "",
-                     f"{ceiling['rate']:,.0f}", "", "", f"{_ms(ceiling['cpu_ms'])} (full)", ""])
+                     f"{ceiling['rate']:,.0f}", "", "", f"{ms_text(ceiling['cpu_ms'])} (full)", ""])
     table(["Concurrent episodes", "Bare client calls/s", "Full stack calls/s", "Full / bare", "Each round",
            "Client CPU ms/call (bare / full)", "Server CPU ms/call (bare / full)"], body)
     errors = sum(row["bare"]["errors"] for row in rows)

@@ -1,6 +1,6 @@
-"""Performance report: one table of env speed, the cost of recording a log, LLM step-loop efficiency and memory retrieval time.
+"""Performance report: one table of env speed, the cost of recording a log, the RL interface, LLM step-loop efficiency and client speed, memory retrieval time, and the speed targets' other figures (peer ratio, scaling, map generation).
 
-    python -m benchmarks.perf                 # about 2-3 minutes
+    python -m benchmarks.perf                 # about 6 minutes
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 
@@ -43,6 +43,19 @@ Rows, every number measured by this run:
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
+* `peer ratio`: agent-steps/s of teamenvs envs (random valid actions, time inside `reset` and
+  `step`) over TextArena's fastest social dilemma of the same round, `--rounds` rounds of every
+  arm in a shuffled order (the method of `../shared/tools/peer_ratio.py`); needs `textarena`
+  (not a dependency: the row says how to install it when it is missing).
+* `cost per agent-step`: `env.step` time per agent-step with scripted policies at 3, 9 and 30
+  traders and in generated job fairs of 13, 36 and 120 agents. Value: the cost at the largest
+  size over the smallest (about 1.0 when a step's cost is linear in the number of agents).
+* `map generation` and `reset on a new map`: the map task's default map (median ms over `--seeds`
+  maps) and the search-and-rescue reset on a new 100x100 map over one on a new 30x30 map.
+* `LLM client`: `benchmarks.llm_loop --speed`'s measurements against `teamenvs serve-llm` in its
+  own process: the full stack's calls/s over a bare asyncio HTTP client's at 8 and 64 concurrent
+  9-agent DayTrader episodes (no added latency), synchronous `act()` over `await aact()` in CPU
+  per call, and 16 episodes at once over one after another at 1 ms latency; medians of `--rounds`.
 """
 
 from __future__ import annotations
@@ -75,8 +88,8 @@ from teamenvs.core.recorder import EpisodeRecorder
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
-DEFAULTS = {"seconds": 5.0, "latency_ms": 200, "agents": 9, "steps": 5, "queries": 200}
-QUICK = {"seconds": 0.25, "latency_ms": 100, "agents": 9, "steps": 2, "queries": 20}
+DEFAULTS = {"seconds": 5.0, "latency_ms": 200, "agents": 9, "steps": 5, "queries": 200, "rounds": 5, "seeds": 50}
+QUICK = {"seconds": 0.25, "latency_ms": 100, "agents": 9, "steps": 2, "queries": 20, "rounds": 1, "seeds": 5}
 HEADER = ["measurement", "setting", "value", "unit", "notes"]
 
 
@@ -88,6 +101,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--agents", type=int, help=f"traders in the LLM episode (default {DEFAULTS['agents']})")
     parser.add_argument("--steps", type=int, help=f"steps of the LLM episode (default {DEFAULTS['steps']})")
     parser.add_argument("--queries", type=int, help=f"timed retrievals per memory size (default {DEFAULTS['queries']})")
+    parser.add_argument("--rounds", type=int, help=f"rounds of the interleaved peer and LLM-client arms (default {DEFAULTS['rounds']})")
+    parser.add_argument("--seeds", type=int, help=f"maps generated per map-generation row (default {DEFAULTS['seeds']})")
     parser.add_argument("--quick", action="store_true", help="fast run: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))
     args = parser.parse_args(argv)
     for key, value in (QUICK if args.quick else DEFAULTS).items():
@@ -413,6 +428,202 @@ def memory_rows(queries: int, seed: int = 0) -> list[list[str]]:
         faiss.omp_set_num_threads(threads)
 
 
+# ---------------------------------------------------------------------- the speed issue's other targets, in this one run
+PEER_DILEMMAS = {  # TextArena dilemma -> (players, a random valid move), as ../shared/tools/peer_ratio.py plays them
+    "IteratedPrisonersDilemma-v0": (2, lambda r: r.choice(["[Cooperate]", "[Defect]"])),
+    "PublicGoodsGame-v0": (3, lambda r: f"[{r.randint(0, 20)}]"),
+    "IteratedStagHunt-v0": (2, lambda r: r.choice(["[Stag]", "[Hare]"])),
+}
+PEER_ARMS = (("day_trader_v0", {}), ("day_trader_v0", {"preset": "group_size_9"}), ("commons_v0", {}),
+             ("map_task_v0", {}), ("search_rescue_v0", {"preset": "easy"}), ("job_fair_v0", {}))
+PEER_TARGETS = {"day_trader_v0": 1.0, "commons_v0": 1.0, "map_task_v0": 0.5, "job_fair_v0": 0.5, "search_rescue_v0": 0.25}
+
+
+def _peer_episode(env_id: str, players: int, move: Any) -> Any:
+    """One TextArena episode of random valid moves: (turns, seconds inside the env's calls)."""
+    import random
+
+    import textarena as ta
+
+    def episode(seed: int) -> tuple[int, float]:
+        rng, spent, turns = random.Random(seed), 0.0, 0
+        t0 = time.perf_counter()
+        env = ta.make(env_id)
+        env.reset(num_players=players, seed=seed)
+        spent += time.perf_counter() - t0
+        done = False
+        while not done:
+            t0 = time.perf_counter()
+            env.get_observation()
+            spent += time.perf_counter() - t0
+            action = move(rng)
+            t0 = time.perf_counter()
+            done, _ = env.step(action)
+            spent += time.perf_counter() - t0
+            turns += 1
+        env.close()
+        return turns, spent
+    return episode
+
+
+def _teamenvs_episode(env_id: str, config: Mapping[str, Any]) -> Any:
+    """One teamenvs episode of random valid actions (`ActionForm.sample`): (agent-steps, seconds inside reset and step)."""
+    env = teamenvs.make(env_id, **config)
+
+    def episode(seed: int) -> tuple[int, float]:
+        rng, spent, turns = np.random.default_rng(seed), 0.0, 0
+        t0 = time.perf_counter()
+        _, infos = env.reset(seed=seed)
+        spent += time.perf_counter() - t0
+        while env.agents:
+            actions = {}
+            for agent in env.agents:
+                if infos[agent]["needs_action"]:
+                    forms = infos[agent]["valid_actions"]
+                    actions[agent] = forms[int(rng.integers(len(forms)))].sample(rng)
+                    turns += 1
+            t0 = time.perf_counter()
+            _, _, _, _, infos = env.step(actions)
+            spent += time.perf_counter() - t0
+        return turns, spent
+    return episode
+
+
+def peer_rows(seconds: float, rounds: int = 3) -> list[list[str]]:
+    """Agent-steps/s of every teamenvs arm over TextArena's fastest social dilemma of the same round, rounds
+    interleaved in a shuffled order (the method of ../shared/tools/peer_ratio.py); one row saying why when
+    TextArena is not installed."""
+    import random
+    import statistics
+
+    try:
+        import textarena  # noqa: F401
+    except ImportError as e:
+        return [["peer ratio", "TextArena social dilemmas", "n/a", "not measured",
+                 f"textarena does not import here ({type(e).__name__}); `pip install --no-deps textarena==0.7.4 && pip install nltk requests websockets rich python-dotenv` to measure it"]]
+    peers: dict[str, Any] = {}
+    for env_id, (players, move) in PEER_DILEMMAS.items():
+        try:
+            episode = _peer_episode(env_id, players, move)
+            episode(0)
+            peers[f"TextArena {env_id}"] = episode
+        except Exception:  # noqa: BLE001 - a dilemma that does not run in this textarena is left out, as in peer_ratio.py
+            continue
+    if not peers:
+        return [["peer ratio", "TextArena social dilemmas", "n/a", "not measured", "no TextArena dilemma ran here"]]
+    arms = dict(peers)
+    for env_id, config in PEER_ARMS:
+        episode = _teamenvs_episode(env_id, config)
+        episode(0)
+        arms[f"{env_id}" + (f" ({config['preset']})" if config else "")] = episode
+    rates: dict[str, list[float]] = {name: [] for name in arms}
+    best: list[float] = []
+    for r in range(rounds):
+        order = list(arms)
+        random.Random(r).shuffle(order)
+        for name in order:
+            turns, spent, k = 0, 0.0, 0
+            while spent < seconds:
+                t, s = arms[name](1000 * r + k)
+                turns, spent, k = turns + t, spent + s, k + 1
+            rates[name].append(turns / spent)
+        best.append(max(rates[name][-1] for name in peers))
+    rows = []
+    for name, arm_rates in rates.items():
+        if name in peers:
+            continue
+        ratios = [x / b for x, b in zip(arm_rates, best)]
+        target = PEER_TARGETS[name.split(" ")[0]]
+        rows.append(["peer ratio", f"{name}, random valid actions", f"{statistics.median(ratios):.2f}",
+                     "x TextArena's fastest dilemma (agent-steps/s)",
+                     f"{statistics.median(arm_rates):,.0f} agent-steps/s against {statistics.median(best):,.0f}; rounds "
+                     f"{min(ratios):.2f}-{max(ratios):.2f}; target {target:g}x; every agent's observation rendered every step"])
+    return rows
+
+
+SCALING = (("day_trader_v0", "traders", ({"n_agents": 3}, {"n_agents": 9}, {"n_agents": 30})),
+           ("job_fair_v0", "agents", ({"scenario": "generated", "n_companies": 3, "n_seekers": 10},
+                                      {"scenario": "generated", "n_companies": 9, "n_seekers": 27},
+                                      {"scenario": "generated", "n_companies": 30, "n_seekers": 90})))
+
+
+def scaling_rows(seconds: float) -> list[list[str]]:
+    """Microseconds of `env.step` per agent-step at three team sizes; value: the largest over the smallest
+    (1.0 for a cost per step linear in the number of agents)."""
+    rows = []
+    for env_id, unit, configs in SCALING:
+        cost = {}
+        for config in configs:
+            env = teamenvs.make(env_id, **config)
+            r = time_episodes(env, "scripted", seconds / len(configs))
+            cost[len(env.possible_agents)] = 1e6 * r["step_time"] / r["agent_steps"]
+        sizes = sorted(cost)
+        rows.append(["cost per agent-step", f"{env_id}, {' / '.join(map(str, sizes))} {unit}, scripted",
+                     f"{cost[sizes[-1]] / cost[sizes[0]]:.2f}", f"x the cost at {sizes[0]} {unit}",
+                     "env.step per agent-step: " + ", ".join(f"{cost[n]:.0f} us at {n}" for n in sizes)
+                     + "; target: linear in agents (about 1.0)"])
+    return rows
+
+
+def generation_rows(seeds: int) -> list[list[str]]:
+    """The map task's default map generation (median ms, target at most 20) and the search-and-rescue reset on a
+    new 100x100 map over one on a new 30x30 map (medians, target at most 2x)."""
+    from teamenvs.map_task.config import MapTaskConfig
+    from teamenvs.map_task.maps import generate_map_pair
+
+    config = MapTaskConfig()
+    generate_map_pair(config, np.random.default_rng(10_000))  # warm-up
+    times = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        t0 = time.perf_counter()
+        generate_map_pair(config, rng, seed)
+        times.append(1e3 * (time.perf_counter() - t0))
+    rows = [["map generation", "map_task_v0, default 20x20 map", f"{np.median(times):.1f}", f"ms (median of {seeds} maps)",
+             f"max {max(times):.1f} ms; target at most 20 ms"]]
+    medians = {}
+    for side in (30, 100):
+        env = teamenvs.make("search_rescue_v0", width=side, height=side)
+        env.reset(seed=10_000)  # warm-up
+        times = []
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            env.reset(seed=seed)
+            times.append(1e3 * (time.perf_counter() - t0))
+        medians[side] = float(np.median(times))
+    rows.append(["reset on a new map", "search_rescue_v0, 100x100 over 30x30", f"{medians[100] / medians[30]:.2f}",
+                 "x the 30x30 reset (medians)", f"100x100 {medians[100]:.2f} ms, 30x30 {medians[30]:.2f} ms ({seeds} seeds each); "
+                 "target at most 2x"])
+    return rows
+
+
+def llm_client_rows(steps: int, rounds: int, sizes: Sequence[int] = (8, 64)) -> list[list[str]]:
+    """The LLM loop against `teamenvs serve-llm` with no added latency (`benchmarks.llm_loop --speed`): the full stack
+    over a bare asyncio HTTP client at each number of concurrent episodes (target at least 50%), synchronous `act()`
+    over `aact()` in CPU per call (target at most 1.5x), and 16 episodes at once over one after another at 1 ms
+    latency (target: faster, above 1.0x)."""
+    from benchmarks.llm_loop import ms_text, concurrent_against_sequential, served_many, sync_against_async, throughput
+
+    with served_many(1) as servers:
+        measured = throughput(servers, sizes, steps, rounds, reference=False)
+        sync = sync_against_async(servers[0].url, rounds=rounds, fresh_calls=1)
+        many = concurrent_against_sequential(servers[0].url, steps=steps, rounds=rounds)
+    rows = []
+    for row in measured:
+        bare, full = row["bare"], row["full"]
+        rows.append(["LLM client", f"full stack over a bare HTTP client, {row['episodes']} concurrent episodes",
+                     f"{row['ratio']:.2f}", "x the bare client's calls/s",
+                     f"full {full['rate']:,.0f} calls/s, bare {bare['rate']:,.0f} ({row['calls']:,} calls, {row['in_flight']} in "
+                     f"flight; medians of {rounds}); client CPU {ms_text(bare['cpu_ms'])} / {ms_text(full['cpu_ms'])} ms per call; "
+                     "target at least 0.50"])
+    rows.append(["LLM client", "synchronous act() over await aact(), CPU per call", f"{sync['ratio']:.2f}", "x aact's CPU per call",
+                 f"act {sync['sync_cpu_ms']:.3f} ms, aact {sync['async_cpu_ms']:.3f} ms ({sync['calls']:,} calls each); target at most 1.5x"])
+    rows.append(["LLM client", "16 episodes at once over one after another, 1 ms latency", f"{many['seq'] / many['par']:.2f}",
+                 "x faster (wall time)", f"at once {many['par']:.3f} s, one after another {many['seq']:.3f} s ({many['calls']} calls; "
+                 f"rounds {', '.join(f'{x:.2f}' for x in many['round_speedups'])}); target above 1.0x"])
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -422,6 +633,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = env_rows(args.seconds) + recorder_rows(args.seconds) + rl_rows(args.seconds)
     rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
+    rows += peer_rows(args.seconds / 10, rounds=args.rounds) + scaling_rows(args.seconds)
+    rows += generation_rows(args.seeds) + llm_client_rows(args.steps, args.rounds)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
     print(f"\nTotal {time.perf_counter() - start:.1f} s")
 

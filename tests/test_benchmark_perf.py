@@ -65,7 +65,29 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         value, unit, notes = rows["recorder cost", f"{env_id}, scripted, .jsonl.gz log"]
         assert number(value) > 0 and unit == "x env steps/s without a recorder" and "CPU-time ratio" in notes
 
-    assert len(rows) == 3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
+    peer = {s: v for (m, s), v in rows.items() if m == "peer ratio"}
+    try:
+        import textarena  # noqa: F401
+    except ImportError:
+        assert list(peer) == ["TextArena social dilemmas"] and "pip install" in peer["TextArena social dilemmas"][2]
+    else:
+        assert len(peer) == len(perf.PEER_ARMS) and all(0 < number(v[0]) for v in peer.values())
+    scaling = {s: v for (m, s), v in rows.items() if m == "cost per agent-step"}
+    assert set(scaling) == {"day_trader_v0, 3 / 9 / 30 traders, scripted", "job_fair_v0, 13 / 36 / 120 agents, scripted"}
+    for value, _, notes in scaling.values():
+        assert number(value) > 0 and len(re.findall(r"(\d+) us at (\d+)", notes)) == 3
+    value, unit, _ = rows["map generation", "map_task_v0, default 20x20 map"]
+    assert number(value) > 0 and unit.startswith("ms")
+    value, _, notes = rows["reset on a new map", "search_rescue_v0, 100x100 over 30x30"]
+    assert number(value) > 1.0 and "100x100" in notes  # a map with ten times the rooms takes longer to draw
+    client = {s: v for (m, s), v in rows.items() if m == "LLM client"}
+    assert len(client) == 4 and all(number(v[0]) > 0 for v in client.values())
+    for size in (8, 64):
+        value, _, notes = client[f"full stack over a bare HTTP client, {size} concurrent episodes"]
+        assert 0 < number(value) < 5 and "calls/s" in notes
+
+    assert len(rows) == (3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
+                         + len(peer) + len(scaling) + 2 + len(client))
 
 
 def test_critical_path_calls() -> None:

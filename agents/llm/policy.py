@@ -107,7 +107,6 @@ class PromptLines:
         return iter(self._worked_out())
 
 
-
 def _json_action(obj: Any) -> bool:
     """Whether a decoded JSON value is an action: `{"action": "<command>"}` or, as constrained
     decoding writes it, `{"reasoning": ..., "action": {"command": ..., "args": {...}}}`."""

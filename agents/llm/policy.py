@@ -31,6 +31,7 @@ command that parses.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Callable, Mapping, Sequence
@@ -202,6 +203,7 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _OWN_SENTENCE = ("You ", "You're ", "Your ")  # the agent's identity, role, holdings and orders: its own
 
 
+@functools.lru_cache(maxsize=1024)  # every call of an episode asks for the same agent's rules
 def team_part_first(rules: str) -> tuple[str, str]:
     """(the sentences every teammate's rules share, the agent's own ones) of an env's rules, each in its order.
 

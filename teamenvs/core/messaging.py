@@ -143,6 +143,9 @@ class Messenger:
 
         `last_delivery` keeps each delivered message with its recipients.
         """
+        if not self._pending and not any(self._inbox.values()):  # most steps: nothing sent, every inbox empty already
+            self.last_delivery = ()
+            return ()
         inbox: dict[str, list[Message]] = {a: [] for a in self.agents}
         for message, recipients in self._pending:
             self._history[message.sender].append(message)

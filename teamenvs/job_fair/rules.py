@@ -107,7 +107,7 @@ class FairState:
         self.joined: dict[str, str | None] = {s: None for s in self.seekers}
         self.mine: dict[str, list[Interview]] = {a: [] for a in self.recruiters + self.seekers}
         detail = config.advertised_skills
-        # read-only, so every seeker's view of every step holds these same objects (see public_companies)
+        # the companies' public facts, read-only (a recruiter's view reads its own; seekers' views: public_companies)
         self.public = tuple(
             SharedFacts(name=c.name, company_type=self.fair.businesses[c.business].company_type,
                         description=description(self.fair, c, detail), skills=advertised(self.fair, c.name, detail))
@@ -115,12 +115,17 @@ class FairState:
         )
         self._notes: list[Note] = []
         self._step = 0
+        self._shown: tuple[int, tuple[SharedFacts, ...]] = (-1, ())
 
-    def public_companies(self) -> tuple[SharedFacts, ...]:
-        """The companies' public descriptions as seekers' views show them: public facts, the same for all and
-        read-only (`SharedFacts`), so every seeker's view holds the same objects and a step's views cost
-        O(agents), not O(seekers x companies), while no policy can change what another sees."""
-        return self.public
+    def public_companies(self, step: int) -> tuple[SharedFacts, ...]:
+        """The companies' public descriptions as seekers' views show them at env step `step`: public facts, the
+        same for all and read-only (`SharedFacts`), so every seeker's view of a step holds the same objects and a
+        step's views cost O(agents), not O(seekers x companies), while no policy can change what another sees.
+        Each step gets its own copy: views of different steps share no object (Gymnasium's env checker flags
+        a dict that a reset's and a step's infos share, read-only or not)."""
+        if self._shown[0] != step:
+            self._shown = (step, tuple(SharedFacts(facts) for facts in self.public))
+        return self._shown[1]
 
     @property
     def agents(self) -> list[str]:

@@ -58,7 +58,7 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict
             role="seeker",
             biography=biography(seeker),
             skills=seeker.skills,
-            companies=game.public_companies(),
+            companies=game.public_companies(envelope["step"]),
             max_applications=game.fair.max_applications,
             applied=game.applied.get(agent),
             offers=tuple(game.offers[agent]),

@@ -846,6 +846,19 @@ def test_seekers_read_one_list_of_the_companies():
     assert all(infos[s]["view"]["companies"] == first for s in seekers)
 
 
+def test_infos_of_a_reset_and_the_next_step_share_no_dict():
+    """A seeker's view holds the companies' read-only facts, one copy per step: a reset's info and the next
+    step's share no dict, the rule Gymnasium's env checker applies (it warned on the per-episode copy)."""
+    import gymnasium
+    from gymnasium.utils.passive_env_checker import data_shares_objects
+
+    env = gymnasium.make("teamenvs/JobFair-v0", agent="seeker_1", skip_idle=False, disable_env_checker=True)
+    _, first = env.reset(seed=0)
+    _, _, _, _, second = env.step("wait")
+    assert first["view"]["companies"] == second["view"]["companies"]
+    assert not data_shares_objects(first, second)
+
+
 def test_no_seekers_policy_can_change_what_another_seeker_sees():
     """The companies' public descriptions are one set of objects in every seeker's view (a step's views cost
     O(agents)); they are read-only, so a policy that writes into its view changes nothing another agent (or a

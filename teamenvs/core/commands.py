@@ -415,6 +415,10 @@ def placeholder_in(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+RECENT_PARSES = 4096  # parses a command set keeps (see `CommandSet.parse`)
+MEMO_TEXT_CHARS = 200  # texts up to this long are remembered with their parse (here and in a situation's memo)
+
+
 class CommandSet:
     """A paradigm's commands, with the one parser every environment uses."""
 
@@ -430,6 +434,7 @@ class CommandSet:
         self._start = re.compile(rf"(?=(?P<lead>[\s`'\"*_>#\-]*))(?P=lead)(?P<command>{alternation})(?![\w])", re.IGNORECASE)
         self._first_words = tuple(sorted({n.split()[0] for n in names}))
         self._anywhere = re.compile(rf"(?<![\w])(?P<command>{alternation})(?![\w])", re.IGNORECASE)
+        self._recent: dict[tuple[int, str], tuple[Situation, Action | ActionError]] = {}  # see `parse`
 
     def __iter__(self):
         return iter(self.commands.values())
@@ -471,11 +476,29 @@ class CommandSet:
 
     # ------------------------------------------------------------------ parsing
     def parse(self, raw: Any, situation: Situation = Situation()) -> Action | ActionError:
-        """Read any input as an action. Never raises."""
+        """Read any input as an action. Never raises.
+
+        A text read in the same situation object a moment ago is not read again: an LLM policy checks its
+        reply against the situation it was offered, then the env parses the same text in that same situation
+        (the parse reads only the text and the situation). The recent parses keep their situations, so an
+        object's id cannot be reused while an entry names it; at most `RECENT_PARSES` of them."""
+        recent = type(raw) is str and len(raw) <= MEMO_TEXT_CHARS
+        if recent:
+            found = self._recent.get((id(situation), raw))
+            if found is not None and found[0] is situation:
+                return found[1]
         try:
-            return self._parse(raw, situation)
+            result = self._parse(raw, situation)
         except Exception as exc:  # pragma: no cover - a parser bug must not crash an episode
             return ActionError(f"could not read this action ({type(exc).__name__}). {self._valid_now(situation)}", "bad_argument")
+        if recent:
+            if len(self._recent) >= RECENT_PARSES:
+                self._recent.clear()
+            self._recent[(id(situation), raw)] = (situation, result)
+        return result
+
+    def __getstate__(self) -> dict[str, Any]:  # the recent parses are a cache: not pickled (nor deep-copied)
+        return {**self.__dict__, "_recent": {}}
 
     def _parse(self, raw: Any, situation: Situation) -> Action | ActionError:
         if not isinstance(raw, str):

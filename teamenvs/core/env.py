@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Hashable, Iterator, Mapping
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from teamenvs.core.commands import Action, ActionError, ActionForm, CommandSet, Situation
+from teamenvs.core.commands import MEMO_TEXT_CHARS, Action, ActionError, ActionForm, CommandSet, Situation
 from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
@@ -27,9 +27,9 @@ from teamenvs.core.rl import Feature, Interface
 from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation
 
 IGNORED = {"ok": None, "ignored": True}
-# A situation's memo keeps the parses of actions sent in it: random and scripted play repeat a few hundred commands.
-# Bounded per situation (the env keeps at most 4,096 situations), so free text (messages) cannot grow it without end.
-MEMO_TEXT_CHARS = 200
+# A situation's memo keeps the parses of actions sent in it (texts up to commands.MEMO_TEXT_CHARS): random and scripted
+# play repeat a few hundred commands. Bounded per situation (the env keeps at most 4,096 situations), so free text
+# (messages) cannot grow it without end.
 MEMO_ENTRIES = 512
 
 __all__ = ["IGNORED", "TeamEnv", "event"]

@@ -474,3 +474,27 @@ def test_the_action_marker_counts_only_at_the_start_of_a_line(raw, command):
         assert result.ok and result.text == "invest group 40"  # read as prose: the command found in the line
     else:
         assert result.ok and result.command == command
+
+
+def test_a_text_read_in_the_same_situation_a_moment_ago_is_not_read_again(monkeypatch):
+    """An LLM policy checks its reply in the situation it was offered, then the env parses the same text in that
+    same situation object: the second parse is the first's result. Another situation object (even an equal one)
+    or a long text is read afresh, the result is the same either way, and a pickled command set carries no cache."""
+    import pickle
+
+    commands = CommandSet([Command("invest group", (IntArg("amount", 0, 100),)), Command("wait")])
+    reads = []
+    original = CommandSet._parse
+    monkeypatch.setattr(CommandSet, "_parse", lambda self, raw, situation: reads.append(raw) or original(self, raw, situation))
+    offered = Situation(limits={"amount": (0, 40)})
+    first = commands.parse("invest group 30", offered)
+    assert commands.parse("invest group 30", offered) is first and reads == ["invest group 30"]
+    assert isinstance(commands.parse("invest group 50", offered), ActionError)  # over the live limit, remembered as such
+    assert isinstance(commands.parse("invest group 50", offered), ActionError) and len(reads) == 2
+    assert commands.parse("invest group 30", Situation(limits={"amount": (0, 40)})) == first and len(reads) == 3
+    assert isinstance(commands.parse("invest group 30", Situation(limits={"amount": (0, 20)})), ActionError)
+    long = "we should think about this for a while " * 10 + "\nACTION: wait"
+    commands.parse(long, offered)
+    commands.parse(long, offered)
+    assert reads.count(long) == 2  # longer than MEMO_TEXT_CHARS: read each time
+    assert pickle.loads(pickle.dumps(commands))._recent == {}

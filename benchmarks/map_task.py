@@ -205,6 +205,20 @@ def section_speed(seconds: float) -> None:
 
 
 # ---------------------------------------------------------------------- 4. map generation
+def generation_times(cfg: MapTaskConfig, n_seeds: int) -> tuple[list[float], list[int]]:
+    """Milliseconds of `generate_map_pair` for generator seeds 0..n_seeds-1 after one warm-up, and each route's cells."""
+    gc.collect()  # garbage left by earlier work would otherwise be collected inside a timed call
+    generate_map_pair(cfg, np.random.default_rng(10_000))  # warm-up
+    times, lengths = [], []
+    for seed in range(n_seeds):
+        rng = np.random.default_rng(seed)
+        t0 = time.perf_counter()
+        pair = generate_map_pair(cfg, rng, seed)
+        times.append((time.perf_counter() - t0) * 1000)
+        lengths.append(len(pair.route))
+    return times, lengths
+
+
 def section_mapgen(n_seeds: int = 50) -> None:
     print(f"### Map generation: `generate_map_pair`, {n_seeds} generator seeds each\n")
     cases = (
@@ -216,15 +230,7 @@ def section_mapgen(n_seeds: int = 50) -> None:
     )
     rows = []
     for label, cfg in cases:
-        gc.collect()  # garbage left by earlier sections would otherwise be collected inside a timed call
-        generate_map_pair(cfg, np.random.default_rng(10_000))  # warm-up
-        times, lengths = [], []
-        for seed in range(n_seeds):
-            rng = np.random.default_rng(seed)
-            t0 = time.perf_counter()
-            pair = generate_map_pair(cfg, rng, seed)
-            times.append((time.perf_counter() - t0) * 1000)
-            lengths.append(len(pair.route))
+        times, lengths = generation_times(cfg, n_seeds)
         rows.append(
             [
                 label,

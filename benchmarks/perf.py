@@ -568,29 +568,14 @@ def scaling_rows(seconds: float) -> list[list[str]]:
 def generation_rows(seeds: int) -> list[list[str]]:
     """The map task's default map generation (median ms, target at most 20) and the search-and-rescue reset on a
     new 100x100 map over one on a new 30x30 map (medians, target at most 2x)."""
+    from benchmarks.map_task import generation_times
+    from benchmarks.search_rescue import reset_times
     from teamenvs.map_task.config import MapTaskConfig
-    from teamenvs.map_task.maps import generate_map_pair
 
-    config = MapTaskConfig()
-    generate_map_pair(config, np.random.default_rng(10_000))  # warm-up
-    times = []
-    for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        t0 = time.perf_counter()
-        generate_map_pair(config, rng, seed)
-        times.append(1e3 * (time.perf_counter() - t0))
+    times, _ = generation_times(MapTaskConfig(), seeds)
     rows = [["map generation", "map_task_v0, default 20x20 map", f"{np.median(times):.1f}", f"ms (median of {seeds} maps)",
              f"max {max(times):.1f} ms; target at most 20 ms"]]
-    medians = {}
-    for side in (30, 100):
-        env = teamenvs.make("search_rescue_v0", width=side, height=side)
-        env.reset(seed=10_000)  # warm-up
-        times = []
-        for seed in range(seeds):
-            t0 = time.perf_counter()
-            env.reset(seed=seed)
-            times.append(1e3 * (time.perf_counter() - t0))
-        medians[side] = float(np.median(times))
+    medians = {side: float(np.median(reset_times(side, seeds))) for side in (30, 100)}
     rows.append(["reset on a new map", "search_rescue_v0, 100x100 over 30x30", f"{medians[100] / medians[30]:.2f}",
                  "x the 30x30 reset (medians)", f"100x100 {medians[100]:.2f} ms, 30x30 {medians[30]:.2f} ms ({seeds} seeds each); "
                  "target at most 2x"])

@@ -304,6 +304,19 @@ def section_speed(policy: str) -> None:
 
 
 # ---------------------------------------------------------------------- 5. map generation
+def reset_times(side: int, n_seeds: int) -> list[float]:
+    """Milliseconds of `env.reset` on a new `side x side` map (default config otherwise) for seeds 0..n_seeds-1,
+    after one warm-up reset."""
+    env = teamenvs.make("search_rescue_v0", width=side, height=side)
+    env.reset(seed=10_000)  # warm-up
+    times = []
+    for seed in range(n_seeds):
+        t0 = time.perf_counter()
+        env.reset(seed=seed)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
 def section_mapgen(n_seeds: int = 50) -> None:
     default = SearchRescueConfig().complexity
     print(f"### Map generation: `generate_floor_plan`, {n_seeds} generator seeds each\n")
@@ -331,16 +344,7 @@ def section_mapgen(n_seeds: int = 50) -> None:
     print("Target: 50x50 under 50 ms.")
     print()
     print(f"### `env.reset` on a new map per episode (default config, `map_seed` None), {n_seeds} seeds each\n")
-    medians = {}
-    for side in (30, 50, 100):
-        env = teamenvs.make("search_rescue_v0", width=side, height=side)
-        env.reset(seed=10_000)  # warm-up
-        times = []
-        for seed in range(n_seeds):
-            t0 = time.perf_counter()
-            env.reset(seed=seed)
-            times.append((time.perf_counter() - t0) * 1000)
-        medians[side] = float(np.median(times))
+    medians = {side: float(np.median(reset_times(side, n_seeds))) for side in (30, 50, 100)}
     table(["Map", "Median reset (ms)", "Ratio to 30x30 (same run)"],
           [[f"{side}x{side}", f"{ms:.2f}", f"{ms / medians[30]:.2f}x"] for side, ms in medians.items()])
     print()

@@ -29,7 +29,8 @@ from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation
 IGNORED = {"ok": None, "ignored": True}
 # A situation's memo keeps the parses of actions sent in it (texts up to commands.MEMO_TEXT_CHARS): random and scripted
 # play repeat a few hundred commands. Bounded per situation (the env keeps at most 4,096 situations), so free text
-# (messages) cannot grow it without end.
+# (messages) cannot grow it without end. (The command set's own recent parses serve an LLM policy's check of the
+# text it then sends; without this per-situation memo, which outlasts episodes, random play ran 3-8% slower.)
 MEMO_ENTRIES = 512
 
 __all__ = ["IGNORED", "TeamEnv", "event"]

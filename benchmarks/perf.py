@@ -56,6 +56,11 @@ Rows, every number measured by this run:
   own process: the full stack's calls/s over a bare asyncio HTTP client's at 8 and 64 concurrent
   9-agent DayTrader episodes (no added latency), synchronous `act()` over `await aact()` in CPU
   per call, and 16 episodes at once over one after another at 1 ms latency; medians of `--rounds`.
+* `scripted search and rescue then and now`: the scripted search-and-rescue team (default config) with
+  this code over the same team with the code the speed issue measured (`THEN`, extracted from git
+  into a scratch folder), each in its own process, `--rounds` rounds alternating which goes first,
+  the same seeds both ways. Value: env steps/s now over then (full loop; target at least 4x).
+  Outside a git checkout holding `THEN` the row says it was not measured and why.
 """
 
 from __future__ import annotations
@@ -67,9 +72,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import asyncio
+import io
+import json
 import platform
 import shlex
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -609,6 +618,73 @@ def llm_client_rows(steps: int, rounds: int, sizes: Sequence[int] = (8, 64)) -> 
     return rows
 
 
+THEN = "02e278f"  # main when the speed issue was filed: the code its "today" figures were measured on
+ROOT = Path(__file__).resolve().parents[1]
+# run in each tree by its own interpreter process: that tree's teamenvs and benchmarks (the same
+# `time_episodes` in both), a short warm-up, then one timed stretch of scripted episodes
+_THEN_DRIVER = """
+import json, sys
+import teamenvs
+from benchmarks.common import time_episodes
+env = teamenvs.make("search_rescue_v0")
+time_episodes(env, "scripted", 0.2, seed=10**6)
+result = time_episodes(env, "scripted", float(sys.argv[1]), seed=int(sys.argv[2]))
+print(json.dumps({**result, "package": teamenvs.__file__}))
+"""
+
+
+def extract_tree(ref: str, into: Path, root: Path = ROOT) -> str | None:
+    """Extract the commit `ref` of the git checkout at `root` into `into`; None, or why it could not."""
+    try:
+        archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", ref], capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"git archive did not run ({type(e).__name__})"
+    if archive.returncode != 0:
+        return f"git archive {ref} failed: {archive.stderr.decode(errors='replace').strip()[:200] or 'no output'}"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return None
+
+
+def timed_in_tree(tree: Path, seconds: float, seed: int) -> dict[str, Any]:
+    """`_THEN_DRIVER` run by this interpreter with `tree` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run([sys.executable, "-c", _THEN_DRIVER, str(seconds), str(seed)], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=120 + 4 * seconds)
+    if done.returncode != 0:
+        raise RuntimeError(f"the timing run in {tree} failed: {done.stderr.strip()[-300:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if not Path(result["package"]).resolve().is_relative_to(tree.resolve()):
+        raise RuntimeError(f"the timing run in {tree} imported teamenvs from {result['package']}")
+    return result
+
+
+def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
+    """The scripted search-and-rescue team's env steps/s with this code over the code the speed issue measured
+    (`ref`), each in its own process, rounds alternating which goes first (target at least 4x)."""
+    setting = f"scripted search and rescue now over then ({ref}, when the speed issue was filed)"
+    with tempfile.TemporaryDirectory() as scratch:
+        then = Path(scratch) / "then"
+        why = extract_tree(ref, then)
+        if why is not None:
+            return [["scripted search and rescue", setting, "n/a", "not measured", f"{why}; run it in a git checkout of teamenvs"]]
+        totals = {"now": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0},
+                  "then": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0}}
+        trees = {"now": ROOT, "then": then}
+        for r in range(rounds):
+            for name in (("now", "then") if r % 2 == 0 else ("then", "now")):
+                result = timed_in_tree(trees[name], seconds / rounds, seed=1000 * r)
+                for key in totals[name]:
+                    totals[name][key] += result[key]
+    rate = {name: t["steps"] / t["wall"] for name, t in totals.items()}
+    alone = {name: t["steps"] / t["step_time"] for name, t in totals.items()}
+    length = {name: t["steps"] / max(t["episodes"], 1) for name, t in totals.items()}
+    return [["scripted search and rescue", setting, f"{rate['now'] / rate['then']:.2f}", "x then (env steps/s, full loop)",
+             f"now {rate['now']:,.0f} env steps/s, then {rate['then']:,.0f}; env.step alone {alone['now']:,.0f} against "
+             f"{alone['then']:,.0f} ({alone['now'] / alone['then']:.2f}x); {rounds} round(s), the same seeds both ways (episodes of "
+             f"{length['now']:.0f} and {length['then']:.0f} steps on average: the team's play has changed since); target at least 4x"]]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -620,6 +696,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows += memory_rows(args.queries)
     rows += peer_rows(args.seconds / 10, rounds=args.rounds) + scaling_rows(args.seconds)
     rows += generation_rows(args.seeds) + llm_client_rows(args.steps, args.rounds)
+    rows += then_rows(args.seconds, args.rounds)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
     print(f"\nTotal {time.perf_counter() - start:.1f} s")
 

@@ -86,8 +86,31 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         value, _, notes = client[f"full stack over a bare HTTP client, {size} concurrent episodes"]
         assert 0 < number(value) < 5 and "calls/s" in notes
 
+    value, unit, notes = rows["scripted search and rescue", f"scripted search and rescue now over then ({perf.THEN}, when the speed issue was filed)"]
+    if value == "n/a":  # a checkout without the issue's commit (a shallow clone): the row says why
+        assert unit == "not measured" and "git" in notes
+    else:
+        assert number(value) > 0 and "target at least 4x" in notes and re.search(r"now [\d,]+ env steps/s, then [\d,]+", notes)
+
     assert len(rows) == (3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
-                         + len(peer) + len(scaling) + 2 + len(client))
+                         + len(peer) + len(scaling) + 2 + len(client) + 1)
+
+
+def test_then_row_says_why_without_the_commit() -> None:
+    rows = perf.then_rows(0.1, 1, ref="0" * 40)
+    assert len(rows) == 1 and rows[0][2:4] == ["n/a", "not measured"]
+    assert "git archive" in rows[0][4] and "0" * 40 in rows[0][4]
+
+
+def test_timed_in_tree_runs_that_trees_code(tmp_path) -> None:
+    """The timing driver imports teamenvs from the tree it is given, not from the installed package: a tree
+    whose teamenvs is not the real one fails loudly instead of timing this code twice."""
+    (tmp_path / "teamenvs").mkdir()
+    (tmp_path / "teamenvs" / "__init__.py").write_text("raise ImportError('the tree under test')\n")
+    with pytest.raises(RuntimeError, match="the tree under test"):
+        perf.timed_in_tree(tmp_path, 0.1, seed=0)
+    result = perf.timed_in_tree(perf.ROOT, 0.1, seed=0)
+    assert result["steps"] > 0 and result["package"].startswith(str(perf.ROOT))
 
 
 def test_critical_path_calls() -> None:

@@ -671,8 +671,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        self._headers_buffer += (b"\r\n", data)  # `end_headers` and the body in one write, not two
+        self.flush_headers()
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None, close: bool = False) -> None:
         if close:  # the rest of this connection's input is not a request to read: answer, then let it go

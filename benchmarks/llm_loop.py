@@ -419,7 +419,8 @@ def concurrent_against_sequential(url: str, latency_ms: int = 1, episodes: int =
     async def run() -> dict[str, Any]:
         client = LLMClient(model, base_url=url, cache=False, concurrency=16 * 9, max_tokens=64)
         try:
-            await _timed([_episode(client, 99, 1)])
+            # warm up both ways: the first run at once opens up to episodes x agents connections, a one-time cost
+            await _timed([_episode(client, 99 + s, 1) for s in range(episodes)], parallel=episodes)
             seq, par, calls = [], [], 0
             for index in range(rounds):  # the runners alternate, and which goes first too
                 for concurrent in ((False, True) if index % 2 == 0 else (True, False)):

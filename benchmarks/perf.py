@@ -94,6 +94,7 @@ from benchmarks.common import table, time_episodes
 from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
 from teamenvs.core.recorder import EpisodeRecorder
+from teamenvs.core.text import printable
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
@@ -659,6 +660,11 @@ def timed_in_tree(tree: Path, seconds: float, seed: int) -> dict[str, Any]:
     return result
 
 
+def _cell(text: str) -> str:
+    """Outside text (an error message) made safe for one cell of the printed table."""
+    return printable(text, keep_newlines=False).replace("|", "/")[:400]
+
+
 def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
     """The scripted search-and-rescue team's env steps/s with this code over the code the speed issue measured
     (`ref`), each in its own process, rounds alternating which goes first (target at least 4x)."""
@@ -667,15 +673,18 @@ def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
         then = Path(scratch) / "then"
         why = extract_tree(ref, then)
         if why is not None:
-            return [["scripted search and rescue", setting, "n/a", "not measured", f"{why}; run it in a git checkout of teamenvs"]]
+            return [["scripted search and rescue", setting, "n/a", "not measured", _cell(f"{why}; run it in a git checkout of teamenvs")]]
         totals = {"now": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0},
                   "then": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0}}
         trees = {"now": ROOT, "then": then}
-        for r in range(rounds):
-            for name in (("now", "then") if r % 2 == 0 else ("then", "now")):
-                result = timed_in_tree(trees[name], seconds / rounds, seed=1000 * r)
-                for key in totals[name]:
-                    totals[name][key] += result[key]
+        try:
+            for r in range(rounds):
+                for name in (("now", "then") if r % 2 == 0 else ("then", "now")):
+                    result = timed_in_tree(trees[name], seconds / rounds, seed=1000 * r)
+                    for key in totals[name]:
+                        totals[name][key] += result[key]
+        except (RuntimeError, subprocess.SubprocessError, ValueError, KeyError) as e:  # the rest of the table still prints
+            return [["scripted search and rescue", setting, "n/a", "not measured", _cell(f"{type(e).__name__}: {e}")]]
     rate = {name: t["steps"] / t["wall"] for name, t in totals.items()}
     alone = {name: t["steps"] / t["step_time"] for name, t in totals.items()}
     length = {name: t["steps"] / max(t["episodes"], 1) for name, t in totals.items()}

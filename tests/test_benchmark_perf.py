@@ -113,6 +113,19 @@ def test_timed_in_tree_runs_that_trees_code(tmp_path) -> None:
     assert result["steps"] > 0 and result["package"].startswith(str(perf.ROOT))
 
 
+def test_then_row_says_why_when_the_old_code_does_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree that does not run (a dependency gone, say) gives a row saying why, one line, not a crash of the table."""
+    monkeypatch.setattr(perf, "extract_tree", lambda ref, into: None)
+
+    def fails(tree, seconds, seed):
+        raise RuntimeError("the timing run failed:\nModuleNotFoundError | networkx")
+
+    monkeypatch.setattr(perf, "timed_in_tree", fails)
+    rows = perf.then_rows(0.1, 1)
+    assert rows[0][2:4] == ["n/a", "not measured"]
+    assert "ModuleNotFoundError / networkx" in rows[0][4] and "\n" not in rows[0][4]
+
+
 def test_critical_path_calls() -> None:
     records = [
         {"type": "reset", "agents": {}},

@@ -39,7 +39,9 @@ Rows, every number measured by this run:
   no view either (text step time / rules).
 * `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
   `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
-  alternating rounds within one run. Value: the ratio of env steps/s.
+  alternating rounds within one run. Value: the ratio of env steps/s. Two reference rows time
+  the same for an env whose steps are only busy CPU (0.3 ms and 1 ms): what the vector machinery
+  itself gains on this machine for steps of that cost.
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
@@ -85,6 +87,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 import teamenvs
@@ -324,34 +327,68 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     return rows
 
 
-def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0")) -> list[list[str]]:
-    import gymnasium
+class BusyEnv(gymnasium.Env):
+    """A Gymnasium env whose every step is `cost` seconds of busy CPU and nothing else: the reference for what
+    `AsyncVectorEnv` can gain on this machine whatever the env (a tiny observation, an empty info)."""
 
+    observation_space = gymnasium.spaces.Box(0, 1, (16,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, cost: float) -> None:
+        self.cost = cost
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        return np.zeros(16, np.float32), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        end = time.perf_counter() + self.cost
+        while time.perf_counter() < end:
+            pass
+        return np.zeros(16, np.float32), 0.0, False, False, {}
+
+
+def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = True) -> dict[str, float]:
+    """Learner steps/s of 2 envs from `make` in `AsyncVectorEnv` (2 processes) and in `SyncVectorEnv`, in 4 alternating
+    rounds; with `masked`, actions are drawn from each env's `info["action_mask"]`, else action 0."""
+    vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
+    rng = np.random.default_rng(seed)
+    totals = {k: [0, 0.0] for k in vecs}
+    try:
+        infos = {k: v.reset(seed=[seed, seed + 1])[1] for k, v in vecs.items()}
+        for _ in range(4):
+            for kind, vec in vecs.items():
+                start = time.perf_counter()
+                while time.perf_counter() - start < seconds / 4:
+                    if masked:
+                        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in infos[kind]["action_mask"]])
+                    else:
+                        actions = np.zeros(2, dtype=np.int64)
+                    _, _, _, _, infos[kind] = vec.step(actions)
+                    totals[kind][0] += 2
+                totals[kind][1] += time.perf_counter() - start
+    finally:
+        for vec in vecs.values():
+            vec.close()
+    return {k: steps / wall for k, (steps, wall) in totals.items()}
+
+
+def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
+                    busy_ms: Sequence[float] = (0.3, 1.0)) -> list[list[str]]:
+    """`AsyncVectorEnv` over `SyncVectorEnv` for the single-agent view of `env_ids`, then for `BusyEnv`s of `busy_ms`
+    per step: what the vector machinery gains on this machine for steps of that cost."""
     rows = []
     for env_id in env_ids:
         gym_id = teamenvs.spec(env_id).gym_id
-        make = lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete")  # noqa: E731
-        vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
-        rng = np.random.default_rng(seed)
-        totals = {k: [0, 0.0] for k in vecs}
-        try:
-            infos = {k: v.reset(seed=[seed, seed + 1])[1] for k, v in vecs.items()}
-            for _ in range(4):
-                for kind, vec in vecs.items():
-                    start = time.perf_counter()
-                    while time.perf_counter() - start < seconds / 4:
-                        masks = infos[kind]["action_mask"]
-                        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
-                        _, _, _, _, infos[kind] = vec.step(actions)
-                        totals[kind][0] += 2
-                    totals[kind][1] += time.perf_counter() - start
-        finally:
-            for vec in vecs.values():
-                vec.close()
-        rate = {k: steps / wall for k, (steps, wall) in totals.items()}
+        rate = async_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), seconds, seed)
         rows.append(["vector env", f"{env_id} single-agent view, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
                      "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} learner steps/s, "
-                     f"SyncVectorEnv {rate['sync']:,.0f}; {os.cpu_count()} CPU cores"])
+                     f"SyncVectorEnv {rate['sync']:,.0f} (a learner step {1e3 / rate['sync']:.2f} ms); {os.cpu_count()} CPU cores"])
+    for ms in busy_ms:
+        rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
+        rows.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
+                     "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
+                     f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine"])
     return rows
 
 

@@ -59,7 +59,9 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
                                    for pattern in (r"text step (\d+) us", r"rules (\d+)", r"views (\d+)"))
         assert 0 < rules + views < text_step and number(value) >= 1.0  # a part of the step takes less than the step
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
-    assert len(vector) == 2 and all(number(v[0]) > 0 for v in vector.values())
+    assert len(vector) == 4 and all(number(v[0]) > 0 for v in vector.values())
+    assert [s for s in vector if s.startswith("reference")] == [
+        "reference: an env whose steps are 0.3 ms of busy CPU, 2 envs", "reference: an env whose steps are 1 ms of busy CPU, 2 envs"]
 
     for env_id in teamenvs.list_envs():
         value, unit, notes = rows["recorder cost", f"{env_id}, scripted, .jsonl.gz log"]
@@ -92,7 +94,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     else:
         assert number(value) > 0 and "target at least 4x" in notes and re.search(r"now [\d,]+ env steps/s, then [\d,]+", notes)
 
-    assert len(rows) == (3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 2 + 2 + 2
+    assert len(rows) == (3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + 4 + 2 + 2
                          + len(peer) + len(scaling) + 2 + len(client) + 1)
 
 
@@ -124,6 +126,21 @@ def test_then_row_says_why_when_the_old_code_does_not_run(monkeypatch: pytest.Mo
     rows = perf.then_rows(0.1, 1)
     assert rows[0][2:4] == ["n/a", "not measured"]
     assert "ModuleNotFoundError / networkx" in rows[0][4] and "\n" not in rows[0][4]
+
+
+def test_busy_env_steps_take_their_cost() -> None:
+    """The vector reference env costs what it says per step, and nothing in its observation or info varies."""
+    import time
+
+    env = perf.BusyEnv(0.002)
+    obs, info = env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(5):
+        obs, reward, terminated, truncated, info = env.step(0)
+    assert 0.010 <= time.perf_counter() - start < 0.1
+    assert obs.shape == (16,) and info == {} and not (terminated or truncated)
+    rates = perf.async_over_sync(lambda: perf.BusyEnv(0.0005), 0.2, masked=False)
+    assert set(rates) == {"async", "sync"} and all(r > 0 for r in rates.values())
 
 
 def test_critical_path_calls() -> None:

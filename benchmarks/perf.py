@@ -98,6 +98,7 @@ from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.text import printable
+from teamenvs.wrappers.vector import pinned, worker_cpus
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
@@ -349,9 +350,13 @@ class BusyEnv(gymnasium.Env):
 
 
 def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = True) -> dict[str, float]:
-    """Learner steps/s of 2 envs from `make` in `AsyncVectorEnv` (2 processes) and in `SyncVectorEnv`, in 4 alternating
-    rounds; with `masked`, actions are drawn from each env's `info["action_mask"]`, else action 0."""
+    """Learner steps/s of 2 envs from `make` in `AsyncVectorEnv` (2 processes; `pinned`: each worker pinned to one
+    CPU, as `teamenvs.wrappers.make_async` does) and in `SyncVectorEnv`, in 4 alternating rounds; with `masked`,
+    actions are drawn from each env's `info["action_mask"]`, else action 0."""
     vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
+    cpus = worker_cpus()
+    if cpus is not None:
+        vecs["pinned"] = gymnasium.vector.AsyncVectorEnv([pinned(make, cpus[i % len(cpus)], os.getpid()) for i in range(2)])
     rng = np.random.default_rng(seed)
     totals = {k: [0, 0.0] for k in vecs}
     try:
@@ -373,6 +378,15 @@ def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = Tru
     return {k: steps / wall for k, (steps, wall) in totals.items()}
 
 
+def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
+    """The pinned workers' row of a vector measurement (none where workers cannot be pinned)."""
+    if "pinned" not in rate:
+        return []
+    return [["vector env", setting, f"{rate['pinned'] / rate['sync']:.2f}", "x SyncVectorEnv steps/s",
+             f"AsyncVectorEnv with each worker pinned to one CPU {rate['pinned']:,.0f} steps/s, unpinned {rate['async']:,.0f}, "
+             f"SyncVectorEnv {rate['sync']:,.0f} (the same run)"]]
+
+
 def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
                     busy_ms: Sequence[float] = (0.3, 1.0)) -> list[list[str]]:
     """`AsyncVectorEnv` over `SyncVectorEnv` for the single-agent view of `env_ids`, then for `BusyEnv`s of `busy_ms`
@@ -384,11 +398,13 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         rows.append(["vector env", f"{env_id} single-agent view, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
                      "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} learner steps/s, "
                      f"SyncVectorEnv {rate['sync']:,.0f} (a learner step {1e3 / rate['sync']:.2f} ms); {os.cpu_count()} CPU cores"])
+        rows += _pinned_row(f"{env_id} single-agent view, 2 envs, workers pinned (make_async)", rate)
     for ms in busy_ms:
         rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
         rows.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
                      "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
                      f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine"])
+        rows += _pinned_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs, workers pinned", rate)
     return rows
 
 

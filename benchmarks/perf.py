@@ -652,7 +652,7 @@ def llm_client_rows(steps: int, rounds: int, sizes: Sequence[int] = (8, 64)) -> 
     latency (target: faster, above 1.0x)."""
     from benchmarks.llm_loop import ms_text, concurrent_against_sequential, served_many, sync_against_async, throughput
 
-    with served_many(1) as servers:
+    with served_many(1, own_cpus=True) as servers:
         measured = throughput(servers, sizes, steps, rounds, reference=False)
         sync = sync_against_async(servers[0].url, rounds=rounds, fresh_calls=1)
         many = concurrent_against_sequential(servers[0].url, steps=steps, rounds=rounds)

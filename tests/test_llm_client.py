@@ -32,6 +32,7 @@ import teamenvs
 from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage, cache_note
 from agents.llm.policy import make_llm_policies
 from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
+from teamenvs.wrappers.vector import worker_cpus
 
 EXAMPLES = ("invest group 40", "invest individual 15", "wait")
 VALID_BLOCK = (
@@ -714,3 +715,29 @@ def test_usage_keeps_the_largest_prompt_of_one_call(server):
     assert total.largest_prompt_tokens == long.usage.prompt_tokens
     assert total.to_json()["largest_prompt_tokens"] == long.usage.prompt_tokens
     assert "largest_prompt_tokens" not in Usage(calls=1, cached=1).to_json()  # a cached reply sent no prompt
+
+
+@pytest.mark.skipif(worker_cpus() is None, reason="needs a platform that pins processes to CPUs, and two CPUs")
+def test_pin_apart_gives_the_server_its_own_cpu_and_undoes_it_for_this_process() -> None:
+    """`benchmarks.llm_loop.pin_apart`: the server process (every thread) on the last CPU, this process on the
+    others while pinned, and all of them again after."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.llm_loop import pin_apart
+
+    before = os.sched_getaffinity(0)
+    cpus = sorted(before)
+    server = subprocess.Popen([sys.executable, "-c", "import threading, time; threading.Thread(target=time.sleep, args=(30,)).start(); time.sleep(30)"])
+    try:
+        time.sleep(0.3)  # its second thread has started
+        undo = pin_apart([server.pid])
+        tasks = os.listdir(f"/proc/{server.pid}/task")
+        assert len(tasks) == 2 and all(os.sched_getaffinity(int(t)) == {cpus[-1]} for t in tasks)
+        assert os.sched_getaffinity(0) == set(cpus[:-1])
+        undo()
+        assert os.sched_getaffinity(0) == before
+    finally:
+        server.kill()
+        server.wait()

@@ -57,6 +57,15 @@ def test_pinned_leaves_the_parent_process_alone() -> None:
         assert os.sched_getaffinity(0) == before
 
 
+def test_a_worker_that_cannot_be_pinned_still_makes_its_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(pid, cpus):
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
+    make = pinned(lambda: "env", cpu=99, parent_pid=os.getpid() + 1)  # as if called in a worker
+    assert make() == "env"
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_num_envs_must_be_a_positive_integer(bad) -> None:
     with pytest.raises(ValueError, match="num_envs must be a positive integer"):

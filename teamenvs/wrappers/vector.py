@@ -28,7 +28,10 @@ def pinned(make: Callable[[], Any], cpu: int, parent_pid: int) -> Callable[[], A
 
     def make_pinned() -> Any:
         if os.getpid() != parent_pid:
-            os.sched_setaffinity(0, {cpu})
+            try:
+                os.sched_setaffinity(0, {cpu})
+            except OSError:  # the CPU went away or a container forbids it: pinning only ever speeds things up
+                pass
         return make()
 
     return make_pinned

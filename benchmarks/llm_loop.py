@@ -167,10 +167,14 @@ def pin_apart(pids: Sequence[int]) -> Callable[[], None]:
     if cpus is None or len(cpus) < len(pids) + 1:
         return lambda: None
     before = os.sched_getaffinity(0)
-    for pid, cpu in zip(pids, reversed(cpus)):
-        for task in os.listdir(f"/proc/{pid}/task"):  # every thread; those it starts later inherit the CPU
-            os.sched_setaffinity(int(task), {cpu})
-    os.sched_setaffinity(0, set(cpus[: len(cpus) - len(pids)]))
+    try:
+        for pid, cpu in zip(pids, reversed(cpus)):
+            for task in os.listdir(f"/proc/{pid}/task"):  # every thread; those it starts later inherit the CPU
+                os.sched_setaffinity(int(task), {cpu})
+        os.sched_setaffinity(0, set(cpus[: len(cpus) - len(pids)]))
+    except OSError:  # a thread that ended meanwhile, no /proc: measure unpinned rather than fail
+        os.sched_setaffinity(0, before)
+        return lambda: None
     return lambda: os.sched_setaffinity(0, before)
 
 

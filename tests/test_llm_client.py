@@ -741,3 +741,16 @@ def test_pin_apart_gives_the_server_its_own_cpu_and_undoes_it_for_this_process()
     finally:
         server.kill()
         server.wait()
+
+
+@pytest.mark.skipif(worker_cpus() is None, reason="needs a platform that pins processes to CPUs, and two CPUs")
+def test_pin_apart_leaves_everything_unpinned_when_a_server_is_gone() -> None:
+    import os
+
+    from benchmarks.llm_loop import pin_apart
+
+    before = os.sched_getaffinity(0)
+    undo = pin_apart([2**22 + 12345])  # no such process: nothing to pin, nothing changed here
+    assert os.sched_getaffinity(0) == before
+    undo()
+    assert os.sched_getaffinity(0) == before

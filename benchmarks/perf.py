@@ -39,9 +39,11 @@ Rows, every number measured by this run:
   no view either (text step time / rules).
 * `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
   `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
-  alternating rounds within one run. Value: the ratio of env steps/s. Two reference rows time
-  the same for an env whose steps are only busy CPU (0.3 ms and 1 ms): what the vector machinery
-  itself gains on this machine for steps of that cost.
+  alternating rounds within one run. Value: the ratio of env steps/s. Where workers can be pinned,
+  a row beside each gives `AsyncVectorEnv` with each worker pinned to one CPU (as
+  `teamenvs.wrappers.make_async` does), the same rounds. Reference rows time the same for an env
+  whose steps are only busy CPU (0.3 ms and 1 ms): what the vector machinery itself gains on this
+  machine for steps of that cost.
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
@@ -58,7 +60,8 @@ Rows, every number measured by this run:
   own process: the full stack's calls/s over a bare asyncio HTTP client's at 8 and 64 concurrent
   9-agent DayTrader episodes (no added latency), synchronous `act()` over `await aact()` in CPU
   per call, and 16 episodes at once over one after another at 1 ms latency; medians of `--rounds`.
-* `scripted search and rescue then and now`: the scripted search-and-rescue team (default config) with
+  The server gets a CPU of its own where there are enough (`benchmarks.llm_loop.pin_apart`).
+* `scripted search and rescue`: the scripted search-and-rescue team (default config) with
   this code over the same team with the code the speed issue measured (`THEN`, extracted from git
   into a scratch folder), each in its own process, `--rounds` rounds alternating which goes first,
   the same seeds both ways. Value: env steps/s now over then (full loop; target at least 4x).
@@ -98,7 +101,7 @@ from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.text import printable
-from teamenvs.wrappers.vector import pinned, worker_cpus
+from teamenvs.wrappers.vector import worker_cpus, worker_fns
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
@@ -354,9 +357,8 @@ def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = Tru
     CPU, as `teamenvs.wrappers.make_async` does) and in `SyncVectorEnv`, in 4 alternating rounds; with `masked`,
     actions are drawn from each env's `info["action_mask"]`, else action 0."""
     vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
-    cpus = worker_cpus()
-    if cpus is not None:
-        vecs["pinned"] = gymnasium.vector.AsyncVectorEnv([pinned(make, cpus[i % len(cpus)], os.getpid()) for i in range(2)])
+    if worker_cpus() is not None:
+        vecs["pinned"] = gymnasium.vector.AsyncVectorEnv(worker_fns(make, 2))
     rng = np.random.default_rng(seed)
     totals = {k: [0, 0.0] for k in vecs}
     try:

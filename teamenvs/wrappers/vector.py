@@ -45,10 +45,20 @@ def worker_cpus() -> Sequence[int] | None:
     return cpus if len(cpus) > 1 else None
 
 
+def worker_fns(make: Callable[[], Any], num_envs: int, pin: bool = True) -> list[Callable[[], Any]]:
+    """`num_envs` env functions for `AsyncVectorEnv` from `make`, each pinning its worker to one CPU (round robin over
+    this process's CPUs) when `pin` and the platform can pin, else `make` itself."""
+    cpus = worker_cpus() if pin else None
+    if cpus is None:
+        return [make] * num_envs
+    parent = os.getpid()
+    return [pinned(make, cpus[i % len(cpus)], parent) for i in range(num_envs)]
+
+
 def make_async(env_id: str, num_envs: int = 2, *, pin_workers: bool = True, **kwargs: Any) -> gymnasium.vector.AsyncVectorEnv:
     """`num_envs` copies of `env_id`'s single-agent view (`gymnasium.make(spec(env_id).gym_id, **kwargs)`) in an
     `AsyncVectorEnv`, each worker pinned to one CPU (round robin over this process's CPUs) unless `pin_workers`
-    is false or the platform cannot pin."""
+    is false or the platform cannot pin (`worker_fns`)."""
     from teamenvs.registry import spec
 
     if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
@@ -58,8 +68,4 @@ def make_async(env_id: str, num_envs: int = 2, *, pin_workers: bool = True, **kw
     def make() -> Any:
         return gymnasium.make(gym_id, **kwargs)
 
-    cpus = worker_cpus() if pin_workers else None
-    if cpus is None:
-        return gymnasium.vector.AsyncVectorEnv([make] * num_envs)
-    parent = os.getpid()
-    return gymnasium.vector.AsyncVectorEnv([pinned(make, cpus[i % len(cpus)], parent) for i in range(num_envs)])
+    return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers))

@@ -27,11 +27,12 @@ Rows, every number measured by this run:
   agents of a step call at once, so a step costs its slowest agent's calls; one call after
   another, every call is on the path.
 * `numeric vs text`: every registered env in its RL interface (`obs_type="vector",
-  action_type="discrete"`, uniformly drawn masked-in actions) against the same env in text
-  mode (random valid text actions from `valid_actions`), timing `env.step` only (random play ends
-  episodes at different rates in the two modes, so resets are left out),
-  in alternating rounds of `--seconds / 4` each within one run. Value: the ratio of env steps/s.
-* `step parts`: where an `env.step` goes, per env and mode, from the same random play (each
+  action_type="discrete"`) against the same env in text mode, playing the same episodes in
+  lockstep (`lockstep`): both reset with the same seed, the numeric env gets a uniformly drawn
+  masked-in action per agent and the text env the command it stands for (`env.action_text`), so
+  both modes step through the same states; `env.step` is timed alone (resets are not), for about
+  `--seconds`. Value: the ratio of env steps/s.
+* `step parts`: where an `env.step` goes, per env and mode, from the same lockstep play (each
   hook timed on the instance): rules (`_apply`), building views, rendering text (text mode),
   encoding and masks (numeric mode). Value: the most the numeric mode could gain over text
   while its vector is an encoding of the view, i.e. if encoding, masks, parsing and the
@@ -232,27 +233,41 @@ def recorder_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] | None =
     return rows
 
 
-def _mode_round(env: Any, numeric: bool, seconds: float, rng: np.random.Generator, state: dict[str, Any]) -> tuple[int, float]:
-    """Step `env` for about `seconds` (resetting when an episode ends); (env steps, time inside env.step)."""
-    steps, busy = 0, 0.0
+def lockstep(numeric: Any, text: Any, seconds: float, seed: int) -> tuple[int, float, float]:
+    """Step the numeric env (vector, discrete) and the text env through the same episodes for about `seconds`:
+    both reset with the same seed (resets are not timed), each numeric agent takes a uniformly drawn masked-in
+    action and the text env gets the command it stands for (`action_text`). (env steps, seconds inside the
+    numeric `env.step`, seconds inside the text `env.step`.) Raises if the two envs' play ever differs."""
+    rng = np.random.default_rng(seed)
+    episode = seed
+    steps, in_numeric, in_text = 0, 0.0, 0.0
+    infos: dict[str, Any] = {}
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
-        if not env.agents:  # resets are not timed: random play ends episodes at different rates per mode
-            state["obs"], state["infos"] = env.reset(seed=int(rng.integers(2**31)))
-        infos = state["infos"]
-        if numeric:
-            actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        if not numeric.agents or not steps:  # a new episode, and at the start whatever the envs were doing
+            _, infos = numeric.reset(seed=episode)
+            text.reset(seed=episode)
+            episode += 1
+        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in numeric.agents}
+        commands = {a: numeric.action_text(a, i) for a, i in actions.items() if infos[a]["needs_action"]}
+        if steps % 2:  # which mode steps first alternates, so neither always finds the other's data in the caches
+            t0 = time.perf_counter()
+            _, text_rewards, _, _, text_infos = text.step(commands)
+            t1 = time.perf_counter()
+            _, rewards, _, _, infos = numeric.step(actions)
+            in_numeric += time.perf_counter() - t1
+            in_text += t1 - t0
         else:
-            actions = {}
-            for a in env.agents:
-                forms = infos[a]["valid_actions"]
-                if infos[a]["needs_action"] and forms:
-                    actions[a] = forms[int(rng.integers(len(forms)))].sample(rng)
-        t0 = time.perf_counter()
-        state["obs"], _, _, _, state["infos"] = env.step(actions)
-        busy += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            _, rewards, _, _, infos = numeric.step(actions)
+            t1 = time.perf_counter()
+            _, text_rewards, _, _, text_infos = text.step(commands)
+            in_text += time.perf_counter() - t1
+            in_numeric += t1 - t0
         steps += 1
-    return steps, busy
+        if rewards != text_rewards or [i["needs_action"] for i in infos.values()] != [i["needs_action"] for i in text_infos.values()]:
+            raise RuntimeError(f"{numeric.env_id}: the numeric and the text env played different steps from the same commands")
+    return steps, in_numeric, in_text
 
 
 PARTS = {"_apply": "rules", "_view": "views", "_render_view": "text", "_encode": "encode", "observe": "encode+mask"}
@@ -272,35 +287,40 @@ def _timed(obj: Any, name: str, spent: dict[str, float], label: str) -> None:
     setattr(obj, name, timed)
 
 
-def step_parts(env_id: str, numeric: bool, seconds: float, seed: int = 0) -> dict[str, float]:
-    """Microseconds per `env.step` in each part (PARTS) and in all (`step`), random valid actions."""
-    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete") if numeric else teamenvs.make(env_id)
-    spent = dict.fromkeys(PARTS.values(), 0.0)
-    for name, label in PARTS.items():
-        _timed(env.interface if name == "observe" else env, name, spent, label)
-    reset = env.reset
+def step_parts(env_id: str, seconds: float, seed: int = 0) -> dict[bool, dict[str, float]]:
+    """Microseconds per `env.step` in each part (PARTS) and in all (`step`), numeric (True) and text (False),
+    from the same lockstep play."""
+    envs = {True: teamenvs.make(env_id, obs_type="vector", action_type="discrete"), False: teamenvs.make(env_id)}
+    spent = {mode: dict.fromkeys(PARTS.values(), 0.0) for mode in envs}
+    for mode, env in envs.items():
+        for name, label in PARTS.items():
+            _timed(env.interface if name == "observe" else env, name, spent[mode], label)
+        reset = env.reset
 
-    def reset_untimed(*args: Any, **kwargs: Any) -> Any:  # a reset's views, text and encoding are not a step's
-        before = dict(spent)
-        try:
-            return reset(*args, **kwargs)
-        finally:
-            spent.update(before)
+        def reset_untimed(*args: Any, _reset: Any = reset, _spent: dict[str, float] = spent[mode], **kwargs: Any) -> Any:
+            before = dict(_spent)  # a reset's views, text and encoding are not a step's
+            try:
+                return _reset(*args, **kwargs)
+            finally:
+                _spent.update(before)
 
-    env.reset = reset_untimed
-    state = dict(zip(("obs", "infos"), env.reset(seed=seed)))
-    steps, busy = _mode_round(env, numeric, seconds, np.random.default_rng(seed), state)
-    parts = {label: 1e6 * t / steps for label, t in spent.items()}
-    parts["mask"] = parts.pop("encode+mask") - parts["encode"]
-    parts["step"] = 1e6 * busy / steps
-    return parts
+        env.reset = reset_untimed
+    steps, in_numeric, in_text = lockstep(envs[True], envs[False], seconds, seed)
+    out = {}
+    for mode, busy in ((True, in_numeric), (False, in_text)):
+        parts = {label: 1e6 * t / steps for label, t in spent[mode].items()}
+        parts["mask"] = parts.pop("encode+mask") - parts["encode"]
+        parts["step"] = 1e6 * busy / steps
+        out[mode] = parts
+    return out
 
 
 def parts_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     """Per env: the step split into rules, views, text, encoding and masks, in both modes."""
     rows = []
     for env_id in teamenvs.list_envs():
-        text, numeric = (step_parts(env_id, mode, seconds / 2, seed) for mode in (False, True))
+        parts = step_parts(env_id, seconds, seed)
+        text, numeric = parts[False], parts[True]
         rows.append(["step parts", env_id, f"{text['step'] / (text['rules'] + text['views']):.1f}", "x bound on numeric vs text",
                      f"text step {text['step']:.0f} us: rules {text['rules']:.0f}, views {text['views']:.0f}, "
                      f"rendering {text['text']:.0f}; numeric step {numeric['step']:.0f} us: rules {numeric['rules']:.0f}, "
@@ -313,20 +333,11 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     """Numeric (vector + discrete) against text env steps/s per env, and AsyncVectorEnv against SyncVectorEnv."""
     rows = []
     for env_id in teamenvs.list_envs():
-        envs = {True: teamenvs.make(env_id, obs_type="vector", action_type="discrete"), False: teamenvs.make(env_id)}
-        states: dict[bool, dict[str, Any]] = {}
-        totals = {True: [0, 0.0], False: [0, 0.0]}
-        rng = np.random.default_rng(seed)
-        for numeric, env in envs.items():
-            states[numeric] = dict(zip(("obs", "infos"), env.reset(seed=seed)))
-        for _ in range(4):  # alternate, so both modes see the same machine load
-            for numeric in (False, True):
-                steps, busy = _mode_round(envs[numeric], numeric, seconds / 4, rng, states[numeric])
-                totals[numeric][0] += steps
-                totals[numeric][1] += busy
-        numeric_rate, text_rate = (totals[m][0] / totals[m][1] for m in (True, False))
-        rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.1f}", "x text env steps/s",
-                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only)"])
+        steps, in_numeric, in_text = lockstep(teamenvs.make(env_id, obs_type="vector", action_type="discrete"),
+                                              teamenvs.make(env_id), seconds, seed)
+        numeric_rate, text_rate = steps / in_numeric, steps / in_text
+        rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
+                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps:,} steps in lockstep)"])
     rows += parts_rows(seconds, seed) + vector_env_rows(seconds, seed)
     return rows
 

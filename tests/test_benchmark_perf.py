@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 import pytest
 
 import teamenvs
@@ -176,11 +178,14 @@ def test_step_parts_leave_out_what_resets_spend(monkeypatch: pytest.MonkeyPatch)
         def observe(self, env, agent, text, view, info):
             return text
 
+    info = {"needs_action": False, "valid_actions": (), "action_mask": np.array([1], np.int8)}
+
     class OneStepEpisodes:
-        interface = Interface()
+        env_id = "one_step_v0"
 
         def __init__(self) -> None:
             self.agents: list[str] = []
+            self.interface = Interface()
 
         def _view(self, agent):
             time.sleep(0.002)
@@ -195,17 +200,33 @@ def test_step_parts_leave_out_what_resets_spend(monkeypatch: pytest.MonkeyPatch)
         def _encode(self, *args):
             return None
 
+        def action_text(self, agent, index):
+            return "wait"
+
         def reset(self, seed=None):
             self.agents = ["a"]
             for _ in range(50):
                 self._view("a")
-            return {"a": ""}, {"a": {"needs_action": False, "valid_actions": ()}}
+            return {"a": ""}, {"a": dict(info)}
 
         def step(self, actions):
             self._view("a")
             self.agents = []
-            return {"a": ""}, {}, {}, {}, {"a": {"needs_action": False, "valid_actions": ()}}
+            return {"a": ""}, {}, {}, {}, {"a": dict(info)}
 
     monkeypatch.setattr(perf.teamenvs, "make", lambda *a, **k: OneStepEpisodes())
-    parts = perf.step_parts("one_step_v0", False, seconds=0.1)
-    assert 0.002e6 <= parts["views"] <= parts["step"] < 0.02e6
+    for parts in perf.step_parts("one_step_v0", seconds=0.2).values():  # numeric and text
+        assert 0.002e6 <= parts["views"] <= parts["step"] < 0.02e6
+
+
+def test_lockstep_plays_the_same_steps_in_both_modes() -> None:
+    """`lockstep` times the numeric and the text env over the same states: it checks every step that both gave
+    the same rewards and the same agents to act, and it raises when the two envs play apart."""
+    numeric = teamenvs.make("day_trader_v0", obs_type="vector", action_type="discrete")
+    text = teamenvs.make("day_trader_v0")
+    steps, in_numeric, in_text = perf.lockstep(numeric, text, 0.3, seed=0)
+    assert steps > 10 and in_numeric > 0 and in_text > 0
+    # the text env is sent other commands than the numeric env's actions stand for: its traders never invest
+    numeric.action_text = lambda agent, index: "wait"
+    with pytest.raises(RuntimeError, match="played different steps"):
+        perf.lockstep(numeric, text, 5.0, seed=0)

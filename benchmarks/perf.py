@@ -102,7 +102,7 @@ from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.text import printable
-from teamenvs.wrappers.vector import worker_cpus, worker_fns
+from teamenvs.wrappers.vector import ProcessVectorEnv, worker_cpus, worker_fns
 
 POLICIES = ("random", "scripted")
 MEMORY_SIZES = (10_000, 100_000)
@@ -378,10 +378,7 @@ def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = Tru
             for kind, vec in vecs.items():
                 start = time.perf_counter()
                 while time.perf_counter() - start < seconds / 4:
-                    if masked:
-                        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in infos[kind]["action_mask"]])
-                    else:
-                        actions = np.zeros(2, dtype=np.int64)
+                    actions = masked_actions(infos[kind]["action_mask"], rng) if masked else np.zeros(2, dtype=np.int64)
                     _, _, _, _, infos[kind] = vec.step(actions)
                     totals[kind][0] += 2
                 totals[kind][1] += time.perf_counter() - start
@@ -389,6 +386,44 @@ def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = Tru
         for vec in vecs.values():
             vec.close()
     return {k: steps / wall for k, (steps, wall) in totals.items()}
+
+
+def masked_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of `masks`, uniform over the row's masked-in actions, for all rows at once (the learner's
+    side of a vector env measurement, kept small beside the envs' steps)."""
+    return (rng.random(masks.shape) * (masks > 0)).argmax(axis=1)
+
+
+def workers_over_sync(make: Any, num_envs: int, workers: int, seconds: float, seed: int = 0, masked: bool = True) -> dict[str, float]:
+    """Learner steps/s of `num_envs` envs from `make` in `ProcessVectorEnv` with `workers` processes (`pinned`: each
+    worker pinned to one CPU, as `make_async(..., workers=...)` builds it; `unpinned`) and in `SyncVectorEnv` (one
+    process), in 4 alternating rounds; actions as in `async_over_sync`."""
+    vecs = {"sync": gymnasium.vector.SyncVectorEnv([make] * num_envs),
+            "pinned": ProcessVectorEnv([make] * num_envs, workers),
+            "unpinned": ProcessVectorEnv([make] * num_envs, workers, pin_workers=False)}
+    rng = np.random.default_rng(seed)
+    totals = {k: [0, 0.0] for k in vecs}
+    try:
+        infos = {k: v.reset(seed=seed)[1] for k, v in vecs.items()}
+        for _ in range(4):
+            for kind, vec in vecs.items():
+                start = time.perf_counter()
+                while time.perf_counter() - start < seconds / 4:
+                    actions = masked_actions(infos[kind]["action_mask"], rng) if masked else np.zeros(num_envs, dtype=np.int64)
+                    _, _, _, _, infos[kind] = vec.step(actions)
+                    totals[kind][0] += num_envs
+                totals[kind][1] += time.perf_counter() - start
+    finally:
+        for vec in vecs.values():
+            vec.close()
+    return {k: steps / wall for k, (steps, wall) in totals.items()}
+
+
+def _workers_row(setting: str, rate: Mapping[str, float], num_envs: int, workers: int) -> list[str]:
+    pinning = f"workers pinned {rate['pinned']:,.0f} steps/s, unpinned {rate['unpinned']:,.0f}" if worker_cpus() else \
+        f"{rate['pinned']:,.0f} steps/s (workers cannot be pinned here)"
+    return ["vector env", setting, f"{rate['pinned'] / rate['sync']:.2f}", "x SyncVectorEnv steps/s",
+            f"ProcessVectorEnv ({num_envs} envs in {workers} processes) {pinning}; SyncVectorEnv of {num_envs} {rate['sync']:,.0f} (the same run)"]
 
 
 def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
@@ -401,9 +436,10 @@ def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
 
 
 def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
-                    busy_ms: Sequence[float] = (0.3, 1.0)) -> list[list[str]]:
-    """`AsyncVectorEnv` over `SyncVectorEnv` for the single-agent view of `env_ids`, then for `BusyEnv`s of `busy_ms`
-    per step: what the vector machinery gains on this machine for steps of that cost."""
+                    busy_ms: Sequence[float] = (0.3, 1.0), batched: int = 8) -> list[list[str]]:
+    """`AsyncVectorEnv` (2 envs) and `ProcessVectorEnv` (`batched` envs in 2 workers) over `SyncVectorEnv` of as many
+    envs, for the single-agent view of `env_ids`, then for `BusyEnv`s of `busy_ms` per step: what the vector
+    machinery gains on this machine for steps of that cost."""
     rows = []
     for env_id in env_ids:
         gym_id = teamenvs.spec(env_id).gym_id
@@ -412,12 +448,17 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
                      "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} learner steps/s, "
                      f"SyncVectorEnv {rate['sync']:,.0f} (a learner step {1e3 / rate['sync']:.2f} ms); {os.cpu_count()} CPU cores"])
         rows += _pinned_row(f"{env_id} single-agent view, 2 envs, workers pinned (make_async)", rate)
+        rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), batched, 2, seconds, seed)
+        rows.append(_workers_row(f"{env_id} single-agent view, {batched} envs in 2 worker processes (make_async workers=2)", rate, batched, 2))
     for ms in busy_ms:
         rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
         rows.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
                      "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
                      f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine"])
         rows += _pinned_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs, workers pinned", rate)
+        rate = workers_over_sync(lambda ms=ms: BusyEnv(ms / 1000), batched, 2, seconds / 2, seed, masked=False)
+        rows.append(_workers_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, {batched} envs in 2 worker processes",
+                                 rate, batched, 2))
     return rows
 
 

@@ -1,14 +1,16 @@
-"""`teamenvs.wrappers.make_async`: the single-agent view in `AsyncVectorEnv`, each worker pinned to one CPU."""
+"""`teamenvs.wrappers.make_async`: the single-agent view in `AsyncVectorEnv`, each worker pinned to one CPU, and in
+`ProcessVectorEnv`, several envs per worker process."""
 
 from __future__ import annotations
 
 import os
 
+import gymnasium
 import numpy as np
 import pytest
 
 import teamenvs
-from teamenvs.wrappers import make_async
+from teamenvs.wrappers import ProcessVectorEnv, make_async
 from teamenvs.wrappers.vector import pinned, worker_cpus
 
 PINNABLE = worker_cpus() is not None
@@ -75,3 +77,145 @@ def test_num_envs_must_be_a_positive_integer(bad) -> None:
 def test_an_unknown_env_is_named() -> None:
     with pytest.raises(KeyError, match="unknown env id .no_such_env_v0"):
         make_async("no_such_env_v0", 2)
+
+
+def same(a, b) -> bool:
+    """Equal batches or vector infos: the same keys, shapes, dtypes and values."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and set(a) == set(b) and all(same(a[k], b[k]) for k in a)
+    return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("env_id", ["day_trader_v0", "commons_v0"])
+def test_process_vector_env_plays_what_sync_vector_env_plays(env_id) -> None:
+    """5 envs in 2 workers (shares of 2 and 3) against SyncVectorEnv of the same 5: the same observations, rewards,
+    terminations, truncations and vector infos every step, through episode ends (next-step autoreset) and a
+    reset of some envs only (`reset_mask`)."""
+    gym_id = teamenvs.spec(env_id).gym_id
+
+    def make():
+        return gymnasium.make(gym_id, obs_type="vector", action_type="discrete")
+
+    sync = gymnasium.vector.SyncVectorEnv([make] * 5)
+    workers = make_async(env_id, 5, workers=2, obs_type="vector", action_type="discrete")
+    assert isinstance(workers, ProcessVectorEnv) and workers.shares == [(0, 2), (2, 5)]
+    assert workers.observation_space == sync.observation_space and workers.action_space == sync.action_space
+    try:
+        first, second = sync.reset(seed=7), workers.reset(seed=7)
+        assert same(first[0], second[0]) and same(first[1], second[1])
+        rng = np.random.default_rng(0)
+        infos, ended = first[1], 0
+        for step in range(400):
+            actions = (rng.random(infos["action_mask"].shape) * infos["action_mask"]).argmax(axis=1)
+            expected, got = sync.step(actions), workers.step(actions)
+            for a, b in zip(expected, got):
+                assert same(a, b), step
+            infos = expected[4]
+            ended += int(expected[2].sum() + expected[3].sum())
+            if step == 200:
+                mask = np.array([True, False, False, True, False])
+                first = sync.reset(seed=[1, 2, 3, 4, 5], options={"reset_mask": mask.copy()})
+                second = workers.reset(seed=[1, 2, 3, 4, 5], options={"reset_mask": mask.copy()})
+                assert same(first[0], second[0]) and same(first[1], second[1])
+                masks = infos["action_mask"].copy()
+                masks[mask] = first[1]["action_mask"][mask]  # the envs not reset keep their masks
+                infos = {"action_mask": masks}
+        assert ended > 0  # episodes ended and were reset on the next step
+    finally:
+        sync.close()
+        workers.close()
+
+
+class Failing(gymnasium.Env):
+    """An env whose step raises at `fail_at`, or whose process exits there (`exit=True`)."""
+
+    observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, fail_at: int = 3, exit: bool = False) -> None:
+        self.fail_at, self.exit, self.t = fail_at, exit, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        if self.t == self.fail_at:
+            if self.exit:
+                os._exit(3)
+            raise ValueError("the rubble fell on the engineer")
+        return np.zeros(2, np.float32), 0.0, False, False, {}
+
+
+def test_a_worker_error_is_raised_in_the_parent_with_its_worker_and_envs() -> None:
+    envs = ProcessVectorEnv([Failing] * 4, 2)
+    envs.reset(seed=0)
+    envs.step(np.zeros(4, np.int64))
+    envs.step(np.zeros(4, np.int64))
+    with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-1\) failed: ValueError: the rubble fell on the engineer") as raised:
+        envs.step(np.zeros(4, np.int64))
+    assert "Traceback" in "".join(getattr(raised.value, "__notes__", []))
+    assert envs.closed and not any(p.is_alive() for p in envs._processes)
+    with pytest.raises(RuntimeError, match="is closed"):
+        envs.step(np.zeros(4, np.int64))
+
+
+def test_a_worker_that_dies_is_reported_not_waited_for() -> None:
+    envs = ProcessVectorEnv([lambda: Failing(fail_at=1, exit=True)] * 2, 2)
+    envs.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-0\) exited \(exit code 3\)"):
+        envs.step(np.zeros(2, np.int64))
+    assert envs.closed
+
+
+def test_an_env_that_cannot_be_built_in_a_worker_is_reported() -> None:
+    built = []
+
+    def make():  # builds in the parent (to read the spaces), fails in the worker
+        if built:
+            raise OSError("no such map file")
+        built.append(1)
+        return Failing()
+
+    with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-1\) failed: OSError: no such map file"):
+        ProcessVectorEnv([make] * 2, 1, context="fork")
+
+
+@pytest.mark.skipif(not PINNABLE, reason="needs a platform that pins processes to CPUs, and two CPUs")
+def test_process_vector_env_workers_are_pinned_round_robin() -> None:
+    before = os.sched_getaffinity(0)
+    cpus = sorted(before)
+    envs = make_async("day_trader_v0", 6, workers=3, obs_type="vector", action_type="discrete")
+    unpinned = make_async("day_trader_v0", 4, workers=2, pin_workers=False, obs_type="vector", action_type="discrete")
+    try:
+        assert [os.sched_getaffinity(p.pid) for p in envs._processes] == [{cpus[i % len(cpus)]} for i in range(3)]
+        assert all(os.sched_getaffinity(p.pid) == before for p in unpinned._processes)
+        assert os.sched_getaffinity(0) == before
+    finally:
+        envs.close()
+        unpinned.close()
+
+
+@pytest.mark.parametrize("workers", [0, 5, 1.5, True, "2"])
+def test_workers_must_be_between_one_and_num_envs(workers) -> None:
+    with pytest.raises(ValueError, match=r"workers must be an integer from 1 to num_envs \(4\)"):
+        make_async("day_trader_v0", 4, workers=workers)
+
+
+def test_as_many_workers_as_envs_is_async_vector_env() -> None:
+    envs = make_async("day_trader_v0", 2, workers=2, obs_type="vector", action_type="discrete")
+    try:
+        assert isinstance(envs, gymnasium.vector.AsyncVectorEnv)
+    finally:
+        envs.close()
+
+
+def test_text_observations_are_batched_as_tuples() -> None:
+    envs = make_async("commons_v0", 3, workers=2)
+    try:
+        observations, infos = envs.reset(seed=0)
+        assert isinstance(observations, tuple) and len(observations) == 3 and all(isinstance(o, str) for o in observations)
+    finally:
+        envs.close()

@@ -1,8 +1,9 @@
 """Wrappers over the multi-agent envs: the Gymnasium single-agent view, `MaskInInfo` (Box
 observations with the action mask in `info`, for vectorising wrappers such as SuperSuit's), and
-`make_async` (the single-agent view in Gymnasium's `AsyncVectorEnv`, one worker per CPU)."""
+`make_async` (the single-agent view in worker processes: Gymnasium's `AsyncVectorEnv`, or `ProcessVectorEnv` with
+several envs per worker)."""
 
 from teamenvs.wrappers.mask_in_info import MaskInInfo
-from teamenvs.wrappers.vector import make_async
+from teamenvs.wrappers.vector import ProcessVectorEnv, make_async
 
-__all__ = ["MaskInInfo", "make_async"]
+__all__ = ["MaskInInfo", "ProcessVectorEnv", "make_async"]

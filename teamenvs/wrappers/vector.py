@@ -1,25 +1,48 @@
-"""`make_async`: the single-agent view of a teamenvs env in Gymnasium's `AsyncVectorEnv`, one worker per CPU.
+"""Vector envs of the single-agent view in worker processes: `make_async` and `ProcessVectorEnv`.
 
     from teamenvs.wrappers import make_async
     envs = make_async("shape_factory_v0", num_envs=2, obs_type="vector", action_type="discrete")
     observations, infos = envs.reset(seed=[0, 1])
+    envs = make_async("day_trader_v0", num_envs=8, workers=2, obs_type="vector", action_type="discrete")
 
-The same `AsyncVectorEnv` a user would build with `gymnasium.make`, except that each worker process
-pins itself to one CPU of those this process may use (worker i to the i-th, round robin). Why: the
-parent wakes its workers through pipes, and Linux tends to queue the woken workers on the parent's
-CPU, so that one worker waits for the other to finish its step while a CPU stays idle. On the 2-core
-CI machine a timeline of two shape-factory workers' steps showed the second often starting only when
-the first had finished; pinned, their steps overlapped in full. The `vector env` rows of
-`python -m benchmarks.perf` measure what that gains, pinned and unpinned in the same run.
+With one env per worker (the default) this is the `AsyncVectorEnv` a user would build with
+`gymnasium.make`, except that each worker process pins itself to one CPU of those this process may
+use (worker i to the i-th, round robin). Why: the parent wakes its workers through pipes, and Linux
+tends to queue the woken workers on the parent's CPU, so that one worker waits for the other to
+finish its step while a CPU stays idle. On the 2-core CI machine a timeline of two shape-factory
+workers' steps showed the second often starting only when the first had finished; pinned, their
+steps overlapped in full.
+
+With fewer workers than envs (`workers=2, num_envs=8`), `ProcessVectorEnv` steps several envs in
+each worker process, one after another, and exchanges one message per worker and step. A
+teamenvs step costs 0.1-1 ms, about what passing one step's data between processes costs, so
+with one env per worker the pipes eat much of what the second CPU gains; batched, the exchange is
+paid once per worker for all its envs. (SuperSuit's `concat_vec_envs_v1(..., num_cpus=2)` is
+built for this, but fails with "Output array is the wrong shape" under Gymnasium 1.x:
+Farama-Foundation/SuperSuit issue 259.) The `vector env` rows of `python -m benchmarks.perf`
+measure both against `SyncVectorEnv`, pinned and unpinned, in the same run.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium
+import numpy as np
+from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
+
+
+def pin_to(cpu: int) -> None:
+    """Pin the calling process to `cpu`; where the CPU went away or a container forbids it, leave it unpinned
+    (pinning only ever speeds things up)."""
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        pass
 
 
 def pinned(make: Callable[[], Any], cpu: int, parent_pid: int) -> Callable[[], Any]:
@@ -28,10 +51,7 @@ def pinned(make: Callable[[], Any], cpu: int, parent_pid: int) -> Callable[[], A
 
     def make_pinned() -> Any:
         if os.getpid() != parent_pid:
-            try:
-                os.sched_setaffinity(0, {cpu})
-            except OSError:  # the CPU went away or a container forbids it: pinning only ever speeds things up
-                pass
+            pin_to(cpu)
         return make()
 
     return make_pinned
@@ -55,17 +75,288 @@ def worker_fns(make: Callable[[], Any], num_envs: int, pin: bool = True) -> list
     return [pinned(make, cpus[i % len(cpus)], parent) for i in range(num_envs)]
 
 
-def make_async(env_id: str, num_envs: int = 2, *, pin_workers: bool = True, **kwargs: Any) -> gymnasium.vector.AsyncVectorEnv:
-    """`num_envs` copies of `env_id`'s single-agent view (`gymnasium.make(spec(env_id).gym_id, **kwargs)`) in an
-    `AsyncVectorEnv`, each worker pinned to one CPU (round robin over this process's CPUs) unless `pin_workers`
-    is false or the platform cannot pin (`worker_fns`)."""
+def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pin_workers: bool = True,
+               **kwargs: Any) -> gymnasium.vector.VectorEnv:
+    """`num_envs` copies of `env_id`'s single-agent view (`gymnasium.make(spec(env_id).gym_id, **kwargs)`) in worker
+    processes: with `workers` None (or equal to `num_envs`) Gymnasium's `AsyncVectorEnv`, one env per worker; with
+    fewer workers a `ProcessVectorEnv`, the envs split evenly across them. Each worker is pinned to one CPU (round
+    robin over this process's CPUs) unless `pin_workers` is false or the platform cannot pin (`worker_fns`)."""
     from teamenvs.registry import spec
 
     if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs):
+        raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {workers!r}")
     gym_id = spec(env_id).gym_id
 
     def make() -> Any:
         return gymnasium.make(gym_id, **kwargs)
 
-    return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers))
+    if workers is None or workers == num_envs:
+        return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers))
+    return ProcessVectorEnv([make] * num_envs, workers, pin_workers=pin_workers)
+
+
+def _split(n: int, parts: int) -> list[tuple[int, int]]:
+    """`range(n)` cut into `parts` runs of sizes differing by at most one, as (start, end) pairs."""
+    return [(n * k // parts, n * (k + 1) // parts) for k in range(parts)]
+
+
+class _Share:
+    """What a worker batches its envs' results with: Gymnasium's vector info format (`VectorEnv._add_info` reads
+    only `num_envs`) and observation batching, for the worker's share of the envs."""
+
+    def __init__(self, space: gymnasium.spaces.Space, num_envs: int) -> None:
+        self.space, self.num_envs = space, num_envs
+
+    _add_info = gymnasium.vector.VectorEnv._add_info
+
+    def batch(self, observations: list[Any]) -> Any:
+        return concatenate(self.space, observations, create_empty_array(self.space, self.num_envs))
+
+    def infos(self, infos: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, info in enumerate(infos):
+            if info is not None:
+                out = self._add_info(out, info, i)
+        return out
+
+
+def _serve(env_fns: CloudpickleWrapper, pipe: Any, parent_end: Any, cpu: int | None) -> None:
+    """A worker process of `ProcessVectorEnv`: builds its envs, then answers each command with ("ok", result) or
+    ("error", why, traceback) until "close". Steps reset an env whose episode ended on the step before (Gymnasium's
+    next-step autoreset), as `SyncVectorEnv` does. Results go back batched for the worker's share (observations,
+    arrays, vector infos), so that the parent joins a few arrays per worker instead of handling every env."""
+    parent_end.close()
+    if cpu is not None:
+        pin_to(cpu)
+    envs: list[Any] = []
+    try:
+        envs = [fn() for fn in env_fns.fn]
+        share = _Share(envs[0].observation_space, len(envs))
+        pipe.send(("ok", None))
+        ended = [False] * len(envs)
+        last: list[Any] = [None] * len(envs)
+        while True:
+            command, data = pipe.recv()
+            try:
+                if command == "reset":
+                    seeds, options, chosen = data
+                    infos: list[Any] = [None] * len(envs)
+                    for i, env in enumerate(envs):
+                        if chosen is None or chosen[i]:
+                            last[i], infos[i] = env.reset(seed=seeds[i], options=options)
+                            ended[i] = False
+                    pipe.send(("ok", (share.batch(last), share.infos(infos))))
+                elif command == "step":
+                    rewards = np.zeros(len(envs), dtype=np.float64)
+                    terminations = np.zeros(len(envs), dtype=np.bool_)
+                    truncations = np.zeros(len(envs), dtype=np.bool_)
+                    infos = []
+                    for i, (env, action) in enumerate(zip(envs, data)):
+                        if ended[i]:
+                            last[i], info = env.reset()
+                        else:
+                            last[i], rewards[i], terminations[i], truncations[i], info = env.step(action)
+                        ended[i] = bool(terminations[i] or truncations[i])
+                        infos.append(info)
+                    pipe.send(("ok", (share.batch(last), rewards, terminations, truncations, share.infos(infos))))
+                elif command == "close":
+                    pipe.send(("ok", None))
+                    return
+                else:
+                    raise ValueError(f"unknown command {command!r}")
+            except Exception as exc:  # the parent raises it; the worker stays up for close()
+                pipe.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):  # the parent went away
+        pass
+    except Exception as exc:  # building an env failed
+        try:
+            pipe.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        except (BrokenPipeError, OSError):
+            pass
+    finally:
+        for env in envs:
+            try:
+                env.close()
+            except Exception:
+                pass
+
+
+def _join(space: gymnasium.spaces.Space, parts: Sequence[Any]) -> Any:
+    """The batches of consecutive shares of the envs, as one batch of `space` (Gymnasium's batched layout)."""
+    if isinstance(space, gymnasium.spaces.Dict):
+        return {key: _join(sub, [part[key] for part in parts]) for key, sub in space.spaces.items()}
+    if isinstance(space, gymnasium.spaces.Tuple):
+        return tuple(_join(sub, [part[i] for part in parts]) for i, sub in enumerate(space.spaces))
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    return tuple(item for part in parts for item in part)  # spaces batched as a tuple of items (Text, Graph, ...)
+
+
+def _join_infos(parts: Sequence[dict[str, Any]], shares: Sequence[tuple[int, int]], num_envs: int) -> dict[str, Any]:
+    """Vector infos of consecutive shares of the envs, as the vector infos of all (`VectorEnv._add_info`'s format:
+    each key an array over the envs, with its `_key` mask; a key missing from a share is unset (mask False) there)."""
+    out: dict[str, Any] = {}
+    for part, (start, end) in zip(parts, shares):
+        for key, value in part.items():
+            if isinstance(value, dict):
+                continue  # nested infos: joined below
+            array = out.get(key)
+            if array is None:
+                array = out[key] = (np.full(num_envs, None, dtype=object) if value.dtype == object
+                                    else np.zeros((num_envs, *value.shape[1:]), dtype=value.dtype))
+            array[start:end] = value
+    nested = {key for part in parts for key, value in part.items() if isinstance(value, dict)}
+    for key in nested:
+        subs = [part.get(key, {}) for part in parts]
+        out[key] = _join_infos(subs, shares, num_envs)
+        out.setdefault(f"_{key}", np.zeros(num_envs, dtype=np.bool_))
+    return out
+
+
+class ProcessVectorEnv(gymnasium.vector.VectorEnv):
+    """`len(env_fns)` envs in `workers` processes, each stepping its share one env after another: the same
+    observations, rewards, terminations, truncations and infos (Gymnasium's vector format) as `SyncVectorEnv` of
+    the same env functions, with next-step autoreset, at one exchange between processes per worker and step.
+
+    A worker whose env raises makes the call raise `RuntimeError` naming the worker, its envs and the error (the
+    worker's traceback is the exception's note); a worker that died makes it raise too. Either way the vector env
+    is closed. Each worker is pinned to one CPU, round robin, unless `pin_workers` is false or the platform
+    cannot pin (`worker_cpus`).
+    """
+
+    def __init__(self, env_fns: Sequence[Callable[[], Any]], workers: int = 2, *, pin_workers: bool = True,
+                 context: str | None = None) -> None:
+        env_fns = list(env_fns)
+        if not env_fns:
+            raise ValueError("ProcessVectorEnv needs at least one env function")
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= len(env_fns):
+            raise ValueError(f"workers must be an integer from 1 to the number of envs ({len(env_fns)}), got {workers!r}")
+        probe = env_fns[0]()  # the spaces and metadata, read in this process (as AsyncVectorEnv does)
+        try:
+            self.single_observation_space = probe.observation_space
+            self.single_action_space = probe.action_space
+            self.metadata = {**probe.metadata, "autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP}
+            self.render_mode = probe.render_mode
+        finally:
+            probe.close()
+        self.num_envs = len(env_fns)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.shares = _split(self.num_envs, workers)
+        cpus = worker_cpus() if pin_workers else None
+        ctx = multiprocessing.get_context(context)
+        self._pipes: list[Any] = []
+        self._processes: list[Any] = []
+        self.closed = False
+        for w, (start, end) in enumerate(self.shares):
+            mine, theirs = ctx.Pipe()
+            process = ctx.Process(target=_serve, name=f"ProcessVectorEnv-{w}", daemon=True,
+                                  args=(CloudpickleWrapper(env_fns[start:end]), theirs, mine, cpus[w % len(cpus)] if cpus else None))
+            process.start()
+            theirs.close()
+            self._pipes.append(mine)
+            self._processes.append(process)
+        self._receive()  # every worker built its envs
+
+    def _receive(self) -> list[Any]:
+        """Each worker's answer, in order; raises (and closes) if a worker failed or died."""
+        answers, failure = [], None
+        for w, pipe in enumerate(self._pipes):
+            start, end = self.shares[w]
+            try:
+                answer = pipe.recv()
+            except (EOFError, OSError):
+                process = self._processes[w]
+                process.join(1.0)
+                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited (exit code "
+                                      f"{process.exitcode})", None)
+                continue
+            if answer[0] == "error":
+                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) failed: {answer[1]}", answer[2])
+                continue
+            answers.append(answer[1])
+        if failure is not None:
+            self.close(terminate=True)
+            error = RuntimeError(failure[0])
+            if failure[1]:
+                error.add_note(failure[1])
+            raise error
+        return answers
+
+    def _send(self, messages: Sequence[Any]) -> None:
+        if self.closed:
+            raise RuntimeError("this ProcessVectorEnv is closed")
+        for w, (pipe, message) in enumerate(zip(self._pipes, messages)):
+            try:
+                pipe.send(message)
+            except (BrokenPipeError, OSError):
+                start, end = self.shares[w]
+                self.close(terminate=True)
+                raise RuntimeError(f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited") from None
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None):
+        """Reset every env (seeds as `SyncVectorEnv` takes them: None, an int for `seed + i`, or one per env);
+        `options["reset_mask"]` (a bool array) resets only the envs it marks."""
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seeds)}.")
+        options = dict(options) if options is not None else None
+        chosen = None
+        if options is not None and "reset_mask" in options:
+            chosen = np.asarray(options.pop("reset_mask"))
+            if chosen.shape != (self.num_envs,) or chosen.dtype != np.bool_ or not chosen.any():
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at least one True")
+        self._send([("reset", (seeds[s:e], options, None if chosen is None else chosen[s:e].tolist())) for s, e in self.shares])
+        answers = self._receive()
+        return (_join(self.single_observation_space, [a[0] for a in answers]),
+                _join_infos([a[1] for a in answers], self.shares, self.num_envs))
+
+    def step(self, actions: Any):
+        if isinstance(actions, np.ndarray) and actions.shape[:1] == (self.num_envs,):
+            split: Any = actions  # a batched Discrete, MultiDiscrete or Box action: one array slice per worker
+        else:
+            split = list(iterate(self.action_space, actions))
+        self._send([("step", split[s:e]) for s, e in self.shares])
+        answers = self._receive()
+        return (_join(self.single_observation_space, [a[0] for a in answers]),
+                *(np.concatenate([a[k] for a in answers]) for k in (1, 2, 3)),
+                _join_infos([a[4] for a in answers], self.shares, self.num_envs))
+
+    def close(self, terminate: bool = False) -> None:
+        """Stop the workers (at once with `terminate`, else after they close their envs)."""
+        if self.closed:
+            return
+        self.closed = True
+        if not terminate:
+            for pipe in self._pipes:
+                try:
+                    pipe.send(("close", None))
+                except (BrokenPipeError, OSError):
+                    pass
+            for pipe in self._pipes:
+                try:
+                    if pipe.poll(5.0):
+                        pipe.recv()
+                except (EOFError, OSError):
+                    pass
+        for process in self._processes:
+            process.join(0 if terminate else 5.0)
+            if process.is_alive():
+                process.terminate()
+                process.join(1.0)
+        for pipe in self._pipes:
+            pipe.close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "closed", True):
+            try:
+                self.close(terminate=True)
+            except Exception:
+                pass

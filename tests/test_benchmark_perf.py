@@ -63,8 +63,10 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         assert 0 < rules + views < text_step and number(value) >= 1.0  # a part of the step takes less than the step
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
-    assert len(vector) == (8 if pinnable else 4) and all(number(v[0]) > 0 for v in vector.values())
-    assert [s for s in vector if s.startswith("reference") and "pinned" not in s] == [
+    assert len(vector) == (12 if pinnable else 8) and all(number(v[0]) > 0 for v in vector.values())
+    value, unit, notes = vector["day_trader_v0 single-agent view, 8 envs in 2 worker processes (make_async workers=2)"]
+    assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (8 envs in 2 processes)" in notes
+    assert [s for s in vector if s.startswith("reference") and "pinned" not in s and "worker processes" not in s] == [
         "reference: an env whose steps are 0.3 ms of busy CPU, 2 envs", "reference: an env whose steps are 1 ms of busy CPU, 2 envs"]
     if pinnable:
         value, _, notes = vector["search_rescue_v0 single-agent view, 2 envs, workers pinned (make_async)"]

@@ -219,3 +219,15 @@ def test_text_observations_are_batched_as_tuples() -> None:
         assert isinstance(observations, tuple) and len(observations) == 3 and all(isinstance(o, str) for o in observations)
     finally:
         envs.close()
+
+
+def test_one_action_per_env_or_a_clear_error() -> None:
+    envs = ProcessVectorEnv([Failing] * 4, 2)
+    try:
+        envs.reset(seed=0)
+        for wrong in (np.zeros(3, np.int64), [0, 0, 0, 0, 0]):
+            with pytest.raises(ValueError, match=r"one action per env \(4\)"):
+                envs.step(wrong)
+        assert envs.step([0, 1, 0, 1])[1].shape == (4,)  # a list works too
+    finally:
+        envs.close()

@@ -323,6 +323,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             split: Any = actions  # a batched Discrete, MultiDiscrete or Box action: one array slice per worker
         else:
             split = list(iterate(self.action_space, actions))
+            if len(split) != self.num_envs:
+                raise ValueError(f"step() takes one action per env ({self.num_envs}), got {len(split)}")
         self._send([("step", split[s:e]) for s, e in self.shares])
         answers = self._receive()
         return (_join(self.single_observation_space, [a[0] for a in answers]),

@@ -191,3 +191,77 @@ def test_masks_worked_out_once_per_situation_equal_masks_worked_out_every_step(e
         memo, fresh = (teamenvs.make(env_id, preset=preset, obs_type="vector", action_type="discrete") for _ in range(2))
         fresh._mask_key = lambda view: None
         assert _rollout_masks(memo, 3, 400) == _rollout_masks(fresh, 3, 400), preset
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_learners_get_the_interface_and_the_others_keep_text(env_id):
+    """`learners=(agent,)`: that agent's vectors, masks and rewards are those of the env where every agent is a
+    learner, the other agents' observations are the text env's, with text actions and no mask, over the same
+    episode (the others play the commands their masks allow, sent as text)."""
+    every = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    learner = every.possible_agents[0]
+    one = teamenvs.make(env_id, obs_type="vector", action_type="discrete", learners=[learner])
+    text = teamenvs.make(env_id)
+    assert isinstance(one.observation_space(every.possible_agents[1]), type(text.observation_space(learner)))
+    assert isinstance(one.action_space(every.possible_agents[1]), type(text.action_space(learner)))
+    assert one.observation_space(learner) == every.observation_space(learner)
+    assert one.state_space.shape == (one.interface.observation_space_size,)
+    (obs_e, info_e), (obs_o, info_o), (obs_t, _) = every.reset(seed=5), one.reset(seed=5), text.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for step in range(60):
+        for agent in one.agents:
+            if agent == learner:
+                np.testing.assert_array_equal(obs_o[agent]["observation"], obs_e[agent]["observation"])
+                np.testing.assert_array_equal(obs_o[agent]["action_mask"], obs_e[agent]["action_mask"])
+            else:
+                assert type(obs_o[agent]) is type(obs_t[agent]) and obs_o[agent] == obs_t[agent]
+                assert "action_mask" not in info_o[agent]
+        if not one.agents:
+            break
+        index = masked(info_e[learner]["action_mask"], rng)
+        others = {a: every.action_text(a, masked(info_e[a]["action_mask"], rng)) for a in every.agents
+                  if a != learner and info_e[a]["needs_action"]}
+        command = {learner: every.action_text(learner, index)} if info_e[learner]["needs_action"] else {}
+        obs_e, rewards_e, _, _, info_e = every.step({learner: index, **others})
+        obs_o, rewards_o, _, _, info_o = one.step({learner: index, **others})
+        obs_t, rewards_t, _, _, _ = text.step({**command, **others})
+        assert rewards_o == rewards_e == rewards_t
+    np.testing.assert_array_equal(one.state(), obs_o[learner]["observation"] if one.agents else one.state())
+
+
+def test_learners_must_be_agents_of_the_env():
+    for bad in (["nobody"], [], ["fisher_1", "fisher_99"]):
+        with pytest.raises(ValueError, match=r"learners must be one or more of the agents \(fisher_1"):
+            teamenvs.make("commons_v0", obs_type="vector", learners=bad)
+    env = teamenvs.make("commons_v0", obs_type="vector", action_type="discrete", learners="fisher_2")  # one id alone
+    assert isinstance(env.action_space("fisher_2"), gymnasium.spaces.Discrete)
+    assert not isinstance(env.action_space("fisher_1"), gymnasium.spaces.Discrete)
+
+
+def test_a_mixed_team_passes_the_pettingzoo_api_test():
+    from pettingzoo.test import parallel_api_test
+
+    parallel_api_test(teamenvs.make("day_trader_v0", obs_type="vector", action_type="discrete", learners=["trader_2"]),
+                      num_cycles=30)
+
+
+def test_single_agent_view_teammates_read_text_whatever_the_learners_interface():
+    """An LLM or scripted teammate reads text: in the numeric single-agent view it is given the text observation
+    (it was given the learner-style Dict before), and it is not encoded or masked for."""
+    seen = []
+
+    class Teammate:
+        def reset(self, agent, briefing):
+            pass
+
+        def act(self, observation, info):
+            seen.append(observation)
+            return "wait"
+
+    env = gymnasium.make("teamenvs/Commons-v0", agent="fisher_1", teammates={f"fisher_{i}": Teammate() for i in range(2, 6)},
+                         obs_type="vector", action_type="discrete")
+    observation, info = env.reset(seed=0)
+    assert set(observation) == {"observation", "action_mask"}
+    env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+    assert seen and all(isinstance(o, str) and o.startswith("Fishery, month") for o in seen)
+    assert env.unwrapped.team_env.interface.learners == {"fisher_1"}

@@ -59,7 +59,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, obs_type: str = "text",
-                 action_type: str = "text", **config: Any) -> None:
+                 action_type: str = "text", learners: Any = None, **config: Any) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
@@ -67,7 +67,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self.config = build_config(self.config_class, self.presets, preset, config)
         self.possible_agents = list(self._agent_ids())
         self.agents: list[str] = []
-        self.interface = Interface(self, obs_type, action_type)
+        self.interface = Interface(self, obs_type, action_type, learners)
         self._observation_spaces = self.interface.observation_spaces
         self._action_spaces = self.interface.action_spaces
         self._rng = np.random.default_rng()
@@ -376,13 +376,14 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         infos: dict[str, dict[str, Any]] = {}
         # What each agent is offered now; its next action is parsed against exactly this.
         self._offered = {a: (self._situation_for(a) if self._needs_action(a) else None) for a in self.agents}
-        # the text is rendered unless nothing reads it (numeric observations, no log)
-        render = self.interface.needs_text or self._recorder is not None
+        # the text is rendered unless nothing reads it (a learner's numeric observation, no log)
+        logged = self._recorder is not None
+        needs_text = self.interface.needs_text
         self._texts = {}
         for agent in self.agents:
             offered = self._offered[agent]
             view = self._view(agent)
-            text = self._render_view(view) if render else None
+            text = self._render_view(view) if logged or needs_text(agent) else None
             if text is not None and len(text) > OBSERVATION_MAX_CHARS:
                 text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
             info = {

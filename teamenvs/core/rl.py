@@ -13,6 +13,10 @@
   the Dict for `both`) and so does `info[agent]["action_mask"]`. The mask is exact: an action
   marked valid parses in the agent's situation and the rules would not refuse it. Agents that
   need no action have only the no-op (index 0) marked.
+- `learners` (default: every agent): the agents that get this interface. The others keep text
+  observations and text actions, as policies that read text (LLM, scripted) expect, and cost
+  no encoding and no mask: the single-agent Gymnasium view makes its one learner the only one.
+  `state()` then holds the learners' vectors.
 
 A paradigm supplies the parts in its own folder: `view.features(config)` and
 `view.encode(view, config)` (the feature table and the encoder), `commands.catalogue(config)`
@@ -172,6 +176,19 @@ def as_index(action: Any, n: int) -> int | None:
     return None
 
 
+def check_learners(learners: Iterable[str] | None, agents: Sequence[str]) -> frozenset[str]:
+    """The learners as a set (every agent for None); an unknown agent or an empty choice is a ValueError."""
+    if learners is None:
+        return frozenset(agents)
+    if isinstance(learners, str):
+        learners = (learners,)
+    chosen = list(learners)
+    unknown = [a for a in chosen if a not in agents]
+    if unknown or not chosen:
+        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {chosen!r}")
+    return frozenset(chosen)
+
+
 def labels_of(catalogue: Iterable[str]) -> tuple[str, ...]:
     labels = tuple(catalogue)
     if not labels or labels[0] != NOOP:
@@ -189,11 +206,12 @@ class Interface:
     `_encode`, `_catalogue`, `_command_for` and `_refusal`.
     """
 
-    def __init__(self, env: Any, obs_type: str, action_type: str) -> None:
+    def __init__(self, env: Any, obs_type: str, action_type: str, learners: Iterable[str] | None = None) -> None:
         from teamenvs.core.text import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, text_space
 
         check_types(obs_type, action_type)
         self.obs_type, self.discrete = obs_type, action_type == "discrete"
+        self.learners = check_learners(learners, env.possible_agents)
         self.features: tuple[Feature, ...] | None = None
         if obs_type != "text":
             self.features = env._features()
@@ -210,10 +228,11 @@ class Interface:
         self.observation_spaces = {
             a: observation_space(obs_type, self.discrete, text_space(OBSERVATION_MAX_CHARS, min_length=1),
                                  vector_space(self.features) if self.features is not None else None, len(self.labels))
+            if a in self.learners else text_space(OBSERVATION_MAX_CHARS, min_length=1)
             for a in env.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete else text_space(ACTION_MAX_CHARS)
+        self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete and a in self.learners else text_space(ACTION_MAX_CHARS)
                               for a in env.possible_agents}
-        self.agents = tuple(env.possible_agents)
+        self.agents = tuple(a for a in env.possible_agents if a in self.learners)  # the learners, in possible_agents order
         self.state_space = None
         if vector is not None:
             n = len(self.agents)
@@ -221,13 +240,13 @@ class Interface:
         self._vectors: dict[str, np.ndarray] = {}
         self._commands: dict[str, tuple[str | None, ...]] = {}
 
-    @property
-    def needs_text(self) -> bool:
-        return self.obs_type != "vector"
+    def needs_text(self, agent: str) -> bool:
+        """Whether `agent`'s observation holds its text (text and both, and every agent that is not a learner)."""
+        return self.obs_type != "vector" or agent not in self.learners
 
     def observe(self, env: Any, agent: str, text: str | None, view: Mapping[str, Any], info: dict[str, Any]) -> Any:
-        """The agent's observation; adds `action_mask` to its info with discrete actions."""
-        if self.obs_type == "text" and not self.discrete:
+        """The agent's observation; adds `action_mask` to a learner's info with discrete actions."""
+        if (self.obs_type == "text" and not self.discrete) or agent not in self.learners:
             return text
         vector = None
         if self.features is not None:
@@ -274,6 +293,8 @@ class Interface:
             return actions
         out = dict(actions)
         for agent, action in actions.items():
+            if agent not in self.learners:
+                continue
             index = as_index(action, len(self.labels))
             command = self.command_now(agent, index) if index is not None else None
             if command is not None:
@@ -284,7 +305,7 @@ class Interface:
         """Parse one agent's action; an index left by `as_text` is one whose mask is 0."""
         from teamenvs.core.commands import ActionError
 
-        if self.discrete:
+        if self.discrete and agent in self.learners:
             index = as_index(action, len(self.labels))
             if index is not None:
                 return ActionError(f"action {index} ({self.labels[index]}) is not available now (its mask is 0)", "not_allowed")
@@ -293,7 +314,7 @@ class Interface:
         return env.commands.parse(action, situation)
 
     def state(self) -> np.ndarray:
-        """Every agent's latest observation vector, in `possible_agents` order (zeros before the first)."""
+        """Every learner's latest observation vector, in `possible_agents` order (zeros before the first)."""
         size = self.observation_space_size
         return np.concatenate([self._vectors.get(a, np.zeros(size, np.float32)) for a in self.agents])
 

@@ -6,8 +6,9 @@
 
 `teammates` is a baseline kind ("scripted" by default, "random", a baseline name, a comma
 list, a mapping agent -> name) or a mapping agent -> policy object. `obs_type` and
-`action_type` pick the interface as in `teamenvs.make` (numeric observations, discrete actions
-with their mask).
+`action_type` pick the learner's interface as in `teamenvs.make` (numeric observations, discrete
+actions with their mask); the teammates get text observations whatever the learner's interface
+(the team env is made with `learners=(agent,)`), as their policies expect.
 
 With `skip_idle=True` (the default), steps in which the learner need not act (busy, not its
 turn) are played by the teammates alone and their rewards for the learner are summed into the
@@ -46,12 +47,17 @@ class SingleAgentEnv(gymnasium.Env):
         skip_idle: bool = True,
         **config: Any,
     ) -> None:
-        self.team_env = make(env_id, render_mode=render_mode, obs_type=obs_type, action_type=action_type, **config)
+        self.team_env = make(env_id, render_mode=render_mode, **config)
         self.skip_idle = skip_idle
         agents = self.team_env.possible_agents
         self.agent = agent if agent is not None else agents[0]
         if self.agent not in agents:
             raise ValueError(f"unknown agent {self.agent!r} for {env_id}; agents are {', '.join(agents)}")
+        if obs_type != "text" or action_type != "text":
+            # the learner alone gets the numeric interface: the teammates' policies read text, and nobody pays
+            # for encoding and masking observations that no learner reads
+            self.team_env = make(env_id, render_mode=render_mode, obs_type=obs_type, action_type=action_type,
+                                 learners=(self.agent,), **config)
         self.teammates_spec = teammates
         self.render_mode = render_mode
         self.observation_space = self.team_env.observation_space(self.agent)

@@ -338,7 +338,54 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
         numeric_rate, text_rate = steps / in_numeric, steps / in_text
         rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
                      f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps:,} steps in lockstep)"])
-    rows += parts_rows(seconds, seed) + vector_env_rows(seconds, seed)
+    rows += single_agent_rows(seconds, seed) + parts_rows(seconds, seed) + vector_env_rows(seconds, seed)
+    return rows
+
+
+def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0) -> dict[str, float]:
+    """Learner steps/s of the single-agent view (first agent, scripted teammates) in three modes playing the same
+    episodes: `numeric` (vector, discrete: the learner alone encoded and masked, `learners=(agent,)`), `every`
+    (the same, but every agent encoded and masked, as the view was built before `learners`) and `text`; the text
+    view is sent the command each numeric action stands for. `env.step` only, about `seconds`; raises if the three
+    play apart."""
+    gym_id = teamenvs.spec(env_id).gym_id
+    envs = {"numeric": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
+            "every": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
+            "text": gymnasium.make(gym_id).unwrapped}
+    envs["every"].team_env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    rng = np.random.default_rng(seed)
+    spent = dict.fromkeys(envs, 0.0)
+    steps, episode, infos, ended = 0, seed, {}, True
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if ended:
+            infos = {k: env.reset(seed=episode)[1] for k, env in envs.items()}
+            episode += 1
+        index = int(masked_actions(infos["numeric"]["action_mask"][None], rng)[0])
+        actions = {"numeric": index, "every": index, "text": envs["numeric"].team_env.action_text(envs["numeric"].agent, index)}
+        results = {}
+        for kind in (list(envs) if steps % 2 else list(envs)[::-1]):  # the order alternates
+            t0 = time.perf_counter()
+            results[kind] = envs[kind].step(actions[kind])
+            spent[kind] += time.perf_counter() - t0
+        infos = {k: r[4] for k, r in results.items()}
+        outcomes = {k: (r[1], r[2], r[3]) for k, r in results.items()}
+        if len(set(outcomes.values())) != 1:
+            raise RuntimeError(f"{env_id}: the single-agent views played different steps from the same commands")
+        ended = outcomes["text"][1] or outcomes["text"][2]
+        steps += 1
+    return {k: steps / t for k, t in spent.items()} | {"steps": steps}
+
+
+def single_agent_rows(seconds: float, seed: int = 0) -> list[list[str]]:
+    """Per env: the single-agent view's numeric mode over its text mode (`single_agent_lockstep`)."""
+    rows = []
+    for env_id in teamenvs.list_envs():
+        rate = single_agent_lockstep(env_id, seconds / 2, seed)
+        rows.append(["numeric vs text", f"{env_id}, single-agent view (scripted teammates)", f"{rate['numeric'] / rate['text']:.2f}",
+                     "x text learner steps/s", f"numeric {rate['numeric']:,.0f} learner steps/s, text {rate['text']:,.0f}; every agent "
+                     f"encoded and masked {rate['every']:,.0f} (the learner alone is: {rate['numeric'] / rate['every']:.2f}x); the same "
+                     f"{rate['steps']:,} learner steps in lockstep"])
     return rows
 
 

@@ -57,6 +57,8 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     for env_id in teamenvs.list_envs():
         value, unit, notes = rows["numeric vs text", f"{env_id}, random valid actions"]
         assert number(value) > 0 and unit == "x text env steps/s" and "numeric" in notes
+        value, unit, notes = rows["numeric vs text", f"{env_id}, single-agent view (scripted teammates)"]
+        assert number(value) > 0 and unit == "x text learner steps/s" and "every agent encoded and masked" in notes
         value, unit, notes = rows["step parts", env_id]
         text_step, rules, views = (number(re.search(pattern, notes).group(1))
                                    for pattern in (r"text step (\d+) us", r"rules (\d+)", r"views (\d+)"))
@@ -103,7 +105,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     else:
         assert number(value) > 0 and "target at least 4x" in notes and re.search(r"now [\d,]+ env steps/s, then [\d,]+", notes)
 
-    assert len(rows) == (3 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(vector) + 2 + 2
+    assert len(rows) == (4 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(vector) + 2 + 2
                          + len(peer) + len(scaling) + 2 + len(client) + 1)
 
 
@@ -232,3 +234,14 @@ def test_lockstep_plays_the_same_steps_in_both_modes() -> None:
     numeric.action_text = lambda agent, index: "wait"
     with pytest.raises(RuntimeError, match="played different steps"):
         perf.lockstep(numeric, text, 5.0, seed=0)
+
+
+def test_single_agent_lockstep_plays_the_same_episodes_in_three_modes(monkeypatch: pytest.MonkeyPatch) -> None:
+    rate = perf.single_agent_lockstep("commons_v0", 0.3)
+    assert rate["steps"] > 5 and all(rate[k] > 0 for k in ("numeric", "every", "text"))
+    # the text view sent other commands than the numeric actions stand for: the learner waits every month
+    from teamenvs.core.env import TeamEnv
+
+    monkeypatch.setattr(TeamEnv, "action_text", lambda self, agent, index: "wait")
+    with pytest.raises(RuntimeError, match="single-agent views played different steps"):
+        perf.single_agent_lockstep("commons_v0", 5.0)

@@ -231,3 +231,20 @@ def test_one_action_per_env_or_a_clear_error() -> None:
         assert envs.step([0, 1, 0, 1])[1].shape == (4,)  # a list works too
     finally:
         envs.close()
+
+
+def test_call_get_attr_and_set_attr_reach_every_env_in_order() -> None:
+    envs = make_async("commons_v0", 3, workers=2, obs_type="vector", action_type="discrete")
+    try:
+        envs.reset(seed=0)
+        assert envs.get_attr("agent") == ("fisher_1",) * 3
+        envs.set_attr("skip_idle", [True, False, True])
+        assert envs.get_attr("skip_idle") == (True, False, True)
+        briefings = envs.call("briefing")
+        assert len(briefings) == 3 and all(isinstance(b, str) and "fisher_1" in b for b in briefings)
+        with pytest.raises(ValueError, match=r"one value per env \(3\)"):
+            envs.set_attr("skip_idle", [True])
+        with pytest.raises(RuntimeError, match="worker 0 .* failed: AttributeError"):
+            envs.get_attr("no_such_attribute")
+    finally:
+        envs.close()

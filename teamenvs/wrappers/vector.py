@@ -161,6 +161,18 @@ def _serve(env_fns: CloudpickleWrapper, pipe: Any, parent_end: Any, cpu: int | N
                         ended[i] = bool(terminations[i] or truncations[i])
                         infos.append(info)
                     pipe.send(("ok", (share.batch(last), rewards, terminations, truncations, share.infos(infos))))
+                elif command == "call":  # as SyncVectorEnv.call: a method's results, or an attribute's value
+                    name, args, kwargs = data
+                    results = []
+                    for env in envs:
+                        function = env.get_wrapper_attr(name)
+                        results.append(function(*args, **kwargs) if callable(function) else function)
+                    pipe.send(("ok", results))
+                elif command == "set_attr":
+                    name, values = data
+                    for env, value in zip(envs, values):
+                        env.set_wrapper_attr(name, value)
+                    pipe.send(("ok", None))
                 elif command == "close":
                     pipe.send(("ok", None))
                     return
@@ -330,6 +342,24 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
         return (_join(self.single_observation_space, [a[0] for a in answers]),
                 *(np.concatenate([a[k] for a in answers]) for k in (1, 2, 3)),
                 _join_infos([a[4] for a in answers], self.shares, self.num_envs))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call method `name` of every env (or read attribute `name`), as `SyncVectorEnv.call`: one result per env."""
+        self._send([("call", (name, args, kwargs))] * len(self.shares))
+        return tuple(result for share in self._receive() for result in share)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Attribute `name` of every env."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set attribute `name` of every env: one value per env (a list or tuple), or one value for all."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(f"set_attr takes one value per env ({self.num_envs}) or one for all, got {len(values)}")
+        self._send([("set_attr", (name, list(values[s:e]))) for s, e in self.shares])
+        self._receive()
 
     def close(self, terminate: bool = False) -> None:
         """Stop the workers (at once with `terminate`, else after they close their envs)."""

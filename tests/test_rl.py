@@ -265,3 +265,57 @@ def test_single_agent_view_teammates_read_text_whatever_the_learners_interface()
     env.step(int(np.flatnonzero(info["action_mask"])[-1]))
     assert seen and all(isinstance(o, str) and o.startswith("Fishery, month") for o in seen)
     assert env.unwrapped.team_env.interface.learners == {"fisher_1"}
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    return a == b
+
+
+@pytest.mark.parametrize("env_id,agent,obs_type,action_type", [("search_rescue_v0", None, "vector", "discrete"),
+                                                                ("job_fair_v0", "seeker_1", "text", "discrete"),
+                                                                ("search_rescue_v0", "engineer", "both", "text")])
+def test_single_agent_view_builds_the_learners_observation_once_per_learner_step(env_id, agent, obs_type, action_type):
+    """The skipped env steps' observations of the learner are not built (`defer_skipped_observations`), only the one
+    ending each learner step: the learner's encoder runs once per learner step (and reset), and every observation,
+    reward and info equals the one of the view that builds them all."""
+    gym_id = teamenvs.spec(env_id).gym_id
+    deferring, every = (gymnasium.make(gym_id, agent=agent, obs_type=obs_type, action_type=action_type) for _ in range(2))
+    every.unwrapped.defer_skipped_observations = False
+    calls = {}
+    for name, env in (("deferring", deferring), ("every", every)):
+        team = env.unwrapped.team_env
+        observe = team.interface.observe
+        calls[name] = 0
+
+        def counted(env_, agent, *args, _observe=observe, _name=name, _learner=env.unwrapped.agent):
+            calls[_name] += agent == _learner
+            return _observe(env_, agent, *args)
+
+        team.interface.observe = counted
+    rng = np.random.default_rng(1)
+    learner_steps = env_steps = 0
+    for episode in range(2):
+        first, second = deferring.reset(seed=episode), every.reset(seed=episode)
+        assert _same(first[0], second[0]) and _same(first[1], second[1])
+        learner_steps += 1
+        env_steps += 1 + first[1]["env_steps"]
+        info = first[1]
+        for _ in range(300):
+            if action_type == "discrete":
+                action = masked(info["action_mask"], rng)
+            else:
+                forms = deferring.unwrapped.team_env._infos[deferring.unwrapped.agent]["valid_actions"]
+                action = forms[int(rng.integers(len(forms)))].sample(rng)
+            first, second = deferring.step(action), every.step(action)
+            assert all(_same(a, b) for a, b in zip(first, second))
+            info = first[4]
+            learner_steps += 1
+            env_steps += info["env_steps"]
+            if first[2] or first[3]:
+                break
+    assert env_steps > 2 * learner_steps  # the learner waited through many env steps
+    assert calls["every"] == env_steps and calls["deferring"] == learner_steps

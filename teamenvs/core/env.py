@@ -378,7 +378,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self._offered = {a: (self._situation_for(a) if self._needs_action(a) else None) for a in self.agents}
         # the text is rendered unless nothing reads it (a learner's numeric observation, no log)
         logged = self._recorder is not None
-        needs_text = self.interface.needs_text
+        needs_text, deferred = self.interface.needs_text, self.interface.deferred
         self._texts = {}
         for agent in self.agents:
             offered = self._offered[agent]
@@ -397,9 +397,17 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             if extra:
                 info.update(extra)
             self._texts[agent] = Observation(text) if text is not None else None
-            observations[agent] = self.interface.observe(self, agent, self._texts[agent], view, info)
+            observations[agent] = None if agent in deferred else self.interface.observe(self, agent, self._texts[agent], view, info)
             infos[agent] = info
+        self._infos = infos
         return observations, infos
+
+    def observe_now(self, agent: str) -> Any:
+        """`agent`'s observation of the last reset or step, built now; for a learner whose observation was deferred
+        (`interface.deferred`), this also adds its action mask to its info of that step. The same observation the
+        step would have given: it is made from the view that step built, in the situation it left."""
+        info = self._infos[agent]
+        return self.interface.observe(self, agent, self._texts[agent], info["view"], info)
 
     def last_action_line(self, agent: str) -> str:
         """One line telling the agent what became of its last action."""

@@ -239,6 +239,9 @@ class Interface:
             self.state_space = spaces.Box(np.tile(vector.low, n), np.tile(vector.high, n), dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
         self._commands: dict[str, tuple[str | None, ...]] = {}
+        # learners whose observation the env leaves out (None) until `TeamEnv.observe_now` asks for it: a wrapper that
+        # discards a learner's observations of some steps (the single-agent view's skipped steps) sets it
+        self.deferred: frozenset[str] = frozenset()
 
     def needs_text(self, agent: str) -> bool:
         """Whether `agent`'s observation holds its text (text and both, and every agent that is not a learner)."""

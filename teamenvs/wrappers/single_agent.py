@@ -24,7 +24,8 @@ team env's full info (view, valid_actions, ...) plus the step counts.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from contextlib import contextmanager, nullcontext
+from typing import Any, Iterator, Mapping
 
 import gymnasium
 
@@ -35,6 +36,10 @@ class SingleAgentEnv(gymnasium.Env):
     """One agent of a multi-agent team env as a `gymnasium.Env` with text observations and actions."""
 
     metadata = {"render_modes": ["ansi"]}
+    # With numeric observations or discrete actions, the learner's observation is built only for the env step that
+    # ends a learner step, not for the skipped steps in between, whose observations nobody reads (the same
+    # observation either way: see `TeamEnv.observe_now`). False: built every env step.
+    defer_skipped_observations = True
 
     def __init__(
         self,
@@ -84,8 +89,27 @@ class SingleAgentEnv(gymnasium.Env):
         for agent, policy in self._teammates.items():
             policy.reset(agent, self.team_env.briefing(agent))
         self._obs, self._infos = observations, infos
-        steps = self._advance_teammates()[3] if self.skip_idle else 0
+        steps = 0
+        if self.skip_idle:
+            with self._deferring():
+                steps = self._advance_teammates()[3]
         return self._obs[self.agent], self._learner_info(steps, steps)
+
+    @contextmanager
+    def _deferring(self) -> Iterator[None]:
+        """Inside the block the learner's numeric observations are left out (`Interface.deferred`); at its end the
+        last one is built (`TeamEnv.observe_now`)."""
+        interface = self.team_env.interface
+        if not self.defer_skipped_observations or interface.obs_type == "text" and not interface.discrete:
+            yield
+            return
+        interface.deferred = frozenset((self.agent,))
+        try:
+            yield
+        finally:
+            interface.deferred = frozenset()
+        if self._obs.get(self.agent, ...) is None:
+            self._obs[self.agent] = self.team_env.observe_now(self.agent)
 
     def briefing(self) -> str:
         """The learner's briefing (role, rules, commands)."""
@@ -130,11 +154,12 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("the episode is over; call reset()")
         actions = self._teammate_actions()
         actions[self.agent] = action
-        reward, terminated, truncated = self._step_team(actions)
         skipped = 0
-        if self.skip_idle and not (terminated or truncated):
-            more, terminated, truncated, skipped = self._advance_teammates()
-            reward += more
+        with self._deferring() if self.skip_idle else nullcontext():
+            reward, terminated, truncated = self._step_team(actions)
+            if self.skip_idle and not (terminated or truncated):
+                more, terminated, truncated, skipped = self._advance_teammates()
+                reward += more
         return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
 
     def render(self) -> str | None:

@@ -277,11 +277,12 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("env_id,agent,obs_type,action_type", [("search_rescue_v0", None, "vector", "discrete"),
                                                                 ("job_fair_v0", "seeker_1", "text", "discrete"),
-                                                                ("search_rescue_v0", "engineer", "both", "text")])
+                                                                ("search_rescue_v0", "engineer", "both", "text"),
+                                                                ("search_rescue_v0", "transporter", "text", "text")])
 def test_single_agent_view_builds_the_learners_observation_once_per_learner_step(env_id, agent, obs_type, action_type):
     """The skipped env steps' observations of the learner are not built (`defer_skipped_observations`), only the one
-    ending each learner step: the learner's encoder runs once per learner step (and reset), and every observation,
-    reward and info equals the one of the view that builds them all."""
+    ending each learner step: the learner's observation is made (rendered, encoded, masked) once per learner step
+    (and reset), and every observation, reward and info equals the one of the view that builds them all."""
     gym_id = teamenvs.spec(env_id).gym_id
     deferring, every = (gymnasium.make(gym_id, agent=agent, obs_type=obs_type, action_type=action_type) for _ in range(2))
     every.unwrapped.defer_skipped_observations = False

@@ -383,9 +383,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         for agent in self.agents:
             offered = self._offered[agent]
             view = self._view(agent)
-            text = self._render_view(view) if logged or needs_text(agent) else None
-            if text is not None and len(text) > OBSERVATION_MAX_CHARS:
-                text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
+            text = self._observation_text(view) if logged or (needs_text(agent) and agent not in deferred) else None
             info = {
                 "view": view,
                 "valid_actions": offered[1] if offered is not None else (),
@@ -396,7 +394,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             extra = self._extra_info(agent)
             if extra:
                 info.update(extra)
-            self._texts[agent] = Observation(text) if text is not None else None
+            self._texts[agent] = text
             observations[agent] = None if agent in deferred else self.interface.observe(self, agent, self._texts[agent], view, info)
             infos[agent] = info
         self._infos = infos
@@ -407,7 +405,16 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         (`interface.deferred`), this also adds its action mask to its info of that step. The same observation the
         step would have given: it is made from the view that step built, in the situation it left."""
         info = self._infos[agent]
+        if self._texts[agent] is None and self.interface.needs_text(agent):
+            self._texts[agent] = self._observation_text(info["view"])
         return self.interface.observe(self, agent, self._texts[agent], info["view"], info)
+
+    def _observation_text(self, view: Mapping[str, Any]) -> Observation:
+        """The text observation of a view, cut at `OBSERVATION_MAX_CHARS`."""
+        text = self._render_view(view)
+        if len(text) > OBSERVATION_MAX_CHARS:
+            text = text[: OBSERVATION_MAX_CHARS - 20] + "\n[observation cut]"
+        return Observation(text)
 
     def last_action_line(self, agent: str) -> str:
         """One line telling the agent what became of its last action."""

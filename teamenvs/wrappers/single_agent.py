@@ -36,9 +36,9 @@ class SingleAgentEnv(gymnasium.Env):
     """One agent of a multi-agent team env as a `gymnasium.Env` with text observations and actions."""
 
     metadata = {"render_modes": ["ansi"]}
-    # With numeric observations or discrete actions, the learner's observation is built only for the env step that
-    # ends a learner step, not for the skipped steps in between, whose observations nobody reads (the same
-    # observation either way: see `TeamEnv.observe_now`). False: built every env step.
+    # The learner's observation (its text, vector and mask) is built only for the env step that ends a learner step,
+    # not for the skipped steps in between, whose observations nobody reads (the same observation either way: see
+    # `TeamEnv.observe_now`; a log still gets every step's text). False: built every env step.
     defer_skipped_observations = True
 
     def __init__(
@@ -100,7 +100,7 @@ class SingleAgentEnv(gymnasium.Env):
         """Inside the block the learner's numeric observations are left out (`Interface.deferred`); at its end the
         last one is built (`TeamEnv.observe_now`)."""
         interface = self.team_env.interface
-        if not self.defer_skipped_observations or interface.obs_type == "text" and not interface.discrete:
+        if not self.defer_skipped_observations:
             yield
             return
         interface.deferred = frozenset((self.agent,))

@@ -344,15 +344,16 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
 
 def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0) -> dict[str, float]:
     """Learner steps/s of the single-agent view (first agent, scripted teammates) in three modes playing the same
-    episodes: `numeric` (vector, discrete: the learner alone encoded and masked, `learners=(agent,)`), `every`
-    (the same, but every agent encoded and masked, as the view was built before `learners`) and `text`; the text
-    view is sent the command each numeric action stands for. `env.step` only, about `seconds`; raises if the three
-    play apart."""
+    episodes: `numeric` (vector, discrete: the learner alone encoded and masked, `learners=(agent,)`, its observation
+    built once per learner step and none for the baseline teammates), `every` (the same interface, but every agent's
+    observation built in every env step, as the view did before) and `text`; the text view is sent the command each
+    numeric action stands for. `env.step` only, about `seconds`; raises if the three play apart."""
     gym_id = teamenvs.spec(env_id).gym_id
     envs = {"numeric": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
             "every": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
             "text": gymnasium.make(gym_id).unwrapped}
     envs["every"].team_env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    envs["every"].defer_skipped_observations = False
     rng = np.random.default_rng(seed)
     spent = dict.fromkeys(envs, 0.0)
     steps, episode, infos, ended = 0, seed, {}, True
@@ -383,8 +384,9 @@ def single_agent_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     for env_id in teamenvs.list_envs():
         rate = single_agent_lockstep(env_id, seconds / 2, seed)
         rows.append(["numeric vs text", f"{env_id}, single-agent view (scripted teammates)", f"{rate['numeric'] / rate['text']:.2f}",
-                     "x text learner steps/s", f"numeric {rate['numeric']:,.0f} learner steps/s, text {rate['text']:,.0f}; every agent "
-                     f"encoded and masked {rate['every']:,.0f} (the learner alone is: {rate['numeric'] / rate['every']:.2f}x); the same "
+                     "x text learner steps/s", f"numeric {rate['numeric']:,.0f} learner steps/s, text {rate['text']:,.0f}; every agent's "
+                     f"observation built every env step {rate['every']:,.0f} (the learner's alone, once per learner step: "
+                     f"{rate['numeric'] / rate['every']:.2f}x); the same "
                      f"{rate['steps']:,} learner steps in lockstep"])
     return rows
 

@@ -58,7 +58,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         value, unit, notes = rows["numeric vs text", f"{env_id}, random valid actions"]
         assert number(value) > 0 and unit == "x text env steps/s" and "numeric" in notes
         value, unit, notes = rows["numeric vs text", f"{env_id}, single-agent view (scripted teammates)"]
-        assert number(value) > 0 and unit == "x text learner steps/s" and "every agent encoded and masked" in notes
+        assert number(value) > 0 and unit == "x text learner steps/s" and "every agent's observation built every env step" in notes
         value, unit, notes = rows["step parts", env_id]
         text_step, rules, views = (number(re.search(pattern, notes).group(1))
                                    for pattern in (r"text step (\d+) us", r"rules (\d+)", r"views (\d+)"))

@@ -320,3 +320,30 @@ def test_single_agent_view_builds_the_learners_observation_once_per_learner_step
                 break
     assert env_steps > 2 * learner_steps  # the learner waited through many env steps
     assert calls["every"] == env_steps and calls["deferring"] == learner_steps
+
+
+def test_baseline_teammates_get_no_text_and_a_policy_that_reads_text_gets_it():
+    """Baselines decide from the view (`reads_observation` false): the single-agent view renders no text for them.
+    A scripted policy that overrides `act` is taken to read its observation, and gets the text."""
+    from teamenvs.core.policy import RandomPolicy, ScriptedPolicy, make_policies
+
+    class Reader(ScriptedPolicy):
+        seen: list = []
+
+        def act(self, observation, info):
+            Reader.seen.append(observation)
+            return "wait"
+
+        def decide(self, view, info):
+            return "wait"
+
+    assert not RandomPolicy(seed=0).reads_observation and Reader().reads_observation
+    assert not any(p.reads_observation for p in make_policies(teamenvs.make("commons_v0"), "scripted", seed=0).values())
+    env = gymnasium.make("teamenvs/Commons-v0", agent="fisher_1", obs_type="vector", action_type="discrete",
+                         teammates={"fisher_2": Reader(), **{f"fisher_{i}": RandomPolicy(seed=i) for i in (3, 4, 5)}})
+    observation, info = env.reset(seed=0)
+    for _ in range(3):
+        observation, reward, terminated, truncated, info = env.step(masked(info["action_mask"], np.random.default_rng(0)))
+    team = env.unwrapped.team_env
+    assert team._texts["fisher_2"] is not None and all(team._texts[f"fisher_{i}"] is None for i in (3, 4, 5))
+    assert Reader.seen and all(isinstance(o, str) and o.startswith("Fishery, ") and "You are fisher_2" in o for o in Reader.seen)

@@ -66,6 +66,13 @@ class ScriptedPolicy(SyncPolicy):
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         return self.decide(info["view"], info)
 
+    @property
+    def reads_observation(self) -> bool:
+        """Whether `act` reads the text observation: not for a baseline that decides in `decide` (from the view and
+        the valid forms), so an env may leave its text unrendered (the single-agent view does); a subclass that
+        overrides `act` is taken to read it."""
+        return type(self).act is not ScriptedPolicy.act
+
     @abstractmethod
     def decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         """The command to send, from the view and the forms valid now."""

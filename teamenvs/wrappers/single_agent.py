@@ -38,7 +38,8 @@ class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi"]}
     # The learner's observation (its text, vector and mask) is built only for the env step that ends a learner step,
     # not for the skipped steps in between, whose observations nobody reads (the same observation either way: see
-    # `TeamEnv.observe_now`; a log still gets every step's text). False: built every env step.
+    # `TeamEnv.observe_now`; a log still gets every step's text), and teammates whose policies do not read their
+    # observation (`reads_observation` false: the baselines) get None. False: every observation built every env step.
     defer_skipped_observations = True
 
     def __init__(
@@ -68,6 +69,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.observation_space = self.team_env.observation_space(self.agent)
         self.action_space = self.team_env.action_space(self.agent)
         self._teammates: dict[str, Any] = {}
+        self._unread: frozenset[str] = frozenset()
 
     def _make_teammates(self, seed: int | None) -> dict[str, Any]:
         from teamenvs.core.policy import make_policies
@@ -85,6 +87,9 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._teammates = self._make_teammates(seed)
+        # teammates whose policies never read their text observation (the baselines) get none: nothing renders it
+        self._unread = frozenset(a for a, p in self._teammates.items() if not getattr(p, "reads_observation", True))
+        self.team_env.interface.deferred = self._unread if self.defer_skipped_observations else frozenset()
         observations, infos = self.team_env.reset(seed=seed, options=options)
         for agent, policy in self._teammates.items():
             policy.reset(agent, self.team_env.briefing(agent))
@@ -103,11 +108,11 @@ class SingleAgentEnv(gymnasium.Env):
         if not self.defer_skipped_observations:
             yield
             return
-        interface.deferred = frozenset((self.agent,))
+        interface.deferred = self._unread | {self.agent}
         try:
             yield
         finally:
-            interface.deferred = frozenset()
+            interface.deferred = self._unread
         if self._obs.get(self.agent, ...) is None:
             self._obs[self.agent] = self.team_env.observe_now(self.agent)
 

@@ -152,6 +152,13 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         """The command a catalogue label stands for in this view, or None when it is impossible now."""
         raise TypeError(f"{self.env_id} has no discrete actions")
 
+    def _mask_candidates(self, view: Mapping[str, Any]) -> list[tuple[int, str]]:
+        """(index, command) of each catalogue label that stands for a command in this view (`_command_for` not None),
+        in index order: what a mask checks against the rules. A paradigm may give them all at once, working out
+        once what its labels share."""
+        command_for = self._command_for
+        return [(i, command) for i, label in enumerate(self.interface.labels) if (command := command_for(view, label)) is not None]
+
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why the rules would refuse this well-formed action now (None: they would carry it out)."""
         return None

@@ -275,10 +275,9 @@ class Interface:
             return cached[0].copy(), cached[1]
         mask = np.zeros(len(self.labels), dtype=np.int8)
         commands: list[str | None] = [None] * len(self.labels)
-        accepts, command_for = env.accepts, env._command_for
-        for i, label in enumerate(self.labels):
-            command = command_for(view, label)
-            if command is not None and accepts(agent, command):
+        accepts = env.accepts
+        for i, command in env._mask_candidates(view):
+            if accepts(agent, command):
                 mask[i] = 1
                 commands[i] = command
         if memo is not None:

@@ -338,3 +338,62 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
         needed = sorted(set(needed_shapes(view)))
         return f"say I need {' and '.join(needed)}" if needed else None
     return None
+
+
+@lru_cache(maxsize=64)
+def _catalogue_index(labels: tuple[str, ...]) -> dict[str, Any]:
+    """Where each kind of label sits in a catalogue: per shape its produce index, per order, per offer slot
+    (accept, decline, cancel) and per other agent (sell, buy) the indices, the messages' indices."""
+    at = {label: i for i, label in enumerate(labels)}
+    slots = [j for j in OFFER_SLOTS if f"accept the {j} offer to me" in at]
+    others = range(1, sum(1 for label in labels if label.startswith("sell ")) + 1)
+    return {
+        "noop": at[NOOP],
+        "produce": {label.split()[1]: i for label, i in at.items() if label.startswith("produce ")},
+        "fulfill": [at[f"fulfill order {k}"] for k in range(1, sum(1 for label in labels if label.startswith("fulfill ")) + 1)],
+        "accept": [at[f"accept the {j} offer to me"] for j in slots],
+        "decline": [at[f"decline the {j} offer to me"] for j in slots],
+        "cancel": [at[f"cancel my {j} offer"] for j in slots],
+        "sell": [at[f"sell 1 of my specialty to other {k}"] for k in others],
+        "buy": [at[f"buy a needed shape from other {k}"] for k in others],
+        "messages": [at[m] for m in MESSAGES],
+    }
+
+
+def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
+    in index order: the same pairs as asking `command_for` label by label, with what the labels share (the fair
+    price, the shape to buy, the offers) worked out once."""
+    where = _catalogue_index(labels)
+    out: list[tuple[int, str]] = [(where["noop"], WAIT)]
+    # produce: refused for every shape past the production limit or too late (see `command_for`)
+    if view["produced"] < view["max_production"] and view["step"] + view["production_steps"] < view["max_steps"]:
+        money, costs, specialty = view["free_money"], view["costs"], view["specialty"]
+        for shape, i in where["produce"].items():
+            if money >= costs["specialty" if shape == specialty else "regular"]:
+                out.append((i, f"produce {shape}"))
+    free = view["free_inventory"]
+    for k, (i, order) in enumerate(zip(where["fulfill"], view["orders"])):
+        if not order["fulfilled"] and all(free[s] >= n for s, n in order["shapes"].items()):
+            out.append((i, f"fulfill order {k + 1}"))
+    to_you, yours = view["offers_to_you"], view["your_offers"]
+    for head in ("accept", "decline"):
+        out += [(i, f"{head} offer {o['offer']}") for i, o in zip(where[head], to_you)]
+    out += [(i, f"cancel offer {o['offer']}") for i, o in zip(where["cancel"], yours)]
+    price = fair_price_of(view)
+    if len(yours) < view["max_open_offers"]:
+        others = _others(tuple(view["participants"]), view["agent"])
+        if free[specialty := view["specialty"]]:
+            goods = goods_text(specialty, 1)
+            out += [(i, f"offer {other} {goods} for ${price}") for i, other in zip(where["sell"], others)]
+        shape = to_buy(view)
+        if shape is not None and view["free_money"] >= price:
+            goods = goods_text(shape, 1)
+            out += [(i, f"offer {other} ${price} for {goods}") for i, other in zip(where["buy"], others)]
+    say_specialty, say_needs = where["messages"]
+    out.append((say_specialty, f"say I make {view['specialty']}s cheaply: ${price} each"))
+    needed = sorted(set(needed_shapes(view)))
+    if needed:
+        out.append((say_needs, f"say I need {' and '.join(needed)}"))
+    out.sort()
+    return out

@@ -17,7 +17,7 @@ from teamenvs.core.env import TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.shape_factory import rules, view
 from teamenvs.shape_factory.commands import (
-    Options, TermsArg, briefing_situation, catalogue, command_for, commands_for, mask_key, situation,
+    Options, TermsArg, briefing_situation, candidates, catalogue, command_for, commands_for, mask_key, situation,
 )
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
 from teamenvs.shape_factory.metrics import METRIC_GOALS, shape_factory_metrics
@@ -188,6 +188,9 @@ class ShapeFactoryEnv(TeamEnv):
 
     def _mask_key(self, v: Mapping[str, Any]) -> tuple:
         return mask_key(v)
+
+    def _mask_candidates(self, v: Mapping[str, Any]) -> list[tuple[int, str]]:
+        return candidates(v, self.interface.labels)
 
     # ------------------------------------------------------------------ views and text
     def _view(self, agent: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.replay import load_replay
-from teamenvs.shape_factory.commands import catalogue, command_for, commands_for
+from teamenvs.shape_factory.commands import candidates, catalogue, command_for, commands_for
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
 from teamenvs.shape_factory.view import encode, encode_values, features
 
@@ -199,3 +199,23 @@ def test_the_documented_feature_table_is_the_code_s():
     assert feature_table(features(ShapeFactoryConfig())) in doc
     for preset, size in (("group_size_8", 304), ("group_size_10", 384), ("group_size_4", 162)):
         assert sum(f.size for f in features(ShapeFactoryConfig(**PRESETS[preset]))) == size and str(size) in doc
+
+
+@pytest.mark.parametrize("preset", [None, "group_size_8", "no_communication"])
+def test_candidates_at_once_equal_command_for_label_by_label(preset):
+    """The mask's candidate commands, worked out at once (`candidates`), are exactly `command_for` asked label by
+    label, in views of random masked-in play (offers to answer and cancel, orders, production, purchases)."""
+    env = teamenvs.make("shape_factory_v0", preset=preset, obs_type="vector", action_type="discrete")
+    labels = env.interface.labels
+    rng = np.random.default_rng(3)
+    views = 0
+    for episode in range(6):
+        _, infos = env.reset(seed=episode)
+        while env.agents:
+            for agent in env.agents:
+                view = infos[agent]["view"]
+                expected = [(i, command) for i, label in enumerate(labels) if (command := command_for(view, label)) is not None]
+                assert candidates(view, labels) == expected
+                views += 1
+            _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+    assert views > 1000

@@ -145,7 +145,7 @@ class Failing(gymnasium.Env):
         if self.t == self.fail_at:
             if self.exit:
                 os._exit(3)
-            raise ValueError("the rubble fell on the engineer")
+            raise ValueError("the rubble fell on the engineer\x1b[2J")
         return np.zeros(2, np.float32), 0.0, False, False, {}
 
 
@@ -156,7 +156,8 @@ def test_a_worker_error_is_raised_in_the_parent_with_its_worker_and_envs() -> No
     envs.step(np.zeros(4, np.int64))
     with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-1\) failed: ValueError: the rubble fell on the engineer") as raised:
         envs.step(np.zeros(4, np.int64))
-    assert "Traceback" in "".join(getattr(raised.value, "__notes__", []))
+    notes = "".join(getattr(raised.value, "__notes__", []))
+    assert "Traceback" in notes and "\x1b" not in str(raised.value) + notes  # the env's text is escaped, not sent to the terminal
     assert envs.closed and not any(p.is_alive() for p in envs._processes)
     with pytest.raises(RuntimeError, match="is closed"):
         envs.step(np.zeros(4, np.int64))

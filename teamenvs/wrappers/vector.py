@@ -35,6 +35,8 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
 
+from teamenvs.core.text import printable
+
 
 def pin_to(cpu: int) -> None:
     """Pin the calling process to `cpu`; where the CPU went away or a container forbids it, leave it unpinned
@@ -285,8 +287,9 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
                 failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited (exit code "
                                       f"{process.exitcode})", None)
                 continue
-            if answer[0] == "error":
-                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) failed: {answer[1]}", answer[2])
+            if answer[0] == "error":  # an env's error may quote what an agent sent: made safe to print
+                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) failed: "
+                                      f"{printable(answer[1], keep_newlines=False)}", printable(answer[2]))
                 continue
             answers.append(answer[1])
         if failure is not None:

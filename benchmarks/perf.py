@@ -240,7 +240,7 @@ def lockstep(numeric: Any, text: Any, seconds: float, seed: int) -> tuple[int, f
     numeric `env.step`, seconds inside the text `env.step`.) Raises if the two envs' play ever differs."""
     rng = np.random.default_rng(seed)
     episode = seed
-    steps, in_numeric, in_text = 0, 0.0, 0.0
+    steps, spent = 0, {"numeric": 0.0, "text": 0.0}
     infos: dict[str, Any] = {}
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
@@ -250,24 +250,18 @@ def lockstep(numeric: Any, text: Any, seconds: float, seed: int) -> tuple[int, f
             episode += 1
         actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in numeric.agents}
         commands = {a: numeric.action_text(a, i) for a, i in actions.items() if infos[a]["needs_action"]}
-        if steps % 2:  # which mode steps first alternates, so neither always finds the other's data in the caches
+        results = {}
+        for kind in (("text", "numeric") if steps % 2 else ("numeric", "text")):  # the order alternates, so neither
+            env, sent = (text, commands) if kind == "text" else (numeric, actions)  # always finds the other's data cached
             t0 = time.perf_counter()
-            _, text_rewards, _, _, text_infos = text.step(commands)
-            t1 = time.perf_counter()
-            _, rewards, _, _, infos = numeric.step(actions)
-            in_numeric += time.perf_counter() - t1
-            in_text += t1 - t0
-        else:
-            t0 = time.perf_counter()
-            _, rewards, _, _, infos = numeric.step(actions)
-            t1 = time.perf_counter()
-            _, text_rewards, _, _, text_infos = text.step(commands)
-            in_text += time.perf_counter() - t1
-            in_numeric += t1 - t0
+            results[kind] = env.step(sent)
+            spent[kind] += time.perf_counter() - t0
+        _, rewards, _, _, infos = results["numeric"]
+        _, text_rewards, _, _, text_infos = results["text"]
         steps += 1
         if rewards != text_rewards or [i["needs_action"] for i in infos.values()] != [i["needs_action"] for i in text_infos.values()]:
             raise RuntimeError(f"{numeric.env_id}: the numeric and the text env played different steps from the same commands")
-    return steps, in_numeric, in_text
+    return steps, spent["numeric"], spent["text"]
 
 
 PARTS = {"_apply": "rules", "_view": "views", "_render_view": "text", "_encode": "encode", "observe": "encode+mask"}

@@ -232,10 +232,10 @@ class Interface:
             for a in env.possible_agents}
         self.action_spaces = {a: spaces.Discrete(len(self.labels)) if self.discrete and a in self.learners else text_space(ACTION_MAX_CHARS)
                               for a in env.possible_agents}
-        self.agents = tuple(a for a in env.possible_agents if a in self.learners)  # the learners, in possible_agents order
+        self.learner_order = tuple(a for a in env.possible_agents if a in self.learners)  # for state()
         self.state_space = None
         if vector is not None:
-            n = len(self.agents)
+            n = len(self.learner_order)
             self.state_space = spaces.Box(np.tile(vector.low, n), np.tile(vector.high, n), dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
         self._commands: dict[str, tuple[str | None, ...]] = {}
@@ -318,7 +318,7 @@ class Interface:
     def state(self) -> np.ndarray:
         """Every learner's latest observation vector, in `possible_agents` order (zeros before the first)."""
         size = self.observation_space_size
-        return np.concatenate([self._vectors.get(a, np.zeros(size, np.float32)) for a in self.agents])
+        return np.concatenate([self._vectors.get(a, np.zeros(size, np.float32)) for a in self.learner_order])
 
     @property
     def observation_space_size(self) -> int:

@@ -217,5 +217,5 @@ def test_candidates_at_once_equal_command_for_label_by_label(preset):
                 expected = [(i, command) for i, label in enumerate(labels) if (command := command_for(view, label)) is not None]
                 assert candidates(view, labels) == expected
                 views += 1
-            _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+            _, _, _, _, infos = env.step(masked(infos, rng))
     assert views > 1000

@@ -102,8 +102,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     @contextmanager
     def _deferring(self) -> Iterator[None]:
-        """Inside the block the learner's numeric observations are left out (`Interface.deferred`); at its end the
-        last one is built (`TeamEnv.observe_now`)."""
+        """Inside the block the learner's observations (text, vector, mask) are left out (`Interface.deferred`); at
+        its end the last one is built (`TeamEnv.observe_now`)."""
         interface = self.team_env.interface
         if not self.defer_skipped_observations:
             yield

@@ -226,7 +226,7 @@ def test_learners_get_the_interface_and_the_others_keep_text(env_id):
         obs_o, rewards_o, _, _, info_o = one.step({learner: index, **others})
         obs_t, rewards_t, _, _, _ = text.step({**command, **others})
         assert rewards_o == rewards_e == rewards_t
-    np.testing.assert_array_equal(one.state(), obs_o[learner]["observation"] if one.agents else one.state())
+    np.testing.assert_array_equal(one.state(), obs_o[learner]["observation"])  # the learner's latest vector, and only it
 
 
 def test_learners_must_be_agents_of_the_env():

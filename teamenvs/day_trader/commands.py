@@ -8,7 +8,6 @@ unless `private_messages` is on (CollabSim broadcasts every message).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -16,7 +15,7 @@ from teamenvs.core.commands import Action, Command, CommandSet, IntArg, Situatio
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.core.rl import NOOP
 from teamenvs.day_trader.config import DayTraderConfig
-from teamenvs.day_trader.rules import DECISION, GROUP, INDIVIDUAL, WAIT, Choice
+from teamenvs.day_trader.rules import DECISION, GROUP, INDIVIDUAL, WAIT, Choice, Money
 from teamenvs.day_trader.view import MESSAGES, dollars, multiplied, pool_split_text
 
 INVEST_INDIVIDUAL = "invest individual"
@@ -62,7 +61,7 @@ def choice_of(action: Action | None) -> Choice:
     return Choice(INDIVIDUAL if action.command == INVEST_INDIVIDUAL else GROUP, action.args["amount"])
 
 
-def situation(config: DayTraderConfig, phase_kind: str, others: tuple[str, ...], money: Fraction, top: int) -> Situation:
+def situation(config: DayTraderConfig, phase_kind: str, others: tuple[str, ...], money: Money, top: int) -> Situation:
     """What a trader with `money` (who may invest up to `top`) may do in a phase of `phase_kind`."""
     denied: dict[str, str] = {}
     names = {"agent": others}

@@ -7,7 +7,6 @@ each trader's view with `view`.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Hashable, Mapping
 
 from teamenvs.core.commands import Action, CommandSet, Situation
@@ -30,6 +29,7 @@ from teamenvs.day_trader.rules import (
     DECISION,
     WAIT,
     Choice,
+    Money,
     affordable_max,
     as_float,
     investment_refusal,
@@ -76,7 +76,7 @@ class DayTraderEnv(ScheduledGame):
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
         self.schedule = schedule(self.config)
-        self.balances: dict[str, Fraction] = {a: Fraction(self.config.starting_money) for a in self.agents}
+        self.balances: dict[str, Money] = {a: self.config.starting_money for a in self.agents}
         self.last_choices: dict[str, Choice] | None = None
         self._last_round: dict[str, Any] | None = None  # the public results of the last round, as in views
         self._public_memo: tuple[Any, str] = (None, "")  # (a view's public part and multiplier, their public_text)

@@ -8,8 +8,9 @@ $90, split as floor(90 / number of tied winners). A trader's *earnings* of a rou
 bonus, are its net money change from investing that round (returns received minus the
 amount invested), so a trader who waits earns its pool share.
 
-Money is exact: balances are `fractions.Fraction` (a pool split among 6 or 9 traders is not
-always a whole number of cents). Logs, views and rewards show floats rounded to 6 decimals.
+Money is exact: whole dollars are `int`, and a pool share that is not a whole number of dollars
+(a pool split among 6 or 9 traders) a `fractions.Fraction`, which a balance then stays. Logs, views
+and rewards show floats rounded to 6 decimals.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
     return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns, DECISION)
 
 
+Money = int | Fraction
+"""An exact amount of dollars: an `int` while it is whole (as in every paper preset, where each pooled
+dollar pays every trader $1), a `Fraction` once a share was not; the two are the same numbers to
+every operation the rules and views use, and `int` arithmetic costs a tenth of `Fraction`'s."""
+
+
 class Choice(NamedTuple):
     """A trader's decision in a round: kind is individual, group or wait (amount 0)."""
 
@@ -45,10 +52,10 @@ class RoundOutcome(NamedTuple):
     """What a settled round gave: the group pool, each trader's share of it, earnings, bonuses, new balances."""
 
     pool: int
-    pool_share: Fraction
-    earnings: dict[str, Fraction]
+    pool_share: Money
+    earnings: dict[str, Money]
     bonus: dict[str, int]
-    balances: dict[str, Fraction]
+    balances: dict[str, Money]
 
 
 def pool_shares(config: DayTraderConfig, traders: int | None = None) -> int:
@@ -68,15 +75,16 @@ def net_gain(choice: Choice | None, config: DayTraderConfig) -> int:
 
 
 def settle_round(
-    balances: Mapping[str, Fraction], choices: Mapping[str, Choice], round_no: int, config: DayTraderConfig
+    balances: Mapping[str, Money], choices: Mapping[str, Choice], round_no: int, config: DayTraderConfig
 ) -> RoundOutcome:
     """Settle one round. `choices` must already be valid (affordable, in range); missing = wait."""
     agents = list(balances)
     pool = sum(c.amount for c in choices.values() if c.kind == GROUP)
-    share = Fraction(pool * config.group_multiplier, pool_shares(config, len(agents)))
+    multiplied, shares = pool * config.group_multiplier, pool_shares(config, len(agents))
+    share: Money = multiplied // shares if multiplied % shares == 0 else Fraction(multiplied, shares)
     # every trader's earnings are the one pool share plus whole dollars: the bonus compares the dollars
     net = {a: net_gain(choices.get(a), config) for a in agents}
-    earnings: dict[str, Fraction] = {a: share + d if d else share for a, d in net.items()}
+    earnings: dict[str, Money] = {a: share + d if d else share for a, d in net.items()}
     bonus: dict[str, int] = {}
     if round_no >= config.bonus_from_round and config.bonus > 0:
         top = max(net.values())
@@ -105,18 +113,18 @@ def wealth_ceiling(config: DayTraderConfig, group: bool = True) -> Fraction:
         bonus_rounds * config.bonus, config.n_agents)
 
 
-def affordable_max(money: Fraction, config: DayTraderConfig) -> int:
+def affordable_max(money: Money, config: DayTraderConfig) -> int:
     """The largest investment a trader with `money` may make now (below the minimum: cannot invest)."""
-    return min(config.max_investment, int(money))  # int() floors a non-negative Fraction
+    return min(config.max_investment, int(money))  # int() floors non-negative money
 
 
-def as_float(value: Fraction | int) -> float:
+def as_float(value: Money) -> float:
     """`float(value)`: for a Fraction the same true division of numerator by denominator, without the
     generic `numbers.Rational` detour (money is converted several times per trader and round)."""
     return value.numerator / value.denominator if type(value) is Fraction else float(value)
 
 
-def money_json(value: Fraction | int) -> float:
+def money_json(value: Money) -> float:
     """The float spelling of money in views and logs."""
     return round(as_float(value), 6)
 

@@ -16,7 +16,7 @@ from teamenvs.core.rl import Feature, feature_bounds, one_hot, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
-from teamenvs.day_trader.rules import DECISION, WAIT, Choice, RoundOutcome, as_float, money_json, pool_shares
+from teamenvs.day_trader.rules import DECISION, WAIT, Choice, Money, RoundOutcome, as_float, money_json, pool_shares
 
 
 def dollars(value: float) -> str:
@@ -165,7 +165,7 @@ def render(view: Mapping[str, Any], public: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------------- events of a settled round
-def result_event(round_no: int, choice: Choice, earned: Fraction, bonus: int) -> dict[str, Any]:
+def result_event(round_no: int, choice: Choice, earned: Money, bonus: int) -> dict[str, Any]:
     """A trader's own result of the round: its choice, earnings and any bonus."""
     return event(
         "round_result",
@@ -193,7 +193,7 @@ def round_event(round_no: int, choices: Mapping[str, Choice], outcome: RoundOutc
 
 # ---------------------------------------------------------------------- for people: frame and briefing
 def frame(
-    step: int, max_steps: int, phase: Phase, balances: Mapping[str, Fraction], last_choices: Mapping[str, Choice] | None
+    step: int, max_steps: int, phase: Phase, balances: Mapping[str, Money], last_choices: Mapping[str, Choice] | None
 ) -> str:
     """The ansi frame of the whole game: each trader's money and last choice."""
     rows = [f"DayTrader step {step}/{max_steps} | round {phase.round} | {phase.kind}"]

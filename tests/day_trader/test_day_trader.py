@@ -3,7 +3,7 @@
 Rules (CollabSim App. B.2): individual investments come back doubled; group investments
 are pooled, tripled and cut into three shares, one to every trader (with 3 traders: split
 equally; `pool_shares=None` splits among all traders at every size); from round 2 the round's
-top earner(s) get $90, split as floor(90 / winners). Money is exact (`Fraction`).
+top earner(s) get $90, split as floor(90 / winners). Money is exact (`int` while whole, else `Fraction`).
 
 Env-level tests step the env by hand with action strings and check rewards, the balances
 in the next observation, rejections and their reasons, message routing in discussion
@@ -138,6 +138,22 @@ def test_balances_stay_exact_over_many_rounds():
         assert state[a] == 10**6 + rounds * share + (rounds - 1) * 15
     assert all(isinstance(v, Fraction) for v in state.values())
     assert sum(state.values()) == 7 * 10**6 + rounds * 32 + (rounds - 1) * 90  # pool gain 48-16, bonus 90
+
+
+def test_whole_dollars_stay_int_and_equal_fraction_money():
+    # money stays `int` while every share is whole (the presets' pool split), and an `int` balance gives the
+    # same outcome, to the cent and in every view's float, as the same balance held as a `Fraction`
+    whole = {"a": 200, "b": 200, "c": 417}
+    for round_no, choices in enumerate(({"a": Choice(GROUP, 50), "b": Choice(INDIVIDUAL, 15)}, {}, {"c": Choice(GROUP, 16)}), 1):
+        out = settle_round(whole, choices, round_no, BASE)
+        exact = settle_round({a: Fraction(v) for a, v in whole.items()}, choices, round_no, BASE)
+        assert out == exact
+        assert all(type(v) is int for v in (out.pool_share, *out.earnings.values(), *out.balances.values()))
+        assert [money_json(v) for v in out.balances.values()] == [money_json(v) for v in exact.balances.values()]
+        whole = out.balances
+    # a share that is not whole makes the money a Fraction, still exact
+    out = settle_round(whole, {"a": Choice(GROUP, 16)}, 4, DayTraderConfig(pool_shares=None, n_agents=3, group_multiplier=2))
+    assert out.pool_share == Fraction(32, 3) and type(out.balances["b"]) is Fraction
 
 
 def test_affordable_max():

@@ -164,7 +164,7 @@ def _layout(s: Rescue) -> bytes:
 def plan_layout(plan: FloorPlan) -> bytes:
     """`_layout` of a plan."""
     r = LOCAL_RADIUS
-    cells = np.fromiter(plan.cells, dtype=np.int64, count=len(plan.cells)).reshape(plan.height, plan.width)
+    cells = plan.grid
     marks = np.full(cells.shape, ord(FLOOR), dtype=np.uint8)
     marks[cells == plan.hospital] = ord(HOSPITAL_FLOOR)
     marks[cells == WALL] = ord(WALL_MARK)

@@ -19,6 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import accumulate
+from typing import NamedTuple
 
 import networkx as nx
 import numpy as np
@@ -108,6 +109,13 @@ class FloorPlan:
     hospital: int
 
     @cached_property
+    def grid(self) -> np.ndarray:
+        """`cells` as a read-only `height x width` int64 array (kept from the drawing of a generated or drawn plan)."""
+        grid = np.array(self.cells, dtype=np.int64).reshape(self.height, self.width)
+        grid.flags.writeable = False
+        return grid
+
+    @cached_property
     def graph(self) -> nx.Graph:
         """Rooms as nodes (name attribute), doorways as edges (door attribute); built when first asked for
         (the rules walk cells and doorways, so an episode need not pay for it at every reset)."""
@@ -188,38 +196,58 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     grid = np.full((height, width), WALL, dtype=np.int64)
     for rid, (x0, y0, x1, y1) in enumerate(rects):
         grid[y0:y1 + 1, x0:x1 + 1] = rid
-    candidates = _doorway_candidates(grid)
+    found = _doorway_candidates(grid)
 
     # The spanning tree of the room adjacency graph with these random weights (Kruskal; the weights are
     # distinct floats, so the tree is unique: networkx's minimum_spanning_edges picks the same one).
     # (each batch of draws below is the same stream as one draw per call, in order: numpy's vector draws
     # are the scalar draws one after another)
-    pairs = sorted(candidates)
-    weights = rng.random(len(pairs)).tolist()
-    chosen = set(_kruskal(len(rects), pairs, weights))
-    spare = [pair for pair in pairs if pair not in chosen]
-    chosen.update(pair for pair, u in zip(spare, rng.random(len(spare)).tolist()) if u < cfg.extra_door_probability)
+    pairs = found.pairs  # in sorted order, and so are the arrays below: pair k is index k
+    weights = rng.random(len(pairs))
+    chosen = np.zeros(len(pairs), dtype=bool)
+    chosen[_kruskal(len(rects), pairs, weights.tolist())] = True
+    spare = np.flatnonzero(~chosen)
+    chosen[spare[rng.random(len(spare)) < cfg.extra_door_probability]] = True
 
     hospital = int(rng.choice([i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]))
     names = room_names(len(rects) - 1, rng)
     names.insert(hospital, HOSPITAL)
-    rooms = tuple(Room(i, names[i], *rects[i]) for i in range(len(rects)))
+    rooms = tuple(map(Room, range(len(rects)), names, *zip(*rects)))
 
-    cells = grid.ravel().tolist()
-    doors: list[Door] = []
-    joined = sorted(chosen)
-    picks = rng.integers([len(candidates[pair]) for pair in joined]).tolist() if joined else []
-    for pair, pick in zip(joined, picks):
-        y, x = divmod(int(candidates[pair][pick]), width)
-        a, b = pair
-        sides = ((x - 1, y), (x + 1, y)) if cells[y * width + x - 1] in pair and cells[y * width + x + 1] in pair else ((x, y - 1), (x, y + 1))
-        entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == a else sides[1]
-        entry_b = sides[1] if entry_a == sides[0] else sides[0]
-        doors.append(Door(len(doors), (x, y), (a, b), (entry_a, entry_b)))
-    return _assemble(width, height, cells, rooms, doors, hospital)
+    joined = np.flatnonzero(chosen)  # the doorways' pairs, in sorted order
+    cell = found.cells[found.start[joined] + rng.integers(found.count[joined])] if len(joined) else joined
+    a, b = found.lo[joined], found.hi[joined]
+    flat = grid.ravel()
+    # A doorway joins its rooms west-east when the cells on both of those sides belong to the pair
+    # (north-south otherwise); `a`'s entry is the side that holds `a`.
+    west, east, north = flat[cell - 1], flat[cell + 1], flat[cell - width]
+    across = ((west == a) | (west == b)) & ((east == a) | (east == b))
+    ys, xs = np.divmod(cell, width)
+    first = np.where(across, west, north) == a  # `a` lies on the west (or north) side
+    step_x, step_y = across.astype(np.int64), (~across).astype(np.int64)
+    sign = np.where(first, -1, 1)
+    ax, ay = xs + sign * step_x, ys + sign * step_y
+    bx, by = xs - sign * step_x, ys - sign * step_y
+    doors = [
+        Door(i, (x, y), (ra, rb), ((xa, ya), (xb, yb)))
+        for i, (x, y, ra, rb, xa, ya, xb, yb) in enumerate(zip(*(v.tolist() for v in (xs, ys, a, b, ax, ay, bx, by))))
+    ]
+    return _assemble(grid, rooms, doors, hospital)
 
 
-def _doorway_candidates(grid: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+class _Candidates(NamedTuple):
+    """Candidate doorways, grouped by pair of rooms: pair k is `pairs[k]` (== (`lo[k]`, `hi[k]`), in sorted
+    order), and its candidates are `cells[start[k]:start[k] + count[k]]` (row-major indices)."""
+
+    pairs: list[tuple[int, int]]
+    lo: np.ndarray
+    hi: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    cells: np.ndarray
+
+
+def _doorway_candidates(grid: np.ndarray) -> _Candidates:
     """Candidate doorways per pair of rooms (lower id first): the row-major indices of wall cells with
     floor of the two rooms on opposite sides, in row-major order (west-east before north-south at one
     cell, so a cell that qualifies both ways is listed twice).
@@ -236,26 +264,25 @@ def _doorway_candidates(grid: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
     order = np.lexsort((orient, index, hi, lo))  # grouped by pair, each group in row-major cell order
     index, lo, hi = index[order], lo[order], hi[order]
     starts = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])])
-    ends = np.r_[starts[1:], len(index)]
-    return {(int(lo[s]), int(hi[s])): index[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
+    counts = np.diff(np.r_[starts, len(index)])
+    lo, hi = lo[starts], hi[starts]
+    return _Candidates(list(zip(lo.tolist(), hi.tolist())), lo, hi, starts, counts, index)
 
 
-def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list[tuple[int, int]]:
-    """The minimum spanning forest's edges of the graph on `n` nodes with these weighted edges."""
+def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list[int]:
+    """The minimum spanning forest of the graph on `n` nodes with these weighted edges: its edges' indices
+    in `pairs`, in the order Kruskal takes them."""
     parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     tree = []
     for k in sorted(range(len(pairs)), key=weights.__getitem__):
-        a, b = root(pairs[k][0]), root(pairs[k][1])
+        a, b = pairs[k]
+        while parent[a] != a:  # find with path halving, inline: this loop is most of the work
+            parent[a] = a = parent[parent[a]]
+        while parent[b] != b:
+            parent[b] = b = parent[parent[b]]
         if a != b:
             parent[a] = b
-            tree.append(pairs[k])
+            tree.append(k)
     return tree
 
 
@@ -304,16 +331,23 @@ def max_rooms(cfg: SearchRescueConfig) -> int:
     return _most_rooms(cfg.width, cfg.height, cfg.complexity)
 
 
-def _assemble(width: int, height: int, cells: list[int], rooms: tuple[Room, ...], doors: list[Door], hospital: int) -> FloorPlan:
-    """The floor plan of rooms and doorways: doorway codes in the cells, each room's doorways, the room graph."""
-    for d in doors:
-        cells[d.cell[1] * width + d.cell[0]] = -2 - d.id
+def _assemble(grid: np.ndarray, rooms: tuple[Room, ...], doors: list[Door], hospital: int) -> FloorPlan:
+    """The floor plan of rooms and doorways on `grid` (walls and room ids; the doorways' codes are written
+    into it here, and it becomes the plan's read-only `grid`): each room's doorways, the room graph."""
+    height, width = grid.shape
+    if doors:
+        np.put(grid, [d.cell[1] * width + d.cell[0] for d in doors], np.arange(-2, -2 - len(doors), -1))  # in door order
     per_room: list[list[int]] = [[] for _ in rooms]
     for d in doors:  # in door order, as the rooms' lists were always read
-        for r in dict.fromkeys(d.rooms):
-            per_room[r].append(d.id)
+        a, b = d.rooms
+        per_room[a].append(d.id)
+        if b != a:
+            per_room[b].append(d.id)
     room_doors = tuple(map(tuple, per_room))
-    return FloorPlan(width, height, tuple(cells), rooms, tuple(doors), room_doors, hospital)
+    plan = FloorPlan(width, height, tuple(grid.ravel().tolist()), rooms, tuple(doors), room_doors, hospital)
+    grid.flags.writeable = False
+    plan.__dict__["grid"] = grid  # the cached `grid`, already drawn (a cached_property keeps its value there)
+    return plan
 
 
 # ---------------------------------------------------------------------- victims and rubble
@@ -436,7 +470,7 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
                     break
             else:
                 raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
-    plan = _assemble(width, height, cells, rooms, doors, hosp)
+    plan = _assemble(np.array(cells, dtype=np.int64).reshape(height, width), rooms, doors, hosp)
     if not nx.is_connected(plan.graph):
         raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")
     victims = []

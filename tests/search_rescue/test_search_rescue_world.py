@@ -341,10 +341,73 @@ def test_doorway_candidates_equal_a_cell_by_cell_scan():
                     for a, b in ((grid[y, x - 1], grid[y, x + 1]), (grid[y - 1, x], grid[y + 1, x])):
                         if a >= 0 and b >= 0 and a != b:
                             expected.setdefault((int(min(a, b)), int(max(a, b))), []).append(y * width + x)
-            found = {pair: cells.tolist() for pair, cells in _doorway_candidates(grid).items()}
+            c = _doorway_candidates(grid)
+            found = {pair: c.cells[s:s + n].tolist() for pair, s, n in zip(c.pairs, c.start.tolist(), c.count.tolist())}
+            assert c.pairs == sorted(found) and c.pairs == list(zip(c.lo.tolist(), c.hi.tolist()))
             assert found == expected
             for door in plan.doors:  # every doorway the plan chose is one of its pair's candidates
                 assert door.cell[1] * width + door.cell[0] in found[door.rooms]
+
+
+def reference_plan(width: int, height: int, complexity: int, rng: np.random.Generator) -> dict:
+    """The floor plan as the module docstring says it is drawn, in plain loops over cells and networkx's Kruskal,
+    with the draws in the generator's order: the partition, one weight per adjacent pair (sorted), one draw per
+    spare pair (extra door or not), the Hospital, the names, then one doorway cell per joined pair (sorted)."""
+    from teamenvs.search_rescue.world import _layout_config, _partition, room_names
+
+    cfg = _layout_config(width, height, complexity)
+    rects: list = []
+    _partition((1, 1, width - 2, height - 2), min(cfg.max_room_side, max(width, height) - 3), rng, rects)
+    cells = [WALL] * (width * height)
+    for rid, (x0, y0, x1, y1) in enumerate(rects):
+        for y in range(y0, y1 + 1):
+            for x in range(x0, x1 + 1):
+                cells[y * width + x] = rid
+    candidates: dict = {}
+    for y in range(1, height - 1):
+        for x in range(1, width - 1):
+            if cells[y * width + x] == WALL:
+                for a, b in ((cells[y * width + x - 1], cells[y * width + x + 1]), (cells[(y - 1) * width + x], cells[(y + 1) * width + x])):
+                    if a >= 0 and b >= 0 and a != b:
+                        candidates.setdefault((min(a, b), max(a, b)), []).append((x, y))
+    pairs = sorted(candidates)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(rects)))
+    graph.add_weighted_edges_from((a, b, w) for (a, b), w in zip(pairs, rng.random(len(pairs))))
+    chosen = {tuple(sorted(e)) for e in nx.minimum_spanning_edges(graph, algorithm="kruskal", data=False)}
+    spare = [pair for pair in pairs if pair not in chosen]
+    chosen |= {pair for pair, u in zip(spare, rng.random(len(spare))) if u < cfg.extra_door_probability}
+    hospital = int(rng.choice([i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]))
+    names = room_names(len(rects) - 1, rng)
+    names.insert(hospital, HOSPITAL)
+    joined = sorted(chosen)
+    doors = []
+    for pair, pick in zip(joined, rng.integers([len(candidates[pair]) for pair in joined])):
+        x, y = candidates[pair][pick]
+        across = cells[y * width + x - 1] in pair and cells[y * width + x + 1] in pair
+        sides = ((x - 1, y), (x + 1, y)) if across else ((x, y - 1), (x, y + 1))
+        entry_a = sides[0] if cells[sides[0][1] * width + sides[0][0]] == pair[0] else sides[1]
+        doors.append(((x, y), pair, (entry_a, sides[1] if entry_a == sides[0] else sides[0])))
+    for i, (cell, _, _) in enumerate(doors):
+        cells[cell[1] * width + cell[0]] = -2 - i
+    return {"cells": tuple(cells), "hospital": hospital, "doors": doors,
+            "rooms": [(i, names[i], *rect) for i, rect in enumerate(rects)],
+            "room_doors": tuple(tuple(i for i, (_, pair, _) in enumerate(doors) if r in pair) for r in range(len(rects)))}
+
+
+@pytest.mark.parametrize("width,height,complexity", SHAPES)
+def test_generated_plans_equal_the_reference_drawing(width, height, complexity):
+    """The vectorised generator draws the same plans as `reference_plan` from the same generator state, and
+    leaves the generator where the reference leaves it (victims and rubble are drawn next)."""
+    for seed in range(8):
+        fast, slow = np.random.default_rng(seed), np.random.default_rng(seed)
+        plan, expected = generate_floor_plan(width, height, complexity, fast), reference_plan(width, height, complexity, slow)
+        assert plan.cells == expected["cells"] and plan.hospital == expected["hospital"]
+        assert [(r.id, r.name, r.x0, r.y0, r.x1, r.y1) for r in plan.rooms] == expected["rooms"]
+        assert [(d.cell, d.rooms, d.entries) for d in plan.doors] == expected["doors"]
+        assert plan.room_doors == expected["room_doors"]
+        assert plan.grid.ravel().tolist() == list(plan.cells) and not plan.grid.flags.writeable
+        assert fast.bit_generator.state == slow.bit_generator.state
 
 
 def test_kruskal_gives_networkx_minimum_spanning_tree():
@@ -358,7 +421,7 @@ def test_kruskal_gives_networkx_minimum_spanning_tree():
         graph.add_nodes_from(range(n))
         graph.add_weighted_edges_from((a, b, w) for (a, b), w in zip(pairs, weights))
         expected = {tuple(sorted(e)) for e in nx.minimum_spanning_edges(graph, algorithm="kruskal", data=False)}
-        assert set(_kruskal(n, pairs, weights)) == expected
+        assert {pairs[k] for k in _kruskal(n, pairs, weights)} == expected
 
 
 def test_victims_are_drawn_from_the_listed_free_cells():
@@ -403,7 +466,7 @@ def test_room_names_in_messages_are_found_as_with_a_pattern_of_the_maps_own_name
 
 def test_a_100x100_reset_costs_a_few_30x30_resets_not_the_area_ratio():
     """Before the reset was made size-independent where it can be, a 100x100 reset (11x the cells, 10x
-    the rooms) cost 7-10x a 30x30 one; now 4-5x (the rooms themselves are drawn one by one). Measured in
+    the rooms) cost 7-10x a 30x30 one; now about 3x (the rooms themselves are drawn one by one). Measured in
     one run, CPU time, medians of interleaved resets, with a margin for a loaded machine."""
     import statistics
     import time

@@ -49,6 +49,7 @@ class JobFairEnv(TeamEnv):
 
     def _setup(self) -> None:
         self.game = FairState(self.config, self._rng)
+        self._text_memo: dict[Any, Any] = {}  # render_view's, for this episode
 
     def _reset_record(self) -> dict[str, Any]:
         game = self.game
@@ -114,7 +115,7 @@ class JobFairEnv(TeamEnv):
         return build_view(self.game, agent, self.envelope(agent, show_valid=self.game.needs_action(agent)))
 
     def _render_view(self, view: Mapping[str, Any]) -> str:
-        return render_view(view)
+        return render_view(view, self._text_memo)
 
     def _state(self) -> dict[str, Any]:
         return self.game.to_json(self.step_count)

@@ -116,6 +116,7 @@ class FairState:
         self._notes: list[Note] = []
         self._step = 0
         self._shown: tuple[int, tuple[SharedFacts, ...]] = (-1, ())
+        self.past_views: dict[tuple[int, str], dict[str, Any]] = {}  # view.py's: (interview, agent) -> its part of views, once closed
 
     def public_companies(self, step: int) -> tuple[SharedFacts, ...]:
         """The companies' public descriptions as seekers' views show them at env step `step`: public facts, the

@@ -30,14 +30,24 @@ HOW = {"answer": "answer", "accepted_other": "another offer was accepted", "dead
 
 # ---------------------------------------------------------------------- views
 def _interview_view(game: FairState, interview: Interview, agent: str) -> dict[str, Any]:
+    closed = not interview.open
+    if closed:  # a closed interview's part of a view is built once (a late message still adds a line: rebuilt then)
+        key = (id(interview), agent)
+        kept = game.past_views.get(key)
+        if kept is not None and len(kept["lines"]) == len(interview.lines):
+            return dict(kept)  # a fresh dict for every view; the values are immutable
     side = "recruiter" if agent == interview.recruiter else "seeker"
-    return {
+    part = {
         "company": interview.company,
         "with": game.name(interview.partner(agent)),
         "lines": tuple(interview.lines),
         "your_turn": interview.open and interview.actor() == agent,
         "turns_left": game.config.interview_turns - interview.said[side],
     }
+    if closed:
+        game.past_views[key] = part
+        return dict(part)
+    return part
 
 
 def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,18 +100,37 @@ def _interview_lines(iv: Mapping[str, Any], title: str) -> list[str]:
     return lines
 
 
+def _past_interview_text(iv: Mapping[str, Any], memo: dict[Any, Any]) -> str:
+    """`_interview_lines(iv, "Earlier interview")` as one string, formatted once per transcript (found in `memo` by the
+    identity of its `lines` tuple, which a closed interview keeps, and checked against what else the text reads)."""
+    lines = iv["lines"]
+    kept = memo.get(id(lines))
+    if kept is None or kept[0] is not lines or kept[1] != iv["with"] or kept[2] != iv["company"]:
+        kept = (lines, iv["with"], iv["company"], "\n".join(_interview_lines(iv, "Earlier interview")))
+        memo[id(lines)] = kept
+    return kept[3]
+
+
 def _limit_text(limit: int) -> str:
     return "one company" if limit == 1 else f"1 to {limit} companies"
 
 
-def render_view(view: Mapping[str, Any]) -> str:
-    """The text observation of a view."""
+def render_view(view: Mapping[str, Any], memo: dict[Any, Any] | None = None) -> str:
+    """The text observation of a view. `memo` (the env's, for one episode) keeps text that many views share or
+    repeat, formatted once: the step's company list (the same tuple in every seeker's view of a step) and
+    closed interviews' transcripts; the text is the same with or without it."""
+    if memo is None:
+        memo = {}
     out = [f"Job fair, step {view['step']}, {view['phase']} phase. You are {view['name']}, "
            + ("a job seeker." if view["role"] == "seeker" else f"recruiting for {view['company']}.")]
     if view["role"] == "seeker":
         out.append(f"Your biography (private): {view['biography']}")
         out.append("Companies at the fair:")
-        out += [f"- {c['description']}" for c in view["companies"]]
+        companies = view["companies"]
+        kept = memo.get("companies")
+        if kept is None or kept[0] is not companies:
+            kept = memo["companies"] = (companies, [f"- {c['description']}" for c in companies])
+        out += kept[1]
         if view["applied"] is None:
             out.append(f"You may apply to {_limit_text(view['max_applications'])}.")
         else:
@@ -120,7 +149,7 @@ def render_view(view: Mapping[str, Any]) -> str:
         if view["candidates"]:
             out.append(f"Candidates you interviewed: {', '.join(view['candidates'])}.")
     for past in view["past_interviews"]:
-        out += _interview_lines(past, "Earlier interview")
+        out.append(_past_interview_text(past, memo))
     if view["interview"] is not None:
         iv = view["interview"]
         out += _interview_lines(iv, "Interview now")

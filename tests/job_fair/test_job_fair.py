@@ -882,3 +882,25 @@ def test_no_seekers_policy_can_change_what_another_seeker_sees():
 
     assert pickle.loads(pickle.dumps(mine[0])) == before
     assert json.loads(json.dumps(mine[0])) == {**before, "skills": list(before["skills"])}
+
+
+@pytest.mark.parametrize("preset,kind", [("large_fair", "scripted"), ("S4", "random")])
+def test_observations_formatted_once_per_step_equal_views_rendered_alone(preset, kind):
+    """The env formats what many views share once (the step's company list, closed interviews' transcripts) and
+    reuses it: every observation equals its view rendered on its own, through interviews, offers and the end."""
+    from teamenvs.job_fair.view import render_view
+
+    env = teamenvs.make("job_fair_v0", preset=preset)
+    observations, infos = env.reset(seed=3)
+    policies = agents.make_policies(env, kind, seed=3)
+    for a in env.agents:
+        policies[a].reset(a, env.unwrapped.briefing(a))
+    reused = 0
+    while env.agents:
+        for a in env.agents:
+            view = infos[a]["view"]
+            assert observations[a] == render_view(view), (a, view["step"])
+            reused += len(view["past_interviews"])
+        actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
+        observations, _, _, _, infos = env.step(actions)
+    assert reused > 0  # closed interviews were shown (and their text reused) along the way

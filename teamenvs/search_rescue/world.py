@@ -202,7 +202,7 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     # distinct floats, so the tree is unique: networkx's minimum_spanning_edges picks the same one).
     # (each batch of draws below is the same stream as one draw per call, in order: numpy's vector draws
     # are the scalar draws one after another)
-    pairs = found.pairs  # in sorted order, and so are the arrays below: pair k is index k
+    pairs = list(zip(found.lo.tolist(), found.hi.tolist()))  # in sorted order: pair k is index k of `found`'s arrays
     weights = rng.random(len(pairs))
     chosen = np.zeros(len(pairs), dtype=bool)
     chosen[_kruskal(len(rects), pairs, weights.tolist())] = True
@@ -236,10 +236,9 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
 
 
 class _Candidates(NamedTuple):
-    """Candidate doorways, grouped by pair of rooms: pair k is `pairs[k]` (== (`lo[k]`, `hi[k]`), in sorted
-    order), and its candidates are `cells[start[k]:start[k] + count[k]]` (row-major indices)."""
+    """Candidate doorways, grouped by pair of rooms: pair k is (`lo[k]`, `hi[k]`), the pairs in sorted order,
+    and its candidates are `cells[start[k]:start[k] + count[k]]` (row-major indices)."""
 
-    pairs: list[tuple[int, int]]
     lo: np.ndarray
     hi: np.ndarray
     start: np.ndarray
@@ -266,7 +265,7 @@ def _doorway_candidates(grid: np.ndarray) -> _Candidates:
     starts = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])])
     counts = np.diff(np.r_[starts, len(index)])
     lo, hi = lo[starts], hi[starts]
-    return _Candidates(list(zip(lo.tolist(), hi.tolist())), lo, hi, starts, counts, index)
+    return _Candidates(lo, hi, starts, counts, index)
 
 
 def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list[int]:

@@ -895,11 +895,15 @@ def test_observations_formatted_once_per_step_equal_views_rendered_alone(preset,
     policies = agents.make_policies(env, kind, seed=3)
     for a in env.agents:
         policies[a].reset(a, env.unwrapped.briefing(a))
+    game = env.unwrapped.game
     reused = 0
     while env.agents:
         for a in env.agents:
             view = infos[a]["view"]
             assert observations[a] == render_view(view), (a, view["step"])
+            # a closed interview's part, built once, still holds the whole transcript as the game has it now
+            past = [i for i in game.mine[a] if i is not game.current.get(a)]
+            assert [p["lines"] for p in view["past_interviews"]] == [tuple(i.lines) for i in past]
             reused += len(view["past_interviews"])
         actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
         observations, _, _, _, infos = env.step(actions)

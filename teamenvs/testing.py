@@ -218,11 +218,12 @@ def check_pettingzoo_api(env_id: str, num_cycles: int = 30) -> None:
         api_test(parallel_to_aec(make(env_id)), num_cycles=num_cycles)
 
 
-def _masked_actions(observations: dict[str, Any], infos: dict[str, dict[str, Any]], agents: list[str],
-                    rng: np.random.Generator) -> dict[str, int]:
-    """A masked-in index per agent (drawn uniformly among those its mask marks)."""
+def random_masked_actions(infos: dict[str, dict[str, Any]], rng: np.random.Generator,
+                          agents: list[str] | None = None) -> dict[str, int]:
+    """A masked-in index per agent of `agents` (default: every agent in `infos`), drawn uniformly among those
+    its `info["action_mask"]` marks (0, the no-op, where none is); the random team of the mask checks."""
     actions = {}
-    for agent in agents:
+    for agent in infos if agents is None else agents:
         allowed = np.flatnonzero(infos[agent]["action_mask"])
         actions[agent] = int(allowed[int(rng.integers(len(allowed)))]) if len(allowed) else 0
     return actions
@@ -246,7 +247,7 @@ def check_exact_masks(env_id: str, seed: int = 0, steps: int = 300, obs_type: st
         if not env.state_space.contains(env.state()):
             _fail(env_id, f"state() at step {step} is outside state_space")
         needing = [a for a in env.agents if infos[a]["needs_action"]]
-        actions = _masked_actions(observations, infos, env.agents, rng)
+        actions = random_masked_actions(infos, rng, env.agents)
         observations, _, _, _, infos = env.step(actions)
         for agent in needing:
             last = infos[agent]["last_action"] if agent in infos else None
@@ -288,7 +289,7 @@ def check_rl_interface(env_id: str) -> None:
             for _ in range(60):
                 if not env.agents:
                     break
-                observations, _, _, _, infos = env.step(_masked_actions(observations, infos, env.agents, rng))
+                observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
         replay = load_replay(path)
         if replay.sim.warning or replay.sim.verified < 0:
             _fail(env_id, f"a discrete episode's log does not replay: {replay.sim.warning}")

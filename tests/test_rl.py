@@ -18,6 +18,7 @@ from gymnasium.wrappers import FlattenObservation
 
 import teamenvs
 from teamenvs.core.rl import NOOP, Feature, feature_table, pack
+from teamenvs.testing import random_masked_actions
 
 ENV_IDS = teamenvs.list_envs()
 
@@ -98,7 +99,7 @@ def test_agents_that_need_no_action_have_only_the_noop(env_id):
             if not infos[agent]["needs_action"]:
                 seen_idle += 1
                 assert infos[agent]["action_mask"].tolist() == [1] + [0] * (len(infos[agent]["action_mask"]) - 1)
-        observations, _, _, _, infos = env.step({a: masked(infos[a]["action_mask"], rng) for a in env.agents})
+        observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     assert env.state().shape == env.state_space.shape
 
 
@@ -175,7 +176,7 @@ def _rollout_masks(env, seed: int, steps: int) -> list[tuple]:
             _, infos = env.reset(seed=int(rng.integers(2**31)))
         seen.append(tuple((a, infos[a]["action_mask"].tobytes(), tuple(env.action_text(a, i) for i in range(len(infos[a]["action_mask"]))))
                           for a in env.agents))
-        _, _, _, _, infos = env.step({a: masked(infos[a]["action_mask"], rng) for a in env.agents})
+        _, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     return seen
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import teamenvs
+from teamenvs.testing import random_masked_actions
 from teamenvs.commons import PARADIGM
 from teamenvs.commons.commands import COMMANDS, catalogue, command_for
 from teamenvs.commons.config import PRESETS, CommonsConfig
@@ -39,10 +40,6 @@ def index(label: str) -> int:
     return catalogue(CommonsConfig()).index(label)
 
 
-def masked(infos, rng) -> dict[str, int]:
-    return {a: int(rng.choice(np.flatnonzero(info["action_mask"]))) for a, info in infos.items()}
-
-
 # ---------------------------------------------------------------------- observation
 def test_feature_table_is_documented_and_small():
     table = features(CommonsConfig())
@@ -65,7 +62,7 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
             assert np.array_equal(vector, pack(features(env.config), encode_values(view, env.config)))
             assert np.array_equal(vector, encode(copy.deepcopy(view), env.config))
             assert np.array_equal(vector, observations[agent]["observation"])
-        observations, _, _, _, infos = env.step(masked(infos, rng))
+        observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
 
 
 def test_vector_ignores_hidden_state():
@@ -157,7 +154,7 @@ def test_commands_parse_to_themselves_in_their_situation():
                         if marked:
                             assert isinstance(parsed, Action) and parsed.text == command
                             seen += 1
-                observations, _, _, _, infos = env.step(masked(infos, rng))
+                observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     assert seen > 200
 
 

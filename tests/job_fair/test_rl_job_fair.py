@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import teamenvs
+from teamenvs.testing import random_masked_actions
 from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
@@ -39,10 +40,6 @@ def numeric(seed: int = 0, **config):
 
 def index(env, label: str) -> int:
     return env.interface.labels.index(label)
-
-
-def masked(infos, rng) -> dict[str, int]:
-    return {a: int(rng.choice(np.flatnonzero(info["action_mask"]))) for a, info in infos.items()}
 
 
 def vec(env, agent: str) -> dict[str, np.ndarray]:
@@ -75,7 +72,7 @@ def test_encode_is_the_view_alone_and_in_its_box():
                 assert env.observation_space(agent)["observation"].contains(vector)
                 assert np.array_equal(vector, encode(copy.deepcopy(view), env.config))
                 assert np.array_equal(vector, pack(features_, blocks(vector, env.config)))  # in bounds, sizes right
-            observations, _, _, _, infos = env.step(masked(infos, rng))
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
 
 
 def test_vector_ignores_hidden_state_and_others_private_data():
@@ -232,7 +229,7 @@ def test_commands_parse_to_what_the_labels_say():
                             assert parsed.args["assignments"] == (pair,)
                         elif words[0] == "workflow":
                             assert parsed.args["steps"] == layout(env.config).workflows[layout(env.config).businesses.index(label[12:])]
-                _, _, _, _, infos = env.step(masked(infos, np.random.default_rng(rng.integers(1 << 30))))
+                _, _, _, _, infos = env.step(random_masked_actions(infos, np.random.default_rng(rng.integers(1 << 30))))
     assert seen > 1000
 
 
@@ -298,7 +295,7 @@ def test_exact_masks_over_many_random_masked_in_actions():
         observations, infos = env.reset(seed=episode)
         while env.agents:
             needing = [a for a in env.agents if infos[a]["needs_action"]]
-            actions = masked(infos, rng)
+            actions = random_masked_actions(infos, rng)
             observations, _, _, _, infos = env.step(actions)
             total += len(actions)
             acting += len(needing)
@@ -324,7 +321,7 @@ def test_discrete_episode_log_replays_with_command_texts(tmp_path):
     with EpisodeRecorder(path) as recorder, env.recording(recorder):
         _, infos = env.reset(seed=5)
         while env.agents:
-            _, _, _, _, infos = env.step(masked(infos, rng))
+            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     records = read_log(path)
     raws = [e["raw_action"] for r in records if r["type"] == "step" for e in r["agents"].values() if e["action"].get("ok")]
     assert raws and all(isinstance(x, str) for x in raws)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import teamenvs
+from teamenvs.testing import random_masked_actions
 from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.rl import NOOP, feature_table, pack
@@ -28,10 +29,6 @@ def numeric(seed: int = 0, **config):
     env = teamenvs.make(ENV, obs_type="vector", action_type="discrete", **config)
     observations, infos = env.reset(seed=seed)
     return env, observations, infos
-
-
-def masked(infos, rng) -> dict[str, int]:
-    return {a: int(rng.choice(np.flatnonzero(info["action_mask"]))) for a, info in infos.items()}
 
 
 def index(env, label: str) -> int:
@@ -60,7 +57,7 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
             assert np.array_equal(vector, pack(features(env.config), encode_values(view, env.config)))
             assert np.array_equal(vector, encode(copy.deepcopy(view), env.config))
             assert np.array_equal(vector, observations[agent]["observation"])
-        observations, _, _, _, infos = env.step(masked(infos, rng))
+        observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
 
 
 def test_vector_ignores_hidden_state():
@@ -143,7 +140,7 @@ def test_commands_parse_to_themselves_in_their_situation():
                         parsed = commands.parse(command, situation)
                         assert isinstance(parsed, Action) and parsed.text == command
                         seen += 1
-            observations, _, _, _, infos = env.step(masked(infos, rng))
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     assert seen > 500
 
 
@@ -167,7 +164,7 @@ def test_exact_masks_over_random_masked_in_actions(preset):
             for agent in env.agents:
                 assert env.observation_space(agent).contains(observations[agent])
             acting = [a for a in env.agents if infos[a]["needs_action"]]
-            observations, _, _, _, infos = env.step(masked(infos, rng))
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
             for agent in acting:
                 last = infos[agent]["last_action"]
                 assert last["ok"] is True, (preset, seed, agent, last)
@@ -184,7 +181,7 @@ def test_a_discrete_episode_logs_commands_and_replays(tmp_path):
         observations, infos = env.reset(seed=1)
         steps = 0
         while env.agents:
-            observations, _, _, _, infos = env.step(masked(infos, rng))
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
             steps += 1
     replay = load_replay(path)
     assert replay.sim.warning is None and replay.sim.verified == steps and len(replay.frames) == steps + 1
@@ -217,5 +214,5 @@ def test_candidates_at_once_equal_command_for_label_by_label(preset):
                 expected = [(i, command) for i, label in enumerate(labels) if (command := command_for(view, label)) is not None]
                 assert candidates(view, labels) == expected
                 views += 1
-            _, _, _, _, infos = env.step(masked(infos, rng))
+            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     assert views > 1000

@@ -143,6 +143,46 @@ def test_supersuit_vectorises_the_multi_agent_env(env_id):
         vec.close()
 
 
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_flat_info_gives_numbers_only_the_same_keys_every_step(env_id):
+    """`FlatInfo`: each agent's info is needs_action, action_rejected and action_mask, equal to the full info's,
+    every step; observations and rewards are the wrapped env's; a refused (text) action sets action_rejected."""
+    from pettingzoo.test import parallel_api_test
+    from teamenvs.core.rl import FLAT_INFO_KEYS
+    from teamenvs.wrappers import FlatInfo, MaskInInfo
+
+    flat = FlatInfo(MaskInInfo(teamenvs.make(env_id, obs_type="vector", action_type="discrete")))
+    full = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    observations, infos = flat.reset(seed=4)
+    full_observations, full_infos = full.reset(seed=4)
+    rng = np.random.default_rng(4)
+    rejected = 0
+    for step in range(40):
+        if not flat.agents:
+            break
+        assert flat.agents == full.agents
+        for agent in flat.agents:
+            info = infos[agent]
+            assert tuple(info) == FLAT_INFO_KEYS and type(info["needs_action"]) is bool and type(info["action_rejected"]) is bool
+            assert info["needs_action"] == full_infos[agent]["needs_action"]
+            assert info["action_rejected"] == ((full_infos[agent]["last_action"] or {}).get("ok") is False)
+            assert np.array_equal(info["action_mask"], full_infos[agent]["action_mask"])
+            assert np.array_equal(observations[agent], full_observations[agent]["observation"])
+        actions = random_masked_actions(infos, rng, flat.agents)
+        acting = [a for a in flat.agents if infos[a]["needs_action"]]
+        if step % 5 == 0 and acting:
+            actions[acting[0]] = "no such command here"  # text actions work in every mode; this one is refused
+        observations, rewards, _, _, infos = flat.step(actions)
+        full_observations, full_rewards, _, _, full_infos = full.step(actions)
+        assert rewards == full_rewards
+        if step % 5 == 0 and acting and acting[0] in infos:
+            assert infos[acting[0]]["action_rejected"] is True
+            rejected += 1
+    assert rejected
+    assert flat.state().shape == flat.state_space.shape
+    parallel_api_test(FlatInfo(teamenvs.make(env_id, obs_type="vector", action_type="discrete")), num_cycles=20)
+
+
 def test_single_agent_view_reports_the_env_steps_a_learner_step_covers():
     # the job fair's seekers wait while other seekers are interviewed: learner steps cover several env steps
     env = gymnasium.make("teamenvs/JobFair-v0", agent="seeker_1", obs_type="vector", action_type="discrete")

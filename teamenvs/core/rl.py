@@ -133,6 +133,20 @@ def one_hot(index: int | None, size: int) -> list[float]:
     return block
 
 
+FLAT_INFO_KEYS = ("needs_action", "action_rejected", "action_mask")
+
+
+def flat_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    """An agent's info as numbers only, the same keys every step: `needs_action`, `action_rejected` (its last
+    action was refused) and, with discrete actions, `action_mask`. What vectorising and tensor libraries can
+    stack; the view, valid forms and events of the full info are for text and scripted policies."""
+    last = info.get("last_action") or {}
+    flat = {"needs_action": bool(info.get("needs_action", False)), "action_rejected": last.get("ok") is False}
+    if "action_mask" in info:
+        flat["action_mask"] = info["action_mask"]
+    return flat
+
+
 def check_types(obs_type: Any, action_type: Any) -> None:
     if obs_type not in OBS_TYPES:
         raise ValueError(f"obs_type must be one of {', '.join(OBS_TYPES)}, got {obs_type!r}")

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Mapping
 
 import gymnasium
 
+from teamenvs.core.rl import flat_info
 from teamenvs.registry import make
 
 
@@ -147,11 +148,11 @@ class SingleAgentEnv(gymnasium.Env):
             return {**full, "env_steps": env_steps, "skipped_steps": skipped}
         # numeric observations: a flat info of numbers and arrays, which vector envs can stack
         # (the view's nested, step-varying structure is for text and scripted policies)
-        last = full.get("last_action") or {}
-        info = {"needs_action": bool(full.get("needs_action", False)), "action_rejected": last.get("ok") is False,
-                "env_steps": env_steps, "skipped_steps": skipped}
-        if "action_mask" in full:
-            info["action_mask"] = full["action_mask"]
+        info = flat_info(full)
+        mask = info.pop("action_mask", None)  # kept last, where it has always been
+        info["env_steps"], info["skipped_steps"] = env_steps, skipped
+        if mask is not None:
+            info["action_mask"] = mask
         return info
 
     def step(self, action: Any):

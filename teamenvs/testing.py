@@ -229,6 +229,21 @@ def random_masked_actions(infos: dict[str, dict[str, Any]], rng: np.random.Gener
     return actions
 
 
+def mask_worked_out_afresh(env: Any, agent: str) -> tuple[np.ndarray, tuple[str | None, ...]] | None:
+    """`agent`'s action mask and commands in the situation of the last reset or step, worked out again with the
+    situation's memoized masks left out (what a paradigm's `_mask_key` lets the env reuse); None when it need not
+    act. A test compares them with the memoized ones the env gave."""
+    offered = env._offered[agent]
+    if offered is None:
+        return None
+    fresh = {k: v for k, v in offered[3].items() if not (isinstance(k, tuple) and k[:1] == ("mask",))}
+    env._offered[agent] = (*offered[:3], fresh)
+    try:
+        return env.interface._mask(env, agent, env._infos[agent]["view"], True)
+    finally:
+        env._offered[agent] = offered
+
+
 def check_exact_masks(env_id: str, seed: int = 0, steps: int = 300, obs_type: str = "vector", **config: Any) -> int:
     """Play masked-in discrete actions only: observations lie in their spaces, no action is ever
     refused, `state()` lies in `state_space`. Returns the number of actions checked."""

@@ -38,10 +38,3 @@ class FlatInfo(BaseParallelWrapper):
     def step(self, actions: dict[str, Any]):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         return observations, rewards, terminations, truncations, {a: flat_info(info) for a, info in infos.items()}
-
-    def state(self) -> Any:
-        return self.env.state()
-
-    @property
-    def state_space(self) -> Any:
-        return self.env.state_space

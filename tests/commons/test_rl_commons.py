@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import teamenvs
-from teamenvs.testing import random_masked_actions
 from teamenvs.commons import PARADIGM
 from teamenvs.commons.commands import COMMANDS, catalogue, command_for
 from teamenvs.commons.config import PRESETS, CommonsConfig
@@ -26,6 +25,7 @@ from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.replay import load_replay
+from teamenvs.testing import random_masked_actions
 
 ENV = "commons_v0"
 

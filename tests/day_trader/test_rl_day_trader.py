@@ -25,6 +25,7 @@ from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 from teamenvs.day_trader.rules import GROUP, INDIVIDUAL, WAIT, Choice, investment_refusal, schedule
 from teamenvs.day_trader.view import MESSAGES, encode, encode_values, features
 from teamenvs.replay import load_replay
+from teamenvs.testing import random_masked_actions
 
 ENV = "day_trader_v0"
 
@@ -69,7 +70,7 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
             assert np.array_equal(vector, pack(features(env.config), encode_values(view, env.config)))
             assert np.array_equal(vector, encode(copy.deepcopy(view), env.config))
             assert np.array_equal(vector, observations[agent]["observation"])
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         observations, _, _, _, infos = env.step(actions)
 
 
@@ -181,7 +182,7 @@ def test_commands_parse_to_themselves_in_their_situation():
                     if marked:
                         assert isinstance(parsed, Action) and parsed.text == command
                         seen += 1
-            actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+            actions = random_masked_actions(infos, rng, env.agents)
             observations, _, _, _, infos = env.step(actions)
         assert seen > 100
 
@@ -269,7 +270,7 @@ def test_discrete_episode_log_replays_with_command_texts(tmp_path: Path):
         observations, infos = env.reset(seed=5)
         while env.agents:
             observations, _, _, _, infos = env.step(
-                {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+                random_masked_actions(infos, rng, env.agents))
     records = read_log(path)
     steps = [r for r in records if r.get("type") == "step"]
     assert len(steps) == len(schedule(DayTraderConfig()))

@@ -9,6 +9,7 @@ import pytest
 
 import teamenvs
 from teamenvs.hidden_profile.view import _FACT_LINE, discussed_facts
+from teamenvs.testing import mask_worked_out_afresh, random_masked_actions
 
 ENV = "hidden_profile_v0"
 
@@ -32,20 +33,14 @@ def test_memoized_masks_are_the_masks_worked_out_afresh(preset):
         while env.agents:
             for agent in env.agents:
                 view = infos[agent]["view"]
-                offered = env._offered[agent]
-                if offered is None:
+                afresh = mask_worked_out_afresh(env, agent)
+                if afresh is None:
                     continue
-                fresh = dict(offered[3])  # the situation's memo, less the masks: everything worked out again
-                fresh = {k: v for k, v in fresh.items() if not (isinstance(k, tuple) and k[:1] == ("mask",))}
-                saved, env._offered[agent] = env._offered[agent], (*offered[:3], fresh)
-                try:
-                    mask, commands = env.interface._mask(env, agent, view, True)
-                finally:
-                    env._offered[agent] = saved
+                mask, commands = afresh
                 assert np.array_equal(mask, infos[agent]["action_mask"]), (preset, agent, view["step"])
                 assert commands == env.interface._commands[agent]
                 assert discussed_facts(view["recent_messages"]) == _plain_discussed(view["recent_messages"])
                 compared += 1
-            actions = {a: int(rng.choice(np.flatnonzero(i["action_mask"]))) for a, i in infos.items()}
+            actions = random_masked_actions(infos, rng)
             _, _, _, _, infos = env.step(actions)
     assert compared > 200

@@ -14,7 +14,7 @@ from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.hidden_profile.commands import NEW_FACT, catalogue
 from teamenvs.hidden_profile.config import PRESETS, HiddenProfileConfig
 from teamenvs.hidden_profile.view import MAX_FACTS, encode, encode_values, features
-from teamenvs.testing import check_exact_masks
+from teamenvs.testing import check_exact_masks, random_masked_actions
 
 ENV = "hidden_profile_v0"
 LABELS = catalogue(HiddenProfileConfig())
@@ -63,7 +63,7 @@ def test_encoder_is_the_view_packed_and_ignores_hidden_state():
             assert np.array_equal(vector, pack(features(env.config), encode_values(view, env.config)))
             assert np.array_equal(vector, encode(copy.deepcopy(view), env.config))
             assert np.array_equal(vector, observations[a]["observation"])
-        observations, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+        observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     base = env.unwrapped
     before = base._encode(base._view("member_1"))
     base.votes["initial"]["member_2"] = "E"  # another member's vote and document are hidden state

@@ -7,6 +7,7 @@ import numpy as np
 import teamenvs
 from teamenvs.core.commands import Action
 from teamenvs.job_fair.commands import COMMANDS, parse_in
+from teamenvs.testing import random_masked_actions
 
 
 def _fresh_mask(env, agent, view):
@@ -43,5 +44,5 @@ def test_masks_and_parses_match_the_plain_ways() -> None:
                 for probe in filter(None, (command, command and command + ", Nobody", command and "hire " + command)):
                     shared, plain = parse_in(probe, situation), COMMANDS.parse(probe, situation)
                     assert type(shared) is type(plain) and shared.to_json() == plain.to_json()
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         _, _, _, _, infos = env.step(actions)

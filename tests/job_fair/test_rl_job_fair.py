@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import teamenvs
-from teamenvs.testing import random_masked_actions
 from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
@@ -27,6 +26,7 @@ from teamenvs.job_fair.layout import layout
 from teamenvs.job_fair.rules import episode_step_bound
 from teamenvs.job_fair.view import REFUSALS, blocks, encode, features
 from teamenvs.replay import load_replay
+from teamenvs.testing import random_masked_actions
 
 ENV = "job_fair_v0"
 SOFTWARE_AREAS = ("software product management", "programming", "software testing", "user interface design")

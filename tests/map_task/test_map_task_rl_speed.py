@@ -10,6 +10,7 @@ from teamenvs.map_task import view as text
 from teamenvs.map_task.commands import COMMANDS, parse_in
 from teamenvs.map_task.rules import GUIDE, landmarks_of
 from teamenvs.map_task.scoring import drawn_cells
+from teamenvs.testing import random_masked_actions
 
 
 def _fresh_mask(env, agent, view):
@@ -66,5 +67,5 @@ def test_masks_parses_and_grids_match_the_plain_ways() -> None:
                 for probe in filter(None, (command, command and command.upper(), command and command + " -> 1,1")):
                     shared, plain = parse_in(probe, situation), COMMANDS.parse(probe, situation)
                     assert type(shared) is type(plain) and shared.to_json() == plain.to_json()
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         _, _, _, _, infos = env.step(actions)

@@ -28,6 +28,7 @@ from teamenvs.map_task.commands import catalogue, command_for, pen_trail, read_m
 from teamenvs.map_task.config import MapTaskConfig, sizes
 from teamenvs.map_task.view import encode, features
 from teamenvs.replay import load_replay
+from teamenvs.testing import random_masked_actions
 
 from test_map_task import HAND, ROUTE, HandMapEnv
 
@@ -91,7 +92,7 @@ def test_vectors_lie_in_the_box_and_follow_the_view(preset):
                 view = infos[a]["view"]
                 # a copy of the view (another object, equal value) encodes to the same vector
                 assert np.array_equal(encode(copy.deepcopy(view), base.config), vector)
-            obs, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+            obs, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
 
 
 def test_hand_checked_slots():
@@ -213,7 +214,7 @@ def test_commands_parse_and_roles_differ_only_in_the_mask(preset):
                         assert command.startswith("say") or command == "wait"
                     if command is not None and command.startswith("say go"):
                         assert len(command.split()) - 1 <= (base.config.max_words or 99)  # never cut
-            obs, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+            obs, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
 
 
 def test_cell_steps_follow_the_pen():
@@ -282,7 +283,7 @@ def test_a_discrete_episode_logs_commands_and_replays(tmp_path):
         for _ in range(40):
             if not env.agents:
                 break
-            obs, *_, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+            obs, *_, infos = env.step(random_masked_actions(infos, rng, env.agents))
         records = list(rec.records)
     steps = [r for r in records if r.get("type") == "step"]
     raw = [e["raw_action"] for s in steps for e in s["agents"].values()]

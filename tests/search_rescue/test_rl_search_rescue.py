@@ -30,6 +30,7 @@ from teamenvs.search_rescue.config import SearchRescueConfig
 from teamenvs.search_rescue.env import SearchRescueEnv
 from teamenvs.search_rescue.knowledge import VictimNote
 from teamenvs.search_rescue.rules import look
+from teamenvs.testing import random_masked_actions
 
 ENV = "search_rescue_v0"
 
@@ -92,7 +93,7 @@ def test_vector_lies_in_its_box_and_is_well_under_two_thousand_floats():
         assert env.observation_space(agent).contains(observations[agent])
     rng = np.random.default_rng(0)
     for _ in range(300):
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         observations, _, _, _, infos = env.step(actions)
         assert all(env.observation_space(a).contains(observations[a]) for a in env.agents)
 
@@ -101,7 +102,7 @@ def test_equal_views_give_equal_vectors_and_the_encoder_reads_only_the_view():
     env, observations, infos = make()
     rng = np.random.default_rng(1)
     for _ in range(120):
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         observations, _, _, _, infos = env.step(actions)
     config = env.unwrapped.config
     for agent in env.agents:
@@ -210,7 +211,7 @@ def test_labels_stand_for_commands_that_parse():
                 for i in np.flatnonzero(infos[agent]["action_mask"]):
                     assert base.action_text(agent, int(i)) == command_for(view, labels[i]) is not None
                     assert base.accepts(agent, command_for(view, labels[i]))
-        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents}
+        actions = random_masked_actions(infos, rng, env.agents)
         observations, _, _, _, infos = env.step(actions)
     assert {"no-op", "move north", "go to room", "go to nearest victim", "say my room", "say known victims"} <= seen
 
@@ -363,7 +364,7 @@ def test_a_discrete_episodes_log_holds_commands_and_replays(tmp_path: Path):
         for _ in range(150):
             if not env.agents:
                 break
-            observations, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     acted = [a for r in read_log(path) if r.get("type") == "step" for a in r["agents"].values() if not a["action"].get("ignored")]
     assert acted and all(isinstance(a["raw_action"], str) and a["action"]["ok"] for a in acted)
     replay = load_replay(path)

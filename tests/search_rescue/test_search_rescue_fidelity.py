@@ -26,7 +26,7 @@ from teamenvs.search_rescue.knowledge import Knowledge, share
 from teamenvs.search_rescue.metrics import conversations, search_rescue_metrics
 from teamenvs.search_rescue.navigation import manhattan, route_map
 from teamenvs.search_rescue.world import fixed_floor_plan
-from teamenvs.testing import check_exact_masks, check_valid_action_episode
+from teamenvs.testing import check_exact_masks, check_valid_action_episode, random_masked_actions
 
 ENV = "search_rescue_v0"
 
@@ -242,7 +242,7 @@ def test_no_navigation_masks_offer_no_walks_and_are_exact():
     for _ in range(100):
         for a in env.agents:
             assert not any(labels[i].startswith("go to") for i in np.flatnonzero(infos[a]["action_mask"]))
-        _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in env.agents})
+        _, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     assert check_exact_masks(ENV, seed=1, steps=150, navigation=False, scheduling="round_robin") > 0
 
 

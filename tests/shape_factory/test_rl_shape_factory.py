@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import teamenvs
-from teamenvs.testing import random_masked_actions
 from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.rl import NOOP, feature_table, pack
@@ -21,6 +20,7 @@ from teamenvs.replay import load_replay
 from teamenvs.shape_factory.commands import candidates, catalogue, command_for, commands_for
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
 from teamenvs.shape_factory.view import encode, encode_values, features
+from teamenvs.testing import random_masked_actions
 
 ENV = "shape_factory_v0"
 

@@ -19,6 +19,7 @@ from teamenvs.shape_factory import rules
 from teamenvs.shape_factory.commands import command_for
 from teamenvs.shape_factory.config import PRESETS
 from teamenvs.shape_factory.view import encode, encode_values, features
+from teamenvs.testing import mask_worked_out_afresh, random_masked_actions
 
 ENV = "shape_factory_v0"
 
@@ -61,7 +62,7 @@ def test_accepts_reusing_parses_is_the_plain_accepts(preset):
                     if offered is not None:  # what step() would read back from the memo is the parser's answer
                         assert offered[3][command] == env.commands.parse(command, offered[0]), command
                     checked += 1
-            actions = {a: int(rng.choice(np.flatnonzero(i["action_mask"]))) for a, i in infos.items()}
+            actions = random_masked_actions(infos, rng)
             _, _, _, _, infos = env.step(actions)
     assert checked > 1000 and reused > 100
 
@@ -77,7 +78,7 @@ def test_encode_is_pack_of_encode_values_in_every_condition():
             for agent in env.agents:
                 view = infos[agent]["view"]
                 assert np.array_equal(encode(view, env.config), pack(features(env.config), encode_values(view, env.config))), preset
-            _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(i["action_mask"]))) for a, i in infos.items()})
+            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
 
 
 def test_free_and_offer_ids_agree_with_committed_and_the_offer_lists():
@@ -95,7 +96,7 @@ def test_free_and_offer_ids_agree_with_committed_and_the_offer_lists():
             assert rules.offer_ids(m, agent) == (tuple(o.id for o in rules.offers_to(m, agent)),
                                                  tuple(o.id for o in rules.offers_by(m, agent)))
             seen += bool(locked)
-        _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(i["action_mask"]))) for a, i in infos.items()})
+        _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     assert seen > 0
 
 
@@ -109,16 +110,11 @@ def test_memoized_masks_are_the_masks_worked_out_afresh(preset):
         _, infos = env.reset(seed=seed)
         while env.agents:
             for agent in env.agents:
-                offered = env._offered[agent]
-                if offered is None:
+                afresh = mask_worked_out_afresh(env, agent)
+                if afresh is None:
                     continue
-                fresh = {k: v for k, v in offered[3].items() if not (isinstance(k, tuple) and k[:1] == ("mask",))}
-                saved, env._offered[agent] = offered, (*offered[:3], fresh)
-                try:
-                    mask, commands = env.interface._mask(env, agent, infos[agent]["view"], True)
-                finally:
-                    env._offered[agent] = saved
+                mask, commands = afresh
                 assert np.array_equal(mask, infos[agent]["action_mask"]) and commands == env.interface._commands[agent]
                 compared += 1
-            _, _, _, _, infos = env.step({a: int(rng.choice(np.flatnonzero(i["action_mask"]))) for a, i in infos.items()})
+            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
     assert compared > 300

@@ -18,6 +18,7 @@ import json
 import os
 import pickle
 import re
+import statistics
 import time
 
 import numpy as np
@@ -844,37 +845,40 @@ def test_act_works_inside_a_running_loop_and_from_threads(server):
 
 
 def test_act_costs_about_the_cpu_of_aact(server):
-    """CPU per call of act() and of awaited aact(), the same policy, in alternating blocks in one run; the
-    cheapest block of each (the least disturbed by whatever else the machine runs) is compared."""
+    """Issue 20: act() costs at most 1.5x the CPU of an awaited aact(), the same policy and prompt.
+
+    The clock is this thread's CPU time: act() runs its loop on the calling thread, and the in-process
+    server's threads (whose CPU process_time would add to both, and whose accounting on a busy VM jumps
+    by more than the difference measured here) are left out, as the benchmark leaves out its server
+    process. Calls alternate one by one and each side's median is compared, so a burst of load from the
+    other test workers falls on both sides alike and an outlier call on either side decides nothing.
+    Measured on 2 cores: 1.1-1.3x idle, 0.9-1.45x with both cores busy; a fresh loop per call is ~4x."""
     policy, observation, info = _one_policy(server)
     loop = asyncio.new_event_loop()
 
-    async def awaited(n):
-        for _ in range(n):
-            await policy.aact(observation, info)
+    def synchronous():
+        started = time.thread_time()
+        policy.act(observation, info)
+        return time.thread_time() - started
 
-    def synchronous(n):
-        for _ in range(n):
-            policy.act(observation, info)
-
-    def cpu(run):
-        started = time.process_time()
-        run()
-        return time.process_time() - started
+    async def awaited():
+        started = time.thread_time()
+        await policy.aact(observation, info)
+        return time.thread_time() - started
 
     sync, asynchronous = [], []
     try:
-        synchronous(2)
-        loop.run_until_complete(awaited(2))
-        for _ in range(6):
-            sync.append(cpu(lambda: synchronous(20)))
-            asynchronous.append(cpu(lambda: loop.run_until_complete(awaited(20))))
+        for round_ in range(310):
+            cpu_sync, cpu_async = synchronous(), loop.run_until_complete(awaited())
+            if round_ >= 10:  # warm-up: connections opened, caches filled
+                sync.append(cpu_sync)
+                asynchronous.append(cpu_async)
         loop.run_until_complete(policy.aclose())
     finally:
         loop.close()
         policy.close()
-    assert min(sync) < 1.5 * min(asynchronous), \
-        f"act() {min(sync) / 20 * 1e3:.2f} ms against aact() {min(asynchronous) / 20 * 1e3:.2f} ms per call"
+    act_ms, aact_ms = statistics.median(sync) * 1e3, statistics.median(asynchronous) * 1e3
+    assert act_ms < 1.5 * aact_ms, f"act() {act_ms:.3f} ms against aact() {aact_ms:.3f} ms of CPU per call"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -35,6 +35,9 @@ TASKS = {
                 "fixed_label": "sustainable share"},
 }
 
+# what the rewards are multiplied by for learning: DayTrader's are dollars, the commons' tons
+REWARD_SCALE = {"day_trader": 0.01, "commons": 0.1}
+
 
 class MaskedVector(gymnasium.ObservationWrapper):
     """The Dict observation's vector for the network, and its mask for `MaskablePPO.action_masks()`."""
@@ -90,6 +93,13 @@ def fixed_strategy_return(task: str, seed: int) -> float:
     return total
 
 
+def reference_scores(task: str, eval_env: gymnasium.Env, eval_seeds: list[int], seed: int) -> tuple[float, float]:
+    """The masked random policy's and the best fixed strategy's mean learner return on the held-out seeds."""
+    rng = np.random.default_rng(seed)
+    random_score = float(np.mean([episode_return(eval_env, lambda o, m: int(rng.choice(np.flatnonzero(m))), s) for s in eval_seeds]))
+    return random_score, float(np.mean([fixed_strategy_return(task, s) for s in eval_seeds]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=sorted(TASKS), default="day_trader")
@@ -112,9 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     eval_env = make_env(args.task)
     eval_seeds = [10_000 + i for i in range(args.eval_episodes)]
-    rng = np.random.default_rng(args.seed)
-    random_score = float(np.mean([episode_return(eval_env, lambda o, m: int(rng.choice(np.flatnonzero(m))), s) for s in eval_seeds]))
-    fixed_score = float(np.mean([fixed_strategy_return(args.task, s) for s in eval_seeds]))
+    random_score, fixed_score = reference_scores(args.task, eval_env, eval_seeds, args.seed)
     curve: list[tuple[int, float, float]] = []
     start = time.perf_counter()
 
@@ -130,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 curve.append((self.num_timesteps, evaluate(self.model), time.perf_counter() - start))
             return True
 
-    scale = args.reward_scale if args.reward_scale is not None else {"day_trader": 0.01, "commons": 0.1}[args.task]
+    scale = args.reward_scale if args.reward_scale is not None else REWARD_SCALE[args.task]
     model = MaskablePPO("MlpPolicy", make_env(args.task, scale), seed=args.seed, n_steps=2048, batch_size=256,
                         learning_rate=3e-4, gamma=0.99, ent_coef=0.01, verbose=0)
     curve.append((0, evaluate(model), 0.0))
@@ -153,7 +161,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     fig = Figure(figsize=(6.4, 4.0), dpi=120)
     ax = fig.subplots()
     steps = [c[0] for c in result["curve"]]
-    ax.plot(steps, [c[1] for c in result["curve"]], marker="o", label="MaskablePPO (deterministic, masked)")
+    ax.plot(steps, [c[1] for c in result["curve"]], marker="o", label=f"{result.get('learner', 'MaskablePPO')} (deterministic, masked)")
     ax.axhline(result["random"], color="grey", linestyle=":", label="random (masked)")
     ax.axhline(result["best_fixed"], color="green", linestyle="--", label=result["best_fixed_label"])
     ax.set_xlabel("learner env steps")

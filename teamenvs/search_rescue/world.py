@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import accumulate
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import networkx as nx
 import numpy as np
@@ -177,7 +177,7 @@ def room_names(n: int, rng: np.random.Generator) -> list[str]:
     if n > len(combos):
         raise ConfigError(f"a map may have at most {len(combos)} rooms (asked for {n}); lower complexity or size")
     picks = rng.choice(len(combos), size=n, replace=False)
-    return [combos[int(i)] for i in picks]
+    return [combos[i] for i in picks.tolist()]
 
 
 @lru_cache(maxsize=256)
@@ -205,7 +205,7 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     pairs = list(zip(found.lo.tolist(), found.hi.tolist()))  # in sorted order: pair k is index k of `found`'s arrays
     weights = rng.random(len(pairs))
     chosen = np.zeros(len(pairs), dtype=bool)
-    chosen[_kruskal(len(rects), pairs, weights.tolist())] = True
+    chosen[_kruskal(len(rects), pairs, weights)] = True
     spare = np.flatnonzero(~chosen)
     chosen[spare[rng.random(len(spare)) < cfg.extra_door_probability]] = True
 
@@ -253,27 +253,35 @@ def _doorway_candidates(grid: np.ndarray) -> _Candidates:
 
     Vectorised over the grid: a plan's cost grows with its rooms, not with its area."""
     width = grid.shape[1]
-    inner = grid[1:-1, 1:-1]
-    found = []
-    for orient, (a, b) in enumerate(((grid[1:-1, :-2], grid[1:-1, 2:]), (grid[:-2, 1:-1], grid[2:, 1:-1]))):
-        ys, xs = np.nonzero((inner == WALL) & (a >= 0) & (b >= 0) & (a != b))
-        av, bv = a[ys, xs], b[ys, xs]
-        found.append(((ys + 1) * width + (xs + 1), np.full(len(ys), orient), np.minimum(av, bv), np.maximum(av, bv)))
-    index, orient, lo, hi = (np.concatenate(parts) for parts in zip(*found))
-    order = np.lexsort((orient, index, hi, lo))  # grouped by pair, each group in row-major cell order
+    flat = grid.ravel()
+    floor = flat != WALL  # no doorways yet: a cell is wall or a room's floor
+    wall = ~floor
+    # Neighbours along the flat array: the outer ring is wall, so a step west or east never wraps onto floor.
+    # Floor on both sides of a wall cell is always of two rooms (a room is a rectangle, so it cannot hold both).
+    sides = np.zeros((flat.size, 2), dtype=bool)  # [cell, 0]: floor west and east; [cell, 1]: north and south
+    sides[1:-1, 0] = wall[1:-1] & floor[:-2] & floor[2:]
+    sides[width:-width, 1] = wall[width:-width] & floor[:-2 * width] & floor[2 * width:]
+    found = np.flatnonzero(sides)  # 2 * cell + orientation: row-major, west-east first
+    index = found >> 1
+    step = np.where(found & 1, width, 1)
+    before, after = flat[index - step], flat[index + step]
+    lo, hi = np.minimum(before, after), np.maximum(before, after)
+    order = np.argsort(lo * flat.size + hi, kind="stable")  # grouped by pair, each group still in row-major order
     index, lo, hi = index[order], lo[order], hi[order]
-    starts = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])])
-    counts = np.diff(np.r_[starts, len(index)])
-    lo, hi = lo[starts], hi[starts]
-    return _Candidates(lo, hi, starts, counts, index)
+    new_pair = np.empty(len(index), dtype=bool)
+    new_pair[:1] = True
+    new_pair[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+    starts = np.flatnonzero(new_pair)
+    counts = np.diff(starts, append=len(index))
+    return _Candidates(lo[starts], hi[starts], starts, counts, index)
 
 
-def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list[int]:
+def _kruskal(n: int, pairs: list[tuple[int, int]], weights: Sequence[float]) -> list[int]:
     """The minimum spanning forest of the graph on `n` nodes with these weighted edges: its edges' indices
     in `pairs`, in the order Kruskal takes them."""
     parent = list(range(n))
     tree = []
-    for k in sorted(range(len(pairs)), key=weights.__getitem__):
+    for k in np.argsort(weights, kind="stable").tolist():  # stable: ties in the order sorted() leaves them
         a, b = pairs[k]
         while parent[a] != a:  # find with path halving, inline: this loop is most of the work
             parent[a] = a = parent[parent[a]]
@@ -282,6 +290,8 @@ def _kruskal(n: int, pairs: list[tuple[int, int]], weights: list[float]) -> list
         if a != b:
             parent[a] = b
             tree.append(k)
+            if len(tree) == n - 1:  # spanning: every edge left would close a cycle
+                break
     return tree
 
 

@@ -14,6 +14,8 @@ victims change.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections import deque
 
 import networkx as nx
@@ -27,7 +29,9 @@ from teamenvs.search_rescue.world import (
     HOSPITAL,
     STABLE,
     WALL,
+    Door,
     FloorPlan,
+    Room,
     floor_plan_from_text,
     generate_floor_plan,
     place_rubble,
@@ -409,6 +413,19 @@ def test_generated_plans_equal_the_reference_drawing(width, height, complexity):
         assert plan.room_doors == expected["room_doors"]
         assert plan.grid.ravel().tolist() == list(plan.cells) and not plan.grid.flags.writeable
         assert fast.bit_generator.state == slow.bit_generator.state
+
+
+@pytest.mark.parametrize("cls,values", [(Room, (1, "Lab", 1, 2, 3, 4)), (Door, (0, (4, 2), (0, 1), ((3, 2), (5, 2))))])
+def test_rooms_and_doors_take_and_set_exactly_their_fields(cls, values):
+    """Room and Door have their own __init__ (the frozen dataclass's looks object.__setattr__ up per field): it
+    takes the dataclass fields in order and sets each, and the instances stay frozen, equal by value and hashable."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert list(inspect.signature(cls.__init__).parameters)[1:] == names
+    made = cls(*values)
+    assert vars(made) == dict(zip(names, values)) and made == cls(**dict(zip(names, values)))
+    assert hash(made) == hash(dataclasses.replace(made)) and repr(made).startswith(f"{cls.__name__}({names[0]}=")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(made, names[0], 5)
 
 
 def test_kruskal_gives_networkx_minimum_spanning_tree():

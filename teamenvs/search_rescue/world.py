@@ -411,7 +411,7 @@ def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.ran
     # The free cells, numbered room by room (row-major inside a room), are never listed: a spot's
     # number is turned into its cell, so placing costs the same on a map of any size.
     rooms = [r for r in plan.rooms if r.id != plan.hospital]
-    ends = list(accumulate(r.area for r in rooms))
+    ends = list(accumulate((r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) for r in rooms))  # `area`, without a call per room
     n_free = ends[-1] if ends else 0
     if n > n_free:
         raise ConfigError(f"n_victims={n} does not fit: this map has {n_free} floor cells outside the Hospital")
@@ -423,15 +423,16 @@ def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.ran
         room, offset = rooms[k], spot - (ends[k - 1] if k else 0)
         dy, dx = divmod(offset, room.x1 - room.x0 + 1)
         cell = (room.x0 + dx, room.y0 + dy)
-        victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, cell, plan.room_at(cell)))
+        victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, cell, room.id))
     return victims
 
 
 def place_rubble(plan: FloorPlan, fraction: float, rng: np.random.Generator) -> set[int]:
     """Door ids blocked by rubble: round(fraction * doors), never a doorway of the Hospital."""
-    eligible = [d.id for d in plan.doors if plan.hospital not in d.rooms]
+    hospital = set(plan.room_doors[plan.hospital])
+    eligible = [d for d in range(len(plan.doors)) if d not in hospital]
     n = min(len(eligible), round(fraction * len(plan.doors)))
-    return set(int(i) for i in rng.choice(eligible, size=n, replace=False)) if n else set()
+    return set(rng.choice(eligible, size=n, replace=False).tolist()) if n else set()
 
 
 def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[FloorPlan, list[Victim], set[int]]:

@@ -121,18 +121,17 @@ class FloorPlan:
 
     width: int
     height: int
-    cells: tuple[int, ...]  # row-major: WALL, a room id, or -2 - door id
+    grid: np.ndarray  # read-only, height x width, int64: WALL, a room id, or -2 - door id
     rooms: tuple[Room, ...]
     doors: tuple[Door, ...]
     room_doors: tuple[tuple[int, ...], ...]
     hospital: int
 
     @cached_property
-    def grid(self) -> np.ndarray:
-        """`cells` as a read-only `height x width` int64 array (kept from the drawing of a generated or drawn plan)."""
-        grid = np.array(self.cells, dtype=np.int64).reshape(self.height, self.width)
-        grid.flags.writeable = False
-        return grid
+    def cells(self) -> tuple[int, ...]:
+        """`grid` row-major, as a tuple; made when first asked for (the rules read `grid`: a tuple of every
+        cell of a 100x100 map cost a tenth of a reset, in making it and in the garbage collector's passes)."""
+        return tuple(self.grid.ravel().tolist())
 
     @cached_property
     def graph(self) -> nx.Graph:
@@ -147,7 +146,7 @@ class FloorPlan:
         x, y = cell
         if not (0 <= x < self.width and 0 <= y < self.height):
             return WALL
-        return self.cells[y * self.width + x]
+        return self.grid.item(y, x)
 
     def room_at(self, cell: tuple[int, int]) -> int | None:
         code = self.code(cell)
@@ -372,10 +371,8 @@ def _assemble(grid: np.ndarray, rooms: tuple[Room, ...], doors: list[Door], hosp
         if b != a:
             per_room[b].append(d.id)
     room_doors = tuple(map(tuple, per_room))
-    plan = FloorPlan(width, height, tuple(grid.ravel().tolist()), rooms, tuple(doors), room_doors, hospital)
     grid.flags.writeable = False
-    plan.__dict__["grid"] = grid  # the cached `grid`, already drawn (a cached_property keeps its value there)
-    return plan
+    return FloorPlan(width, height, grid, rooms, tuple(doors), room_doors, hospital)
 
 
 # ---------------------------------------------------------------------- victims and rubble

@@ -164,13 +164,12 @@ def _layout(s: Rescue) -> bytes:
 def plan_layout(plan: FloorPlan) -> bytes:
     """`_layout` of a plan."""
     r = LOCAL_RADIUS
-    cells = plan.grid
-    marks = np.full(cells.shape, ord(FLOOR), dtype=np.uint8)
-    marks[cells == plan.hospital] = ord(HOSPITAL_FLOOR)
-    marks[cells == WALL] = ord(WALL_MARK)
-    marks[cells <= -2] = ord(DOORWAY)
+    # The character of each cell code, looked up at code + 2: doorways (every code <= -2), walls (-1), rooms.
+    marks = np.full(len(plan.rooms) + 2, ord(FLOOR), dtype=np.uint8)
+    marks[:2] = ord(DOORWAY), ord(WALL_MARK)
+    marks[plan.hospital + 2] = ord(HOSPITAL_FLOOR)
     grid = np.full((plan.height + 2 * r, plan.width + 2 * r), ord(UNKNOWN), dtype=np.uint8)
-    grid[r:r + plan.height, r:r + plan.width] = marks
+    grid[r:r + plan.height, r:r + plan.width] = marks[np.maximum(plan.grid, -2) + 2]
     return grid.tobytes()
 
 

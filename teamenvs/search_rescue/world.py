@@ -246,10 +246,8 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     sign = np.where(first, -1, 1)
     ax, ay = xs + sign * step_x, ys + sign * step_y
     bx, by = xs - sign * step_x, ys - sign * step_y
-    doors = [
-        Door(i, (x, y), (ra, rb), ((xa, ya), (xb, yb)))
-        for i, (x, y, ra, rb, xa, ya, xb, yb) in enumerate(zip(*(v.tolist() for v in (xs, ys, a, b, ax, ay, bx, by))))
-    ]
+    x, y, ra, rb, xa, ya, xb, yb = (v.tolist() for v in (xs, ys, a, b, ax, ay, bx, by))
+    doors = list(map(Door, range(len(x)), zip(x, y), zip(ra, rb), zip(zip(xa, ya), zip(xb, yb))))
     return _assemble(grid, rooms, doors, hospital)
 
 

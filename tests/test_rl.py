@@ -363,6 +363,46 @@ def test_single_agent_view_builds_the_learners_observation_once_per_learner_step
     assert calls["every"] == env_steps and calls["deferring"] == learner_steps
 
 
+@pytest.mark.parametrize("env_id,obs_type", [("search_rescue_v0", "vector"), ("search_rescue_v0", "text"), ("job_fair_v0", "vector")])
+def test_single_agent_view_builds_no_view_that_nobody_reads(env_id, obs_type):
+    """Between its decisions neither the learner's view nor a busy baseline teammate's is built: a view is built for an
+    agent only in a step where it has to act, at a reset and at the end of an episode. Everything the view returns is
+    the same as when every view is built in every env step, and far fewer views are built."""
+    gym_id = teamenvs.spec(env_id).gym_id
+    action_type = "discrete" if obs_type == "vector" else "text"
+    deferring, every = (gymnasium.make(gym_id, obs_type=obs_type, action_type=action_type) for _ in range(2))
+    every.unwrapped.defer_skipped_observations = False
+    built = {"deferring": [], "every": []}
+    for name, env in (("deferring", deferring), ("every", every)):
+        team = env.unwrapped.team_env
+
+        def counted(agent, _view=team._view, _team=team, _built=built[name]):
+            over = any(_team._is_over())
+            _built.append((agent, _team._needs_action(agent) or _team.step_count == 0 or over))
+            return _view(agent)
+
+        team._view = counted
+    rng = np.random.default_rng(3)
+    for episode in range(2):
+        first, second = deferring.reset(seed=episode), every.reset(seed=episode)
+        assert _same(first[0], second[0]) and _same(first[1], second[1])
+        info = first[1]
+        for _ in range(400):
+            if action_type == "discrete":
+                action = masked(info["action_mask"], rng)
+            else:
+                forms = deferring.unwrapped.team_env._infos[deferring.unwrapped.agent]["valid_actions"]
+                action = forms[int(rng.integers(len(forms)))].sample(rng)
+            first, second = deferring.step(action), every.step(action)
+            assert all(_same(a, b) for a, b in zip(first, second))
+            info = first[4]
+            if first[2] or first[3]:
+                break
+    unread = [(agent, needed) for agent, needed in built["deferring"] if not needed]
+    assert not unread, unread[:5]
+    assert len(built["deferring"]) < 0.6 * len(built["every"])
+
+
 def test_baseline_teammates_get_no_text_and_a_policy_that_reads_text_gets_it():
     """Baselines decide from the view (`reads_observation` false): the single-agent view renders no text for them.
     A scripted policy that overrides `act` is taken to read its observation, and gets the text."""

@@ -261,7 +261,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             self._on_delivered(self.messenger.last_delivery)
         self.step_count += 1
         terminated, truncated = self._is_over()
-        observations, infos = self._observe()
+        observations, infos = self._observe(final=terminated or truncated)
         live = list(self.agents)
         terminations = {a: terminated for a in live}
         truncations = {a: truncated and not terminated for a in live}
@@ -378,7 +378,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             self._situations[key] = cached
         return cached
 
-    def _observe(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def _observe(self, final: bool = False) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         observations: dict[str, Any] = {}
         infos: dict[str, dict[str, Any]] = {}
         # What each agent is offered now; its next action is parsed against exactly this.
@@ -389,8 +389,14 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self._texts = {}
         for agent in self.agents:
             offered = self._offered[agent]
-            view = self._view(agent)
-            text = self._observation_text(view) if logged or (needs_text(agent) and agent not in deferred) else None
+            if offered is None and agent in deferred and not (logged or final):
+                # a deferred agent with nothing to decide (a learner between its decisions, a baseline teammate that is
+                # busy) mid-episode: nobody reads this step's view, so it is built only if `observe_now` asks for it,
+                # before the next step (at the end of an episode `step` changes `agents` after this: every view is built)
+                view = text = None
+            else:
+                view = self._view(agent)
+                text = self._observation_text(view) if logged or (needs_text(agent) and agent not in deferred) else None
             info = {
                 "view": view,
                 "valid_actions": offered[1] if offered is not None else (),
@@ -410,8 +416,11 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def observe_now(self, agent: str) -> Any:
         """`agent`'s observation of the last reset or step, built now; for a learner whose observation was deferred
         (`interface.deferred`), this also adds its action mask to its info of that step. The same observation the
-        step would have given: it is made from the view that step built, in the situation it left."""
+        step would have given: it is made from the view that step built (or, where the step left it out, from the
+        view built now, before any other step, of the state that step left), in the situation it left."""
         info = self._infos[agent]
+        if info["view"] is None:  # left out of the step (see `_observe`): the state is still the one that step left
+            info["view"] = self._view(agent)
         if self._texts[agent] is None and self.interface.needs_text(agent):
             self._texts[agent] = self._observation_text(info["view"])
         return self.interface.observe(self, agent, self._texts[agent], info["view"], info)

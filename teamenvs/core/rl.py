@@ -253,8 +253,9 @@ class Interface:
             self.state_space = spaces.Box(np.tile(vector.low, n), np.tile(vector.high, n), dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
         self._commands: dict[str, tuple[str | None, ...]] = {}
-        # learners whose observation the env leaves out (None) until `TeamEnv.observe_now` asks for it: a wrapper that
-        # discards a learner's observations of some steps (the single-agent view's skipped steps) sets it
+        # agents whose observation the env leaves out (None) until `TeamEnv.observe_now` asks for it, and whose view it
+        # does not build in a step where they have nothing to decide (mid-episode, no log): a wrapper that discards
+        # their observations of such steps (the single-agent view: its learner's skipped steps, baseline teammates) sets it
         self.deferred: frozenset[str] = frozenset()
 
     def needs_text(self, agent: str) -> bool:

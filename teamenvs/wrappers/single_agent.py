@@ -40,7 +40,8 @@ class SingleAgentEnv(gymnasium.Env):
     # The learner's observation (its text, vector and mask) is built only for the env step that ends a learner step,
     # not for the skipped steps in between, whose observations nobody reads (the same observation either way: see
     # `TeamEnv.observe_now`; a log still gets every step's text), and teammates whose policies do not read their
-    # observation (`reads_observation` false: the baselines) get None. False: every observation built every env step.
+    # observation (`reads_observation` false: the baselines) get None. Nor is the view of either built in a step
+    # where it has nothing to decide (its info's `view` is None there). False: every observation built every env step.
     defer_skipped_observations = True
 
     def __init__(

@@ -34,8 +34,8 @@ def test_the_contract_catches_infos_shared_between_steps(monkeypatch):
     shared: dict = {"note": "the same dict every step"}
     original = TeamEnv._observe
 
-    def leaky(self):
-        observations, infos = original(self)
+    def leaky(self, final=False):
+        observations, infos = original(self, final)
         for info in infos.values():
             info["extra"] = shared
         return observations, infos

@@ -403,6 +403,28 @@ def test_single_agent_view_builds_no_view_that_nobody_reads(env_id, obs_type):
     assert len(built["deferring"]) < 0.6 * len(built["every"])
 
 
+def test_single_agent_view_with_a_log_writes_every_step_as_when_every_view_is_built(tmp_path):
+    """A log of the team env under the single-agent view gets every agent's observation of every step, deferred or not:
+    the same bytes as the log of the view that builds every observation in every env step."""
+    from teamenvs.core.recorder import EpisodeRecorder
+
+    paths = []
+    for defer in (True, False):
+        env = gymnasium.make("teamenvs/SearchRescue-v0", obs_type="vector", action_type="discrete").unwrapped
+        env.defer_skipped_observations = defer
+        paths.append(tmp_path / f"defer_{defer}.jsonl")
+        rng = np.random.default_rng(5)
+        with env.team_env.recording(EpisodeRecorder(paths[-1], keep=False)) as recorder:
+            _, info = env.reset(seed=2)
+            for _ in range(150):
+                *_, terminated, truncated, info = env.step(masked(info["action_mask"], rng))
+                if terminated or truncated:
+                    break
+            recorder.close()
+    first, second = (p.read_bytes() for p in paths)
+    assert first == second and first.count(b"\n") > 150  # a header, a reset and a line per env step
+
+
 def test_baseline_teammates_get_no_text_and_a_policy_that_reads_text_gets_it():
     """Baselines decide from the view (`reads_observation` false): the single-agent view renders no text for them.
     A scripted policy that overrides `act` is taken to read its observation, and gets the text."""

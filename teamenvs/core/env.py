@@ -207,7 +207,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self.step_count = 0
         self.messenger.reset()
         self._situations = self.__dict__.setdefault("_lasting_situations", {}) if self.situations_outlast_episodes else {}
-        self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}
+        self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]], int]] = {}
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
         self.global_events: list[dict[str, Any]] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, ClassVar, Sequence
 
 from teamenvs.core.commands import Action, Command, NameArg, TextArg
@@ -96,6 +97,7 @@ class Messenger:
         self.last_delivery: tuple[tuple[Message, tuple[str, ...]], ...] = ()
         self._inbox: dict[str, tuple[Message, ...]] = {a: () for a in self.agents}
         self._history: dict[str, deque[Message]] = {a: deque(maxlen=history) for a in self.agents}
+        self._appended: dict[str, int] = {a: 0 for a in self.agents}  # messages ever added to each history
         self._last_sent: dict[str, int] = {}
         self._versions: dict[str, int] = {a: 0 for a in self.agents}
         self.sent: dict[str, int] = {a: 0 for a in self.agents}
@@ -147,11 +149,14 @@ class Messenger:
             self.last_delivery = ()
             return ()
         inbox: dict[str, list[Message]] = {a: [] for a in self.agents}
+        appended = self._appended
         for message, recipients in self._pending:
             self._history[message.sender].append(message)
+            appended[message.sender] += 1
             for r in recipients:
                 inbox[r].append(message)
                 self._history[r].append(message)
+                appended[r] += 1
         self.last_delivery = tuple(self._pending)
         delivered = tuple(m for m, _ in self._pending)
         touched = {m.sender for m in delivered} | {a for a, ms in inbox.items() if ms} | {a for a, ms in self._inbox.items() if ms}
@@ -172,6 +177,10 @@ class Messenger:
     def history(self, agent: str) -> tuple[Message, ...]:
         """The last `message_history` messages `agent` sent or received, oldest first."""
         return tuple(self._history[agent])
+
+    def appended(self, agent: str) -> int:
+        """How many messages have been added to `agent`'s history in all (the history keeps the last of them)."""
+        return self._appended[agent]
 
 
 def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
@@ -214,13 +223,20 @@ class Conversation:
 
     def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
         """The messaging part of a view: new messages and the recent conversation, as lines."""
-        version = self.messenger.version(agent)
+        messenger = self.messenger
+        version = messenger.version(agent)
         cached = self._messages_cache.get(agent)
         if cached is None or cached[0] != version:
-            rendered = {
-                "new_messages": tuple(m.render(agent) for m in self.messenger.inbox(agent)),
-                "recent_messages": tuple(m.render(agent) for m in self.messenger.history(agent)),
-            }
-            cached = (version, rendered)
+            # the recent conversation is the lines rendered before plus the messages added to the history since, cut to
+            # the history's length: each message is rendered for a viewer once, not at every step that adds one
+            appended = messenger.appended(agent)
+            recent, rendered_upto = (cached[1]["recent_messages"], cached[2]) if cached is not None else ((), 0)
+            if appended != rendered_upto:
+                history = messenger._history[agent]
+                keep = len(history)
+                added = [m.render(agent) for m in islice(history, max(0, keep - (appended - rendered_upto)), None)]
+                recent = (*recent, *added)[-keep:] if keep else ()
+            rendered = {"new_messages": tuple(m.render(agent) for m in messenger.inbox(agent)), "recent_messages": recent}
+            cached = (version, rendered, appended)
             self._messages_cache[agent] = cached
         return cached[1]

@@ -194,3 +194,39 @@ def test_paradigm_configs_validate_the_conditions(kwargs, field):
 
     with pytest.raises(ConfigError, match=field):
         DayTraderConfig(**kwargs)
+
+
+@pytest.mark.parametrize("env_id,history", [("day_trader_v0", 3), ("day_trader_v0", 0), ("map_task_v0", 8), ("hidden_profile_v0", 50)])
+def test_views_show_the_history_as_rendered_afresh_and_render_each_message_once_per_viewer(env_id, history, monkeypatch):
+    """A view's messages are the inbox and the history rendered for the viewer, at every step (the recent lines are
+    kept between steps and extended with the messages added since, cut to the history's length), and a message is
+    rendered for a viewer about once: at most twice per message added to a history (its history line, and its
+    inbox line for a recipient), not once per step it stays in the history."""
+    import numpy as np
+
+    import teamenvs
+
+    calls = []
+    render = Message.render
+    monkeypatch.setattr(Message, "render", lambda self, viewer: calls.append(viewer) or render(self, viewer))
+    env = teamenvs.make(env_id, message_history=history)
+    rng = np.random.default_rng(0)
+    added = 0
+    for seed in range(3):
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            actions = {}
+            for a in env.agents:
+                if infos[a]["needs_action"]:
+                    forms = infos[a]["valid_actions"]
+                    say = [f for f in forms if f.command == "say"]
+                    actions[a] = (say[0] if say and rng.random() < 0.7 else forms[int(rng.integers(len(forms)))]).sample(rng)
+            _, _, _, _, infos = env.step(actions)
+            for a in env.agents:
+                view = infos[a]["view"]
+                expect = tuple(render(m, a) for m in env.messenger.history(a))
+                assert view["recent_messages"] == expect
+                assert view["new_messages"] == tuple(render(m, a) for m in env.messenger.inbox(a))
+        added += sum(env.messenger.appended(a) for a in env.possible_agents)
+    assert added > 50  # messages were sent and kept
+    assert len(calls) <= 2 * added

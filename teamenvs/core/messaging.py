@@ -182,6 +182,12 @@ class Messenger:
         """How many messages have been added to `agent`'s history in all (the history keeps the last of them)."""
         return self._appended[agent]
 
+    def added_since(self, agent: str, appended: int) -> tuple[int, list[Message]]:
+        """(the history's length, the messages added to `agent`'s history after the first `appended` that it still holds)."""
+        history = self._history[agent]
+        keep = len(history)
+        return keep, list(islice(history, max(0, keep - (self._appended[agent] - appended)), None))
+
 
 def event(kind: str, text: str, **data: Any) -> dict[str, Any]:
     """An event: a type, the sentence an agent reads, and structured data for metrics."""
@@ -232,10 +238,8 @@ class Conversation:
             appended = messenger.appended(agent)
             recent, rendered_upto = (cached[1]["recent_messages"], cached[2]) if cached is not None else ((), 0)
             if appended != rendered_upto:
-                history = messenger._history[agent]
-                keep = len(history)
-                added = [m.render(agent) for m in islice(history, max(0, keep - (appended - rendered_upto)), None)]
-                recent = (*recent, *added)[-keep:] if keep else ()
+                keep, added = messenger.added_since(agent, rendered_upto)
+                recent = (*recent, *(m.render(agent) for m in added))[-keep:] if keep else ()
             rendered = {"new_messages": tuple(m.render(agent) for m in messenger.inbox(agent)), "recent_messages": recent}
             cached = (version, rendered, appended)
             self._messages_cache[agent] = cached

@@ -230,3 +230,20 @@ def test_views_show_the_history_as_rendered_afresh_and_render_each_message_once_
         added += sum(env.messenger.appended(a) for a in env.possible_agents)
     assert added > 50  # messages were sent and kept
     assert len(calls) <= 2 * added
+
+
+def test_added_since_gives_the_messages_a_history_gained_that_it_still_holds():
+    m = messenger(message_history=2)
+    say(m, 0, "ann", "one")
+    m.deliver()
+    seen = m.appended("bob")
+    say(m, 1, "ann", "two")
+    tell(m, 1, "cat", "bob", "three")
+    m.deliver()
+    assert m.appended("bob") == seen + 2
+    keep, added = m.added_since("bob", seen)
+    assert keep == 2 and texts(added) == ["two", "three"]
+    assert m.added_since("bob", m.appended("bob")) == (2, [])
+    keep, added = m.added_since("bob", 0)  # three were added; the history holds the last two
+    assert keep == 2 and texts(added) == ["two", "three"]
+    assert m.added_since("ann", 0) == (2, list(m.history("ann")))

@@ -316,6 +316,32 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _play_alike(deferring, every, action_type: str, rng: np.random.Generator, steps: int) -> tuple[int, int]:
+    """Two episodes of the single-agent views `deferring` and `every` in lockstep, random learner actions (masked-in, or
+    a sampled valid form), asserting that every reset and step returns the same; (learner steps, env steps) played."""
+    learner_steps = env_steps = 0
+    for episode in range(2):
+        first, second = deferring.reset(seed=episode), every.reset(seed=episode)
+        assert _same(first[0], second[0]) and _same(first[1], second[1])
+        learner_steps += 1
+        env_steps += 1 + first[1]["env_steps"]
+        info = first[1]
+        for _ in range(steps):
+            if action_type == "discrete":
+                action = masked(info["action_mask"], rng)
+            else:
+                forms = deferring.unwrapped.team_env._infos[deferring.unwrapped.agent]["valid_actions"]
+                action = forms[int(rng.integers(len(forms)))].sample(rng)
+            first, second = deferring.step(action), every.step(action)
+            assert all(_same(a, b) for a, b in zip(first, second))
+            info = first[4]
+            learner_steps += 1
+            env_steps += info["env_steps"]
+            if first[2] or first[3]:
+                break
+    return learner_steps, env_steps
+
+
 @pytest.mark.parametrize("env_id,agent,obs_type,action_type", [("search_rescue_v0", None, "vector", "discrete"),
                                                                 ("job_fair_v0", "seeker_1", "text", "discrete"),
                                                                 ("search_rescue_v0", "engineer", "both", "text"),
@@ -338,27 +364,7 @@ def test_single_agent_view_builds_the_learners_observation_once_per_learner_step
             return _observe(env_, agent, *args)
 
         team.interface.observe = counted
-    rng = np.random.default_rng(1)
-    learner_steps = env_steps = 0
-    for episode in range(2):
-        first, second = deferring.reset(seed=episode), every.reset(seed=episode)
-        assert _same(first[0], second[0]) and _same(first[1], second[1])
-        learner_steps += 1
-        env_steps += 1 + first[1]["env_steps"]
-        info = first[1]
-        for _ in range(300):
-            if action_type == "discrete":
-                action = masked(info["action_mask"], rng)
-            else:
-                forms = deferring.unwrapped.team_env._infos[deferring.unwrapped.agent]["valid_actions"]
-                action = forms[int(rng.integers(len(forms)))].sample(rng)
-            first, second = deferring.step(action), every.step(action)
-            assert all(_same(a, b) for a, b in zip(first, second))
-            info = first[4]
-            learner_steps += 1
-            env_steps += info["env_steps"]
-            if first[2] or first[3]:
-                break
+    learner_steps, env_steps = _play_alike(deferring, every, action_type, np.random.default_rng(1), 300)
     assert env_steps > 2 * learner_steps  # the learner waited through many env steps
     assert calls["every"] == env_steps and calls["deferring"] == learner_steps
 
@@ -382,22 +388,7 @@ def test_single_agent_view_builds_no_view_that_nobody_reads(env_id, obs_type):
             return _view(agent)
 
         team._view = counted
-    rng = np.random.default_rng(3)
-    for episode in range(2):
-        first, second = deferring.reset(seed=episode), every.reset(seed=episode)
-        assert _same(first[0], second[0]) and _same(first[1], second[1])
-        info = first[1]
-        for _ in range(400):
-            if action_type == "discrete":
-                action = masked(info["action_mask"], rng)
-            else:
-                forms = deferring.unwrapped.team_env._infos[deferring.unwrapped.agent]["valid_actions"]
-                action = forms[int(rng.integers(len(forms)))].sample(rng)
-            first, second = deferring.step(action), every.step(action)
-            assert all(_same(a, b) for a, b in zip(first, second))
-            info = first[4]
-            if first[2] or first[3]:
-                break
+    _play_alike(deferring, every, action_type, np.random.default_rng(3), 400)
     unread = [(agent, needed) for agent, needed in built["deferring"] if not needed]
     assert not unread, unread[:5]
     assert len(built["deferring"]) < 0.6 * len(built["every"])

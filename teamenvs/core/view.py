@@ -37,3 +37,15 @@ class SharedFacts(dict):
 
     def copy(self) -> dict[str, Any]:  # type: ignore[override]
         return dict(self)
+
+
+def thaw(data: Any) -> Any:
+    """`data` with every `SharedFacts` in it (in dicts, tuples and lists) copied into a plain dict.
+
+    For Gymnasium: its checks take any dict that two steps' infos hold as one object for a mutable one they
+    share, so the single-agent view gives its learner a view of its own."""
+    if isinstance(data, dict):
+        return {k: thaw(v) for k, v in data.items()}
+    if type(data) in (tuple, list):  # not a named tuple: its fields are values, not SharedFacts
+        return type(data)(thaw(v) for v in data)
+    return data

@@ -16,7 +16,7 @@ import numpy as np
 from teamenvs.core.env import event
 from teamenvs.core.messaging import Message
 from teamenvs.core.rl import Feature, feature_bounds
-from teamenvs.core.view import footer
+from teamenvs.core.view import SharedFacts, footer
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
 from teamenvs.search_rescue.navigation import Cell, RouteMap, route_rooms
 from teamenvs.search_rescue.rules import (
@@ -141,9 +141,10 @@ def task_text(s: Rescue, task: Task) -> str:
     return f"{where}: {left} cell{'s' if left != 1 else ''} to go"
 
 
-# Parts of a view that change seldom are kept in `Rescue._parts` as tuples of plain values, each with the
-# version of what it was read from, and turned into fresh dicts per view: no view shares a mutable object
-# with another agent's view or another step's.
+# Parts of a view that change seldom are kept in `Rescue._parts`, each with the version of what it was read
+# from, as tuples of read-only dicts (`SharedFacts`): views hold them as they are, so that no view shares a
+# mutable object with another agent's view or another step's, and the text and the numeric observation of a
+# part are worked out once per version (`_part_text`), not once per view.
 def _part(s: Rescue, key: Any, version: Any, make: Callable[[], Any]) -> Any:
     """The cached value of `key` if it was made at `version`, else `make()` (cached)."""
     cached = s._parts.get(key)
@@ -154,43 +155,44 @@ def _part(s: Rescue, key: Any, version: Any, make: Callable[[], Any]) -> Any:
     return value
 
 
-def _victims_in(s: Rescue, room: int) -> tuple[tuple[int, str, Cell], ...]:
-    """(victim, status, cell) of the victims lying in `room`, by number (its `room_version` bumps on every change)."""
+def _victims_in(s: Rescue, room: int) -> tuple[SharedFacts, ...]:
+    """{victim, status, cell} of the victims lying in `room`, by number (its `room_version` bumps on every change)."""
     return _part(s, ("here", room), s.room_version[room], lambda: tuple(
-        (vid, s.victims[vid - 1].status(), s.victims[vid - 1].cell) for vid in sorted(s.room_victims[room])))
+        SharedFacts(victim=vid, status=s.victims[vid - 1].status(), cell=s.victims[vid - 1].cell) for vid in sorted(s.room_victims[room])))
 
 
-def _exits(s: Rescue, agent: str, room: int) -> tuple[tuple[str, Cell, str, bool, bool], ...]:
-    """(direction, cell, room beyond, visited, rubble believed) of each doorway of `room`, as `agent` knows them
-    (`visited` only grows, so its size is its version)."""
+def _exits(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
+    """{direction, cell, to (the room beyond), visited, rubble (believed)} of each doorway of `room`, as `agent`
+    knows them (`visited` only grows, so its size is its version)."""
     plan, k, names = s.plan, s.know[agent], s.room_names
 
-    def make() -> tuple[tuple[str, Cell, str, bool, bool], ...]:
+    def make() -> tuple[SharedFacts, ...]:
         out = []
         for d in plan.room_doors[room]:
             door = plan.doors[d]
             other = door.other(room)
-            out.append((door.direction_from(room), door.cell, names[other], other in k.visited, d in k.rubble))
+            out.append(SharedFacts(direction=door.direction_from(room), cell=door.cell, to=names[other],
+                                   visited=other in k.visited, rubble=d in k.rubble))
         return tuple(out)
 
     return _part(s, ("exits", agent), (room, len(k.visited), k.rubble_version), make)
 
 
-def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[tuple[int, str, str, Cell], ...]:
-    """(victim, status, room, cell) of `agent`'s notes of victims outside `room` not known rescued, by number
+def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
+    """{victim, status, room, cell} of `agent`'s notes of victims outside `room` not known rescued, by number
     (`rescued` only grows, so its size is its version)."""
     k, names = s.know[agent], s.room_names
     return _part(s, ("notes", agent), (room, k.victims_version, len(k.rescued)), lambda: tuple(
-        (vid, victim_status(note.kind, note.stabilized), names[note.room], note.cell)
+        SharedFacts(victim=vid, status=victim_status(note.kind, note.stabilized), room=names[note.room], cell=note.cell)
         for vid, note in sorted(k.victims.items())
         if note.room != room and vid not in k.rescued))
 
 
-def _rubble_elsewhere(s: Rescue, agent: str, room: int) -> tuple[tuple[tuple[str, str], Cell], ...]:
-    """(rooms, cell) of the doorways `agent` believes blocked that are not doorways of `room`, by doorway."""
+def _rubble_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
+    """{rooms, cell} of the doorways `agent` believes blocked that are not doorways of `room`, by doorway."""
     plan, k, names = s.plan, s.know[agent], s.room_names
     return _part(s, ("rubble", agent), (room, k.rubble_version), lambda: tuple(
-        (tuple(names[r] for r in plan.doors[d].rooms), plan.doors[d].cell)
+        SharedFacts(rooms=tuple(names[r] for r in plan.doors[d].rooms), cell=plan.doors[d].cell)
         for d in sorted(k.rubble)
         if room not in plan.doors[d].rooms))
 
@@ -201,15 +203,18 @@ def _visited(s: Rescue, agent: str) -> tuple[str, ...]:
     return _part(s, ("visited", agent), len(k.visited), lambda: tuple(names[r] for r in sorted(k.visited)))
 
 
-def _distances(s: Rescue, agent: str, known: RouteMap) -> tuple[tuple[str, int], ...]:
-    """(room name, cells away) of the rooms of `agent`'s route map, nearest first (cached while the map is the same object)."""
+def _distances(s: Rescue, agent: str, known: RouteMap) -> SharedFacts:
+    """{room name: cells away} of the rooms of `agent`'s route map, nearest first (cached while the map is the same object)."""
     cached = s._parts.get(("distances", agent))
     if cached is not None and cached[0] is known:
         return cached[1]
     names = s.room_names
-    value = tuple((names[r], cost) for r, (cost, _) in sorted(known.rooms.items(), key=lambda t: (t[1][0], t[0])))
+    value = SharedFacts((names[r], cost) for r, (cost, _) in sorted(known.rooms.items(), key=lambda t: (t[1][0], t[0])))
     s._parts[("distances", agent)] = (known, value)
     return value
+
+
+_NO_DISTANCES = SharedFacts()
 
 
 def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str]) -> dict[str, Any]:
@@ -230,13 +235,13 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
     names = s.room_names
     carried = s.carrying[agent]
     busy = None
-    distances: dict[str, int] = {}
+    distances: Mapping[str, int] = _NO_DISTANCES
     route = None
     if task is not None:
         busy = task_text(s, task)
     elif cfg.navigation:
         known = routes(s, agent)
-        distances = dict(_distances(s, agent, known))
+        distances = _distances(s, agent, known)
         target = plan.hospital if carried is not None else s.goal[agent]
         if target is not None and target in known.rooms and plan.room_at(pos) != target:
             route = {"to": names[target], "via": tuple(names[r] for r in route_rooms(known, target)), "cells": known.rooms[target][0]}
@@ -248,16 +253,15 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         "cell": pos,
         "room": names[room],
         "doorway": tuple(names[r] for r in plan.doors[door_here].rooms) if door_here is not None else None,
-        "victims_here": tuple([{"victim": v, "status": st, "cell": c} for v, st, c in _victims_in(s, room)]),
+        "victims_here": _victims_in(s, room),
         "teammates_here": tuple([a for a in here_now if a != agent and where[a] == room]),
-        "exits": tuple([{"direction": dr, "cell": c, "to": to, "visited": seen, "rubble": rb}
-                        for dr, c, to, seen, rb in _exits(s, agent, room)]),
+        "exits": _exits(s, agent, room),
         "carrying": None if carried is None else {"victim": carried, "kind": s.victims[carried - 1].kind},
         "busy": busy,
         "visited": _visited(s, agent),
         "rooms": distances,
-        "known_victims": tuple([{"victim": v, "status": st, "room": rn, "cell": c} for v, st, rn, c in _notes_elsewhere(s, agent, room)]),
-        "known_rubble": tuple([{"rooms": rs, "cell": c} for rs, c in _rubble_elsewhere(s, agent, room)]),
+        "known_victims": _notes_elsewhere(s, agent, room),
+        "known_rubble": _rubble_elsewhere(s, agent, room),
         "route": route,
         "score": score(s, cfg, agent),
         "communication": cfg.communication,
@@ -266,6 +270,57 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         "named_rooms": named_rooms(s, agent),
         "local_map": local_map(s, agent),
     }
+
+
+def _victims_here_text(part: Any) -> str:
+    return "; ".join([f"{v['victim']} {v['status']} ({c[0]},{c[1]})" for v in part for c in (v["cell"],)])
+
+
+def _exits_text(part: Any) -> str:
+    return "; ".join([f"{e['direction']} ({c[0]},{c[1]}) to {e['to']}{'' if e['visited'] else ' (unvisited)'}{' RUBBLE' if e['rubble'] else ''}"
+                      for e in part for c in (e["cell"],)])
+
+
+def _elsewhere_text(part: Any) -> str:
+    return "; ".join([f"{v['victim']} {v['status']} {v['room']} ({c[0]},{c[1]})" for v in part for c in (v["cell"],)])
+
+
+def _rubble_text(part: Any) -> str:
+    return "; ".join([f"{'-'.join(r['rooms'])} ({c[0]},{c[1]})" for r in part for c in (r["cell"],)])
+
+
+_TEXTS: dict[Any, tuple[Any, str]] = {}
+
+
+def _part_text(part: Any, make: Callable[[Any], str]) -> str:
+    """`make(part)`, once per part object when the part is one `build_view` shares (a tuple of `SharedFacts`, which
+    cannot change): it is the same object in every view until what it shows changes. The entry holds the part, so
+    its id is not reused meanwhile."""
+    if not part or type(part[0]) is not SharedFacts:
+        return make(part)
+    hit = _TEXTS.get(id(part))
+    if hit is not None and hit[0] is part:
+        return hit[1]
+    text = make(part)
+    if len(_TEXTS) > 4096:
+        _TEXTS.clear()
+    _TEXTS[id(part)] = (part, text)
+    return text
+
+
+def _rooms_text(rooms: Mapping[str, int], visited: tuple[str, ...]) -> str:
+    """The rooms line's list, once per (distances, visited) pair of shared objects (see `_part_text`)."""
+    key = (id(rooms), id(visited))
+    hit = _TEXTS.get(key) if type(rooms) is SharedFacts and type(visited) is tuple else None
+    if hit is not None and hit[0][0] is rooms and hit[0][1] is visited:
+        return hit[1]
+    seen = set(visited)
+    text = ", ".join([f"{n}{'*' if n in seen else ''} {c}" for n, c in rooms.items()])
+    if type(rooms) is SharedFacts and type(visited) is tuple:
+        if len(_TEXTS) > 4096:
+            _TEXTS.clear()
+        _TEXTS[key] = ((rooms, visited), text)
+    return text
 
 
 def render_view(view: Mapping[str, Any]) -> str:
@@ -281,16 +336,10 @@ def render_view(view: Mapping[str, Any]) -> str:
         lines.append(f"Round robin: this step is {view['turn']}'s; you act on your turn.")
     if view["interrupted"]:
         lines.append("A message for you has come: answer it with say or tell, which breaks off what you are doing, or continue.")
-    here = [f"{v['victim']} {v['status']} ({c[0]},{c[1]})" for v in view["victims_here"] for c in (v["cell"],)]
+    here = _part_text(view["victims_here"], _victims_here_text)
     mates = ", ".join(view["teammates_here"])
-    lines.append(
-        f"In {view['room']}: " + (f"victims {'; '.join(here)}" if here else "no victims") + (f"; teammates {mates}" if mates else "") + "."
-    )
-    exits = [
-        f"{e['direction']} ({c[0]},{c[1]}) to {e['to']}{'' if e['visited'] else ' (unvisited)'}{' RUBBLE' if e['rubble'] else ''}"
-        for e in view["exits"] for c in (e["cell"],)
-    ]
-    lines.append("Doorways: " + ("; ".join(exits) if exits else "none") + ".")
+    lines.append(f"In {view['room']}: " + (f"victims {here}" if here else "no victims") + (f"; teammates {mates}" if mates else "") + ".")
+    lines.append("Doorways: " + (_part_text(view["exits"], _exits_text) or "none") + ".")
     if view["carrying"]:
         lines.append(f"Carrying victim {view['carrying']['victim']} ({view['carrying']['kind']}).")
     if view["route"]:
@@ -299,15 +348,11 @@ def render_view(view: Mapping[str, Any]) -> str:
     if not view["navigation"]:
         lines.append("Rooms visited: " + ", ".join(view["visited"]) + ".")
     elif view["rooms"]:
-        visited = set(view["visited"])
-        lines.append("Rooms (cells away, * visited): " + ", ".join([f"{n}{'*' if n in visited else ''} {c}" for n, c in view["rooms"].items()]) + ".")
+        lines.append("Rooms (cells away, * visited): " + _rooms_text(view["rooms"], view["visited"]) + ".")
     if view["known_victims"]:
-        lines.append(
-            "Victims elsewhere: "
-            + "; ".join([f"{v['victim']} {v['status']} {v['room']} ({c[0]},{c[1]})" for v in view["known_victims"] for c in (v["cell"],)]) + "."
-        )
+        lines.append("Victims elsewhere: " + _part_text(view["known_victims"], _elsewhere_text) + ".")
     if view["known_rubble"]:
-        lines.append("Rubble elsewhere: " + "; ".join([f"{'-'.join(r['rooms'])} ({c[0]},{c[1]})" for r in view["known_rubble"] for c in (r["cell"],)]) + ".")
+        lines.append("Rubble elsewhere: " + _part_text(view["known_rubble"], _rubble_text) + ".")
     s = view["score"]
     lines.append(f"Team: {s['rescued']}/{s['victims']} rescued ({s['stable']} stable, {s['critical']} critical), {s['points']} points"
                  + ("." if view["communication"] == "global" else " that you know of."))

@@ -30,6 +30,7 @@ from typing import Any, Iterator, Mapping
 import gymnasium
 
 from teamenvs.core.rl import flat_info
+from teamenvs.core.view import thaw
 from teamenvs.registry import make
 
 
@@ -146,7 +147,10 @@ class SingleAgentEnv(gymnasium.Env):
     def _learner_info(self, env_steps: int, skipped: int) -> dict[str, Any]:
         full = self._infos.get(self.agent, {})
         if self.team_env.interface.obs_type == "text":
-            return {**full, "env_steps": env_steps, "skipped_steps": skipped}
+            info = {**full, "env_steps": env_steps, "skipped_steps": skipped}
+            if info.get("view") is not None:  # its read-only parts, which later views hold too, as the learner's own
+                info["view"] = thaw(info["view"])
+            return info
         # numeric observations: a flat info of numbers and arrays, which vector envs can stack
         # (the view's nested, step-varying structure is for text and scripted policies)
         info = flat_info(full)

@@ -832,3 +832,33 @@ def test_rejections_never_reveal_the_fate_of_victims_the_agent_does_not_know():
         *_, infos = env.step({"medic": f"{command} {unknown.id}", "engineer": "wait", "transporter": "wait"})
         error = infos["medic"]["last_action"]["error"]
         assert "do not know where victim" in error and "rescued" not in error
+
+
+def test_views_share_read_only_parts_and_text_is_as_rendered_from_plain_copies():
+    """The parts of a view that change seldom (victims here, doorways, notes and rubble elsewhere, route distances)
+    are read-only objects that later views hold too, and their text is worked out once per object: every
+    observation must still read as the view rendered afresh from plain dicts, and no part may be changed in place."""
+    from teamenvs.core.view import SharedFacts, thaw
+    from teamenvs.search_rescue.view import render_view
+    from teamenvs.testing import _valid_actions
+
+    env = teamenvs.make("search_rescue_v0", preset="easy")
+    rng = np.random.default_rng(3)
+    observations, infos = env.reset(seed=3)
+    seen: dict[str, set[int]] = {}
+    shared_again, elsewhere = 0, 0
+    for _ in range(400):
+        if not env.agents:
+            observations, infos = env.reset(seed=4)
+        for agent in env.agents:
+            view = infos[agent]["view"]
+            assert render_view(thaw(view)) == observations[agent]
+            for key in ("victims_here", "exits", "known_victims", "known_rubble"):
+                assert all(type(part) is SharedFacts for part in view[key])
+                shared_again += id(view[key]) in seen.get(key, set()) and bool(view[key])
+                seen.setdefault(key, set()).add(id(view[key]))
+            elsewhere += bool(view["known_victims"])
+            with pytest.raises(TypeError, match="read-only"):
+                view["exits"][0]["rubble"] = True
+        observations, _, _, _, infos = env.step(_valid_actions(infos, env.agents, rng))
+    assert elsewhere > 50 and shared_again > 100  # notes elsewhere were shown, and parts were held by later views

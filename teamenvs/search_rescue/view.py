@@ -608,6 +608,26 @@ _CELL_NUMBER = itemgetter("cell", "victim")
 _ROOM_STATUS = itemgetter("room", "status")
 
 
+_VICTIM_CELLS: dict[int, tuple[Any, tuple[tuple[int, int, int], ...], Counter]] = {}
+
+
+def _victim_cells(part: tuple[Mapping[str, Any], ...]) -> tuple[tuple[tuple[int, int, int], ...], Counter]:
+    """((x, y, number) of each victim of a view's list of victims, (room, status) -> how many of them), once per
+    shared part (see `_part_text`)."""
+    shared = bool(part) and type(part[0]) is SharedFacts
+    if shared:
+        hit = _VICTIM_CELLS.get(id(part))
+        if hit is not None and hit[0] is part:
+            return hit[1], hit[2]
+    cells = tuple((cx, cy, vid) for (cx, cy), vid in map(_CELL_NUMBER, part))
+    counts = Counter(map(_ROOM_STATUS, part)) if part and "room" in part[0] else Counter()
+    if shared:
+        if len(_VICTIM_CELLS) > 1024:
+            _VICTIM_CELLS.clear()
+        _VICTIM_CELLS[id(part)] = (part, cells, counts)
+    return cells, counts
+
+
 def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tuple[str, str], int]]:
     """(the nearest known victims, (room, status) -> how many of the agent's notes elsewhere)."""
     for seen, found in _SUMMARIES:
@@ -617,12 +637,14 @@ def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tu
     room = view["room"]
     here, notes = view["victims_here"], view["known_victims"]
     every = here + notes
+    here_cells, _ = _victim_cells(here)
+    note_cells, counts = _victim_cells(notes)
     # distance then number, as one integer (victim numbers stay below 2**20), then the position in `every`
     # below that, so that one sort of plain integers ranks them as a stable sort by (distance, number) would
     shift = len(every).bit_length()
     ranked = sorted([
         (((abs(cx - x) + abs(cy - y)) << 20 | vid) << shift) | i
-        for i, ((cx, cy), vid) in enumerate(map(_CELL_NUMBER, every))
+        for i, (cx, cy, vid) in enumerate(here_cells + note_cells)
     ])
     n_here, mask = len(here), (1 << shift) - 1
     nearest = []
@@ -631,7 +653,6 @@ def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tu
         v = every[i]
         nearest.append(_new_known(Known, (key >> shift >> 20, v["victim"], v["status"], v["cell"],
                                           room if i < n_here else v["room"], i < n_here)))
-    counts = Counter(map(_ROOM_STATUS, notes))
     found = (tuple(nearest), counts)
     _SUMMARIES.append((view, found))  # the encoder and the mask read the same view one after the other
     if len(_SUMMARIES) > 4:
@@ -715,6 +736,68 @@ def _local_slots(local: str) -> np.ndarray:
     return block
 
 
+_ROOMS_PARTS = ("named_rooms", "visited", "rooms", "victims_here", "exits", "known_victims", "known_rubble")
+_ROOMS_SLOTS: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[int, float]]] = {}
+
+
+def _rooms_slots(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Mapping[tuple[str, str], int]) -> dict[int, float]:
+    """The non-zero slots of the room blocks but the route's next room, once per combination of the shared parts they
+    are read from (see `_part_text`), which stay the same objects while the agent walks within what it knows."""
+    parts = tuple(view[k] for k in _ROOMS_PARTS) + (view["room"], lay)
+    shared = (type(parts[0]) is tuple and type(parts[1]) is tuple and type(parts[2]) is SharedFacts
+              and all(not p or type(p[0]) is SharedFacts for p in parts[3:7]))
+    if shared:
+        key = tuple(map(id, parts))
+        hit = _ROOMS_SLOTS.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], parts)):
+            return hit[1]
+    blocks, named = _room_blocks(view["named_rooms"], lay)
+    room = blocks.get
+    s: dict[int, float] = {}
+    for b in named:
+        s[b] = 1.0
+    for name in view["visited"]:
+        b = room(name)
+        if b is not None:
+            s[b + 1] = 1.0
+    far = 2 * span
+    for name, cells_away in view["rooms"].items():
+        b = room(name)
+        if b is not None:
+            s[b + 4] = 1.0
+            s[b + 5] = min(1.0, cells_away / far)
+    b = room(HOSPITAL)
+    if b is not None:
+        s[b + 3] = 1.0
+    here = room(view["room"])
+    count = _ROOM_COUNT
+    if here is not None:
+        s[here + 2] = 1.0
+        for v in view["victims_here"]:
+            slot = here + count[v["status"]]
+            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2)
+    for e in view["exits"]:
+        if e["rubble"]:
+            for b in (here, room(e["to"])):
+                if b is not None:
+                    s[b + 10] = 1.0
+    for (name, status), n in counts.items():
+        b = room(name)
+        if b is not None:
+            slot = b + count[status]
+            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2 * n)
+    for rb in view["known_rubble"]:
+        for name in rb["rooms"]:
+            b = room(name)
+            if b is not None:
+                s[b + 10] = 1.0
+    if shared:
+        if len(_ROOMS_SLOTS) > 1024:
+            _ROOMS_SLOTS.clear()
+        _ROOMS_SLOTS[key] = (parts, s)
+    return s
+
+
 def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     """The numeric observation of a view (float32, `features(config)` slot by slot)."""
     lay = _layout(config)
@@ -752,52 +835,15 @@ def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
         s[b + _STATUS_SLOT[status]] = 1.0
         b += len(VICTIM_FIELDS)
 
-    blocks, named = _room_blocks(view["named_rooms"], lay)
-    room = blocks.get
-    for b in named:
-        s[b] = 1.0
-    for name in view["visited"]:
-        b = room(name)
-        if b is not None:
-            s[b + 1] = 1.0
-    far = 2 * span
-    for name, cells_away in view["rooms"].items():
-        b = room(name)
-        if b is not None:
-            s[b + 4] = 1.0
-            s[b + 5] = min(1.0, cells_away / far)
+    s.update(_rooms_slots(view, lay, span, counts))
     route = view["route"]
     if route is not None:
+        far = 2 * span
         s[o["route"]] = 1.0
         s[o["route"] + 1] = min(1.0, route["cells"] / far)
-        b = room(route["via"][0]) if route["via"] else None
+        b = _room_blocks(view["named_rooms"], lay)[0].get(route["via"][0]) if route["via"] else None
         if b is not None:
-            s[b + 6] = 1.0
-    b = room(HOSPITAL)
-    if b is not None:
-        s[b + 3] = 1.0
-    here = room(view["room"])
-    count = _ROOM_COUNT
-    if here is not None:
-        s[here + 2] = 1.0
-        for v in view["victims_here"]:
-            slot = here + count[v["status"]]
-            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2)
-    for e in view["exits"]:
-        if e["rubble"]:
-            for b in (here, room(e["to"])):
-                if b is not None:
-                    s[b + 10] = 1.0
-    for (name, status), n in counts.items():
-        b = room(name)
-        if b is not None:
-            slot = b + count[status]
-            s[slot] = min(1.0, s.get(slot, 0.0) + 0.2 * n)
-    for rb in view["known_rubble"]:
-        for name in rb["rooms"]:
-            b = room(name)
-            if b is not None:
-                s[b + 10] = 1.0
+            s[b + 6] = 1.0  # the route's next room: the one slot of a room block that `_rooms_slots` leaves out
 
     mates = view["teammates_here"]
     if mates:

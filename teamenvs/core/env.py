@@ -57,6 +57,9 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     # with their memos of parsed commands and masks, are then kept across episodes, still exact
     situations_outlast_episodes: ClassVar[bool] = False
     idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
+    # True where views of later steps hold some of the same read-only parts (`teamenvs.core.view.SharedFacts`): the
+    # single-agent Gymnasium view then gives its learner a thawed copy (`teamenvs.core.view.thaw`)
+    views_share_parts_across_steps: ClassVar[bool] = False
 
     def __init__(self, render_mode: str | None = None, preset: str | None = None, obs_type: str = "text",
                  action_type: str = "text", learners: Any = None, **config: Any) -> None:

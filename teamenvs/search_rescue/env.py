@@ -57,6 +57,7 @@ class SearchRescueEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(search_rescue_metrics)
     metric_goals = METRIC_GOALS
+    views_share_parts_across_steps = True  # victims here, doorways, notes and rubble elsewhere, distances (see view.py)
     config: SearchRescueConfig
     world: Rescue
 

@@ -148,8 +148,8 @@ class SingleAgentEnv(gymnasium.Env):
         full = self._infos.get(self.agent, {})
         if self.team_env.interface.obs_type == "text":
             info = {**full, "env_steps": env_steps, "skipped_steps": skipped}
-            if info.get("view") is not None:  # its read-only parts, which later views hold too, as the learner's own
-                info["view"] = thaw(info["view"])
+            if self.team_env.views_share_parts_across_steps and info.get("view") is not None:
+                info["view"] = thaw(info["view"])  # its read-only parts, which later views hold too, as the learner's own
             return info
         # numeric observations: a flat info of numbers and arrays, which vector envs can stack
         # (the view's nested, step-varying structure is for text and scripted policies)

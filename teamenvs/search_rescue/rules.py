@@ -88,6 +88,7 @@ class Rescue:
     _score: dict[int | frozenset[int], dict[str, int]] = field(default_factory=dict)
     _marked: dict[str, tuple[Any, bytes]] = field(default_factory=dict)  # agent -> its drawing with the rubble it knows of
     _parts: dict[Any, tuple[Any, Any]] = field(default_factory=dict)  # view parts (view.py): key -> (version, immutable value)
+    _notes: dict[str, dict[int, tuple[Any, Any]]] = field(default_factory=dict)  # agent -> victim -> (note, its view facts) (view.py)
 
     @property
     def all_rescued(self) -> bool:

@@ -181,11 +181,22 @@ def _exits(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
 def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
     """{victim, status, room, cell} of `agent`'s notes of victims outside `room` not known rescued, by number
     (`rescued` only grows, so its size is its version)."""
-    k, names = s.know[agent], s.room_names
-    return _part(s, ("notes", agent), (room, k.victims_version, len(k.rescued)), lambda: tuple(
-        SharedFacts(victim=vid, status=victim_status(note.kind, note.stabilized), room=names[note.room], cell=note.cell)
-        for vid, note in sorted(k.victims.items())
-        if note.room != room and vid not in k.rescued))
+    k = s.know[agent]
+
+    def make() -> tuple[SharedFacts, ...]:
+        # each note's facts are made once per note (a changed note is a new object): the list is made afresh
+        # whenever the agent changes room or learns anything of any victim
+        made, names, out = s._notes.setdefault(agent, {}), s.room_names, []
+        for vid, note in sorted(k.victims.items()):
+            if note.room != room and vid not in k.rescued:
+                hit = made.get(vid)
+                if hit is None or hit[0] is not note:
+                    hit = made[vid] = (note, SharedFacts(victim=vid, status=victim_status(note.kind, note.stabilized),
+                                                         room=names[note.room], cell=note.cell))
+                out.append(hit[1])
+        return tuple(out)
+
+    return _part(s, ("notes", agent), (room, k.victims_version, len(k.rescued)), make)
 
 
 def _rubble_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:

@@ -301,6 +301,15 @@ def _rubble_text(part: Any) -> str:
 
 
 _TEXTS: dict[Any, tuple[Any, str]] = {}
+_REMEMBERED = 64  # entries per cache of what a shared part gives: a few times the parts in use at once (4 per agent)
+
+
+def _remember(cache: dict[Any, Any], key: Any, entry: Any) -> None:
+    """Keep `entry` (which holds the part objects its key names by id), forgetting the oldest entry past
+    `_REMEMBERED`: a part is replaced when what it shows changes, and an old one is not kept alive for long."""
+    cache[key] = entry
+    if len(cache) > _REMEMBERED:
+        del cache[next(iter(cache))]
 
 
 def _part_text(part: Any, make: Callable[[Any], str]) -> str:
@@ -313,9 +322,7 @@ def _part_text(part: Any, make: Callable[[Any], str]) -> str:
     if hit is not None and hit[0] is part:
         return hit[1]
     text = make(part)
-    if len(_TEXTS) > 4096:
-        _TEXTS.clear()
-    _TEXTS[id(part)] = (part, text)
+    _remember(_TEXTS, id(part), (part, text))
     return text
 
 
@@ -328,9 +335,7 @@ def _rooms_text(rooms: Mapping[str, int], visited: tuple[str, ...]) -> str:
     seen = set(visited)
     text = ", ".join([f"{n}{'*' if n in seen else ''} {c}" for n, c in rooms.items()])
     if type(rooms) is SharedFacts and type(visited) is tuple:
-        if len(_TEXTS) > 4096:
-            _TEXTS.clear()
-        _TEXTS[key] = ((rooms, visited), text)
+        _remember(_TEXTS, key, ((rooms, visited), text))
     return text
 
 
@@ -633,9 +638,7 @@ def _victim_cells(part: tuple[Mapping[str, Any], ...]) -> tuple[tuple[tuple[int,
     cells = tuple((cx, cy, vid) for (cx, cy), vid in map(_CELL_NUMBER, part))
     counts = Counter(map(_ROOM_STATUS, part)) if part and "room" in part[0] else Counter()
     if shared:
-        if len(_VICTIM_CELLS) > 1024:
-            _VICTIM_CELLS.clear()
-        _VICTIM_CELLS[id(part)] = (part, cells, counts)
+        _remember(_VICTIM_CELLS, id(part), (part, cells, counts))
     return cells, counts
 
 
@@ -803,9 +806,7 @@ def _rooms_slots(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Map
             if b is not None:
                 s[b + 10] = 1.0
     if shared:
-        if len(_ROOMS_SLOTS) > 1024:
-            _ROOMS_SLOTS.clear()
-        _ROOMS_SLOTS[key] = (parts, s)
+        _remember(_ROOMS_SLOTS, key, (parts, s))
     return s
 
 

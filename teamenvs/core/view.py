@@ -40,33 +40,12 @@ class SharedFacts(dict):
 
 
 def thaw(data: Any) -> Any:
-    """`data` with every `SharedFacts` in it (in dicts, tuples and lists) copied into a plain dict; what holds none
-    is returned as it is (the same object).
+    """A copy of `data` with every `SharedFacts` in it (in dicts, tuples and lists) a plain dict.
 
     For Gymnasium: its checks take any dict that two steps' infos hold as one object for a mutable one they
     share, so the single-agent view gives its learner a view of its own."""
-    kind = type(data)
-    if kind in _ATOMS:
-        return data
-    if kind is SharedFacts:
-        return {k: thaw(v) for k, v in data.items()}
     if isinstance(data, dict):
-        out = None
-        for k, v in data.items():
-            if type(v) in _ATOMS:
-                continue
-            thawed = thaw(v)
-            if thawed is not v:
-                if out is None:
-                    out = dict(data)
-                out[k] = thawed
-        return data if out is None else out
-    if kind is tuple or kind is list:  # not a named tuple: its fields are values, not SharedFacts
-        if all(type(v) in _ATOMS for v in data):
-            return data
-        items = [thaw(v) for v in data]
-        return data if all(a is b for a, b in zip(items, data)) else kind(items)
+        return {k: thaw(v) for k, v in data.items()}
+    if type(data) in (tuple, list):  # not a named tuple: its fields are values, not SharedFacts
+        return type(data)(thaw(v) for v in data)
     return data
-
-
-_ATOMS = frozenset({str, int, float, bool, type(None)})

@@ -98,30 +98,9 @@ def message_refused(sender: str, message: str, allow_coordinates: bool) -> bool:
     return sender == GUIDE and not allow_coordinates and refers_to_coordinates(message)
 
 
-_SEGMENT_KEYS: dict[Edge, int] = {}
-
-
-def _segment_key(e: Edge) -> int:
-    """A unit segment as one integer that sorts as its sorted [[x, y], [x, y]] does (16 bits a coordinate; a
-    cell outside 0..65535 gives -1: such a drawing is sorted the plain way)."""
-    key = _SEGMENT_KEYS.get(e)
-    if key is None:
-        (ax, ay), (bx, by) = sorted(e)
-        key = (((ax << 16 | ay) << 16 | bx) << 16) | by if all(0 <= c < 65536 for c in (ax, ay, bx, by)) else -1
-        if len(_SEGMENT_KEYS) > 65536:
-            _SEGMENT_KEYS.clear()
-        _SEGMENT_KEYS[e] = key
-    return key
-
-
 def drawing_json(edges: frozenset[Edge]) -> list[list[list[int]]]:
-    """The drawing as sorted [[x, y], [x, y]] unit segments (JSON-ready).
-
-    The env logs it after every edit, so it sorts plain integers (`_segment_key`), not pairs of pairs."""
-    keys = sorted(map(_segment_key, edges))
-    if keys and keys[0] < 0:
-        return [[list(a), list(b)] for a, b in sorted(sorted(e) for e in edges)]
-    return [[[k >> 48, k >> 32 & 0xFFFF], [k >> 16 & 0xFFFF, k & 0xFFFF]] for k in keys]
+    """The drawing as sorted [[x, y], [x, y]] unit segments (JSON-ready)."""
+    return [[list(a), list(b)] for a, b in sorted(sorted(e) for e in edges)]
 
 
 def state_json(pair: MapPair, edges: frozenset[Edge], step: int, accuracy: float, done: bool) -> dict[str, Any]:

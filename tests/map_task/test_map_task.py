@@ -887,22 +887,3 @@ def test_route_legs_are_the_paths_networkx_finds():
         except nx.NetworkXNoPath:
             expected = None
         assert _shortest_leg(width, height, blocked, source, target) == expected
-
-
-def test_drawing_json_sorts_segments_as_sorted_cell_pairs_whatever_the_coordinates():
-    """The logged drawing sorts integer keys: it must list the segments as sorting their sorted cell pairs would,
-    on the map and off it (negative or huge coordinates fall back to the plain sort)."""
-    import random
-
-    from teamenvs.map_task.rules import drawing_json
-    from teamenvs.map_task.scoring import edge
-
-    rng = random.Random(1)
-    for _ in range(200):
-        low, high = rng.choice([(0, 20), (-3, 5), (65530, 65540)])
-        drawn = set()
-        for _ in range(rng.randrange(0, 50)):
-            x, y = rng.randrange(low, high), rng.randrange(low, high)
-            drawn.add(edge((x, y), (x + 1, y)) if rng.random() < 0.5 else edge((x, y), (x, y + 1)))
-        edges = frozenset(drawn)
-        assert drawing_json(edges) == [[list(a), list(b)] for a, b in sorted(sorted(e) for e in edges)]

@@ -1,5 +1,5 @@
 """What every paradigm's text observation ends with, built from the view's shared envelope, and
-the read-only mapping for facts that several agents' views share.
+the read-only mapping for facts that several views share.
 
 A paradigm's `view.py` renders its own state; the footer is the same everywhere: this step's
 events, any lines the paradigm puts just before the last action (new messages, a recent
@@ -20,15 +20,16 @@ def footer(view: Mapping[str, Any], before_last_action: Iterable[str] = ()) -> l
 
 
 class SharedFacts(dict):
-    """Public facts that several agents' views hold as one object (built once, not once per agent): read as
-    any dict (and pickled and written to JSON as one), but not changed in place, so that no agent's policy can
-    change what another agent sees (information isolation) nor what a later step shows. `dict(facts)` is a
-    copy to change."""
+    """Facts that several views hold as one object (built once, not once per view: the job fair's public company
+    facts in every seeker's view of a step, search and rescue's seldom-changing parts in an agent's views of
+    several steps): read as any dict (and pickled and written to JSON as one), but not changed in place, so
+    that no agent's policy can change what another agent sees (information isolation) nor what a later step
+    shows. `dict(facts)` is a copy to change."""
 
     __slots__ = ()
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("these facts are shared by several agents' views and are read-only; change a copy: dict(facts)")
+        raise TypeError("these facts are shared by several views (of agents or of steps) and are read-only; change a copy: dict(facts)")
 
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
 

@@ -254,7 +254,10 @@ class NameArg(Arg):
         word = text.split(None, 1)[0].strip(_STRIP + ",;:!?") if text.strip() else ""
         if not word:
             raise ArgError(f"'{command.name}' needs {self.name}: one of {', '.join(names) or '(none now)'}")
-        close = difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
+        # a similarity ratio is at most 2*min(len)/(len sum): a word over 3x the longest name cannot reach
+        # the 0.5 cutoff, and matching it would cost time linear in its length (up to the action limit)
+        close = (difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
+                 if names and len(word) <= 3 * max(map(len, names)) else [])
         hint = f" Did you mean '{names[[n.lower() for n in names].index(close[0])]}'?" if close else ""
         raise ArgError(f"unknown {self.name} {quote(word, 30)}.{hint} Known: {', '.join(names) or '(none now)'}")
 

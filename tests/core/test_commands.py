@@ -221,6 +221,26 @@ def test_unknown_recipient_gets_a_suggestion():
     assert "Known: trader_2, trader_3" in e.error
 
 
+def test_a_name_far_longer_than_any_known_name_is_not_fuzzy_matched_and_the_hint_is_unchanged(monkeypatch):
+    """A similarity ratio is at most 2*min(len)/(len sum), so a word over 3x the longest name cannot reach the
+    0.5 cutoff: the parser skips the (length-linear) fuzzy match there, and every hint is what it was."""
+    import difflib
+
+    names = ("trader_2", "trader_3")
+    situation = Situation(names={"agent": names})
+    commands = CommandSet([TELL])
+    for length in range(1, 40):
+        word = ("trader_3" * 5)[:length] + "x"
+        expected = difflib.get_close_matches(word.lower(), list(names), n=1, cutoff=0.5)
+        e = commands.parse(f"tell {word} hi", situation)
+        assert e.kind == "bad_argument"
+        assert (f"Did you mean '{expected[0]}'?" in e.error) if expected else ("Did you mean" not in e.error), word
+    calls = []
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: calls.append(a) or [])
+    e = commands.parse("tell " + "漢" * 9000 + " hi", situation)
+    assert e.kind == "bad_argument" and "unknown recipient" in e.error and calls == []
+
+
 def test_recipient_match_is_case_insensitive_and_canonical():
     action = ok("tell TRADER_2 let's pool")
     assert dict(action.args) == {"recipient": "trader_2", "message": "let's pool"}

@@ -478,6 +478,43 @@ def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
              f"SyncVectorEnv {rate['sync']:,.0f} (the same run)"]]
 
 
+def learner_step_times(make: Any, seconds: float, seed: int = 0) -> np.ndarray:
+    """Seconds of each learner step of one env from `make` (masked random actions, resets not timed), for about
+    `seconds`."""
+    env = make()
+    rng = np.random.default_rng(seed)
+    times: list[float] = []
+    try:
+        _, info = env.reset(seed=seed)
+        spent = 0.0
+        while spent < seconds:
+            action = int(masked_actions(info["action_mask"][None], rng)[0])
+            start = time.perf_counter()
+            _, _, terminated, truncated, info = env.step(action)
+            took = time.perf_counter() - start
+            times.append(took)
+            spent += took
+            if terminated or truncated:
+                _, info = env.reset()
+    finally:
+        env.close()
+    return np.asarray(times)
+
+
+def lockstep_bound(times: np.ndarray, num_envs: int, workers: int, seed: int = 0) -> float:
+    """The most a vector env stepping `num_envs` envs in lockstep in `workers` processes can gain over stepping them
+    in one process, with exchange between processes free: every vector step waits for its slowest worker, so the
+    bound is E[sum of the step times] / E[max over workers of a worker's sum], estimated from `times` (learner steps
+    timed one by one) drawn into vector steps at random."""
+    rng = np.random.default_rng(seed)
+    per = num_envs // workers
+    usable = len(times) // num_envs * num_envs
+    if usable == 0:
+        raise ValueError(f"need at least {num_envs} timed steps, got {len(times)}")
+    steps = rng.permutation(times)[:usable].reshape(-1, workers, per).sum(axis=2)
+    return float(steps.sum(axis=1).mean() / steps.max(axis=1).mean())
+
+
 def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
                     busy_ms: Sequence[float] = (0.3, 1.0), batched: int = 8) -> list[list[str]]:
     """`AsyncVectorEnv` (2 envs) and `ProcessVectorEnv` (`batched` envs in 2 workers) over `SyncVectorEnv` of as many
@@ -493,6 +530,12 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         rows += _pinned_row(f"{env_id} single-agent view, 2 envs, workers pinned (make_async)", rate)
         rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), batched, 2, seconds, seed)
         rows.append(_workers_row(f"{env_id} single-agent view, {batched} envs in 2 worker processes (make_async workers=2)", rate, batched, 2))
+        times = learner_step_times(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), seconds / 2, seed)
+        rows.append(["vector env", f"{env_id} single-agent view, 2 envs: the lockstep bound", f"{lockstep_bound(times, 2, 2, seed):.2f}",
+                     "x SyncVectorEnv steps/s at most", f"with exchange between processes free, as each vector step waits for "
+                     f"its slower worker; {batched} envs in 2 workers: at most {lockstep_bound(times, batched, 2, seed):.2f}x; "
+                     f"from {len(times):,} learner steps timed one by one (mean {1e3 * times.mean():.2f} ms, "
+                     f"coefficient of variation {times.std() / times.mean():.2f})"])
     for ms in busy_ms:
         rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
         rows.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+import gymnasium
 import numpy as np
-
 import pytest
 
 import teamenvs
@@ -65,7 +65,10 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         assert 0 < rules + views < text_step and number(value) >= 1.0  # a part of the step takes less than the step
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
-    assert len(vector) == (12 if pinnable else 8) and all(number(v[0]) > 0 for v in vector.values())
+    assert len(vector) == (14 if pinnable else 10) and all(number(v[0]) > 0 for v in vector.values())
+    for env_id in ("search_rescue_v0", "day_trader_v0"):
+        value, unit, notes = vector[f"{env_id} single-agent view, 2 envs: the lockstep bound"]
+        assert 1.0 <= number(value) <= 2.0 and unit == "x SyncVectorEnv steps/s at most" and "8 envs in 2 workers: at most" in notes
     value, unit, notes = vector["day_trader_v0 single-agent view, 8 envs in 2 worker processes (make_async workers=2)"]
     assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (8 envs in 2 processes)" in notes
     assert [s for s in vector if s.startswith("reference") and "pinned" not in s and "worker processes" not in s] == [
@@ -153,6 +156,24 @@ def test_busy_env_steps_take_their_cost() -> None:
     rates = perf.async_over_sync(lambda: perf.BusyEnv(0.0005), 0.2, masked=False)
     assert set(rates) == {"async", "sync"} | ({"pinned"} if worker_cpus() is not None else set())
     assert all(r > 0 for r in rates.values())
+
+
+def test_lockstep_bound() -> None:
+    """Equal steps gain the full 2x with 2 workers; a step that dwarfs the others leaves about 1x; more envs per
+    worker average uneven steps out; the bound is of the times given, whatever their order."""
+    rng = np.random.default_rng(0)
+    assert perf.lockstep_bound(np.full(100, 0.001), 2, 2) == pytest.approx(2.0)
+    assert perf.lockstep_bound(np.array([1.0] + [1e-6] * 99), 2, 2) < 1.01
+    uneven = rng.exponential(0.001, 4000)
+    two, eight = perf.lockstep_bound(uneven, 2, 2), perf.lockstep_bound(uneven, 8, 2)
+    assert 1.2 < two < eight < 2.0  # two exponential steps: E[sum] / E[max] = 2 / 1.5
+    assert two == pytest.approx(4 / 3, abs=0.05)
+    assert perf.lockstep_bound(uneven[::-1].copy(), 2, 2) == pytest.approx(two, abs=0.05)
+    with pytest.raises(ValueError, match="at least 8 timed steps"):
+        perf.lockstep_bound(uneven[:5], 8, 2)
+    times = perf.learner_step_times(lambda: gymnasium.make(teamenvs.spec("day_trader_v0").gym_id, obs_type="vector",
+                                                           action_type="discrete"), 0.05)
+    assert len(times) > 10 and (times > 0).all()
 
 
 def test_critical_path_calls() -> None:

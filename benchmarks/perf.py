@@ -44,7 +44,10 @@ Rows, every number measured by this run:
   a row beside each gives `AsyncVectorEnv` with each worker pinned to one CPU (as
   `teamenvs.wrappers.make_async` does), the same rounds. Reference rows time the same for an env
   whose steps are only busy CPU (0.3 ms and 1 ms): what the vector machinery itself gains on this
-  machine for steps of that cost.
+  machine for steps of that cost, and from it what a vector step spends exchanging actions and
+  results between processes (`exchange_cost`). A `lockstep bound` row per env gives the most any
+  lockstep vector env could gain for that env's learner steps (timed one by one; each vector step
+  waits for its slower worker), with exchange free and with the exchange measured (`lockstep_bound`).
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
@@ -501,25 +504,45 @@ def learner_step_times(make: Any, seconds: float, seed: int = 0) -> np.ndarray:
     return np.asarray(times)
 
 
-def lockstep_bound(times: np.ndarray, num_envs: int, workers: int, seed: int = 0) -> float:
+def lockstep_bound(times: np.ndarray, num_envs: int, workers: int, seed: int = 0, exchange: float = 0.0) -> float:
     """The most a vector env stepping `num_envs` envs in lockstep in `workers` processes can gain over stepping them
-    in one process, with exchange between processes free: every vector step waits for its slowest worker, so the
-    bound is E[sum of the step times] / E[max over workers of a worker's sum], estimated from `times` (learner steps
-    timed one by one) drawn into vector steps at random."""
+    in one process: every vector step waits for its slowest worker, so the bound is E[sum of the step times] /
+    (E[max over workers of a worker's sum] + `exchange`, the seconds a vector step spends passing actions and results
+    between processes: 0, free, by default), estimated from `times` (learner steps timed one by one) drawn into
+    vector steps at random."""
     rng = np.random.default_rng(seed)
     per = num_envs // workers
     usable = len(times) // num_envs * num_envs
     if usable == 0:
         raise ValueError(f"need at least {num_envs} timed steps, got {len(times)}")
     steps = rng.permutation(times)[:usable].reshape(-1, workers, per).sum(axis=2)
-    return float(steps.sum(axis=1).mean() / steps.max(axis=1).mean())
+    return float(steps.sum(axis=1).mean() / (steps.max(axis=1).mean() + exchange))
+
+
+def exchange_cost(step: float, ratio: float) -> float:
+    """Seconds a 2-env `AsyncVectorEnv` step spends beyond its slower worker's step, from a reference env whose steps
+    all take `step` seconds and the measured async/sync `ratio`: sync takes 2 x step, async step + exchange."""
+    return 2 * step / ratio - step
 
 
 def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
                     busy_ms: Sequence[float] = (0.3, 1.0), batched: int = 8) -> list[list[str]]:
     """`AsyncVectorEnv` (2 envs) and `ProcessVectorEnv` (`batched` envs in 2 workers) over `SyncVectorEnv` of as many
-    envs, for the single-agent view of `env_ids`, then for `BusyEnv`s of `busy_ms` per step: what the vector
-    machinery gains on this machine for steps of that cost."""
+    envs, for the single-agent view of `env_ids`, with the most lockstep could gain for its learner steps, then for
+    `BusyEnv`s of `busy_ms` per step: what the vector machinery gains on this machine for steps of that cost, and
+    what it spends per vector step exchanging actions and results (measured first, for the bounds)."""
+    references, exchange = [], 0.0
+    for ms in busy_ms:
+        rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
+        exchange = exchange_cost(ms / 1000, rate["async"] / rate["sync"])  # the last (longest) reference is kept
+        references.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
+                           "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
+                           f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine; exchange between processes "
+                           f"{1e3 * exchange:.2f} ms a vector step (2 x step / ratio - step)"])
+        references += _pinned_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs, workers pinned", rate)
+        rate = workers_over_sync(lambda ms=ms: BusyEnv(ms / 1000), batched, 2, seconds / 2, seed, masked=False)
+        references.append(_workers_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, {batched} envs in 2 worker processes",
+                                       rate, batched, 2))
     rows = []
     for env_id in env_ids:
         gym_id = teamenvs.spec(env_id).gym_id
@@ -531,21 +554,14 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), batched, 2, seconds, seed)
         rows.append(_workers_row(f"{env_id} single-agent view, {batched} envs in 2 worker processes (make_async workers=2)", rate, batched, 2))
         times = learner_step_times(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), seconds / 2, seed)
+        with_exchange = (f"; with the exchange measured by the {busy_ms[-1]:g} ms reference ({1e3 * exchange:.2f} ms a vector "
+                         f"step): at most {lockstep_bound(times, 2, 2, seed, exchange):.2f}x" if busy_ms else "")
         rows.append(["vector env", f"{env_id} single-agent view, 2 envs: the lockstep bound", f"{lockstep_bound(times, 2, 2, seed):.2f}",
                      "x SyncVectorEnv steps/s at most", f"with exchange between processes free, as each vector step waits for "
-                     f"its slower worker; {batched} envs in 2 workers: at most {lockstep_bound(times, batched, 2, seed):.2f}x; "
-                     f"from {len(times):,} learner steps timed one by one (mean {1e3 * times.mean():.2f} ms, "
+                     f"its slower worker{with_exchange}; {batched} envs in 2 workers: at most {lockstep_bound(times, batched, 2, seed):.2f}x "
+                     f"(exchange free); from {len(times):,} learner steps timed one by one (mean {1e3 * times.mean():.2f} ms, "
                      f"coefficient of variation {times.std() / times.mean():.2f})"])
-    for ms in busy_ms:
-        rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
-        rows.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
-                     "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
-                     f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine"])
-        rows += _pinned_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs, workers pinned", rate)
-        rate = workers_over_sync(lambda ms=ms: BusyEnv(ms / 1000), batched, 2, seconds / 2, seed, masked=False)
-        rows.append(_workers_row(f"reference: an env whose steps are {ms:g} ms of busy CPU, {batched} envs in 2 worker processes",
-                                 rate, batched, 2))
-    return rows
+    return rows + references
 
 
 def step_calls(records: Iterable[Mapping[str, Any]]) -> list[list[int]]:

@@ -69,6 +69,10 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     for env_id in ("search_rescue_v0", "day_trader_v0"):
         value, unit, notes = vector[f"{env_id} single-agent view, 2 envs: the lockstep bound"]
         assert 1.0 <= number(value) <= 2.0 and unit == "x SyncVectorEnv steps/s at most" and "8 envs in 2 workers: at most" in notes
+        with_exchange = number(re.search(r"a vector step\): at most ([\d.]+)x", notes).group(1))
+        assert 0 < with_exchange < number(value)  # passing actions and results costs something
+    for ms in ("0.3", "1"):
+        assert re.search(r"exchange between processes [\d.]+ ms a vector step", vector[f"reference: an env whose steps are {ms} ms of busy CPU, 2 envs"][2])
     value, unit, notes = vector["day_trader_v0 single-agent view, 8 envs in 2 worker processes (make_async workers=2)"]
     assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (8 envs in 2 processes)" in notes
     assert [s for s in vector if s.startswith("reference") and "pinned" not in s and "worker processes" not in s] == [
@@ -169,6 +173,8 @@ def test_lockstep_bound() -> None:
     assert 1.2 < two < eight < 2.0  # two exponential steps: E[sum] / E[max] = 2 / 1.5
     assert two == pytest.approx(4 / 3, abs=0.05)
     assert perf.lockstep_bound(uneven[::-1].copy(), 2, 2) == pytest.approx(two, abs=0.05)
+    assert perf.lockstep_bound(np.full(100, 0.001), 2, 2, exchange=0.001) == pytest.approx(1.0)  # exchange as long as a step
+    assert perf.exchange_cost(0.001, 2.0) == pytest.approx(0.0) and perf.exchange_cost(0.001, 1.0) == pytest.approx(0.001)
     with pytest.raises(ValueError, match="at least 8 timed steps"):
         perf.lockstep_bound(uneven[:5], 8, 2)
     times = perf.learner_step_times(lambda: gymnasium.make(teamenvs.spec("day_trader_v0").gym_id, obs_type="vector",

@@ -50,7 +50,6 @@ checked against it on construction: an unknown value or a combination the rules 
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from typing import Any, Literal
 import numpy as np
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.text import close_match, quote
 
 Level = Literal["high", "low"]
 LEVELS: tuple[str, ...] = ("high", "low")
@@ -134,9 +134,9 @@ def _check_value(what: str, value: Any, allowed: Mapping[str, Any] | Sequence[st
     if isinstance(value, str) and value in allowed:
         return
     names = list(allowed)
-    near = difflib.get_close_matches(str(value), names, n=1)
-    hint = f" (did you mean {near[0]!r}?)" if near else ""
-    raise ConfigError(f"{where}unknown {what} {value!r}{hint}; allowed: {', '.join(map(repr, names))}")
+    near = close_match(str(value), names)
+    hint = f" (did you mean {near!r}?)" if near else ""
+    raise ConfigError(f"{where}unknown {what} {quote(str(value))}{hint}; allowed: {', '.join(map(repr, names))}")
 
 
 def _fail(message: str) -> PersonaDataError:

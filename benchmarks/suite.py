@@ -32,7 +32,6 @@ quote short excerpts of the values at fault, never a whole value.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import re
 import reprlib
@@ -44,7 +43,7 @@ from typing import Any, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.constrain import CONSTRAIN_MODES
-from teamenvs.core.text import clean_text, printable, quote
+from teamenvs.core.text import clean_text, close_match, printable, quote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm", "llm-smoke")
@@ -535,10 +534,8 @@ def _check_group(group: Group, where: str, checked: set[Any] | None = None) -> N
     from teamenvs.registry import list_envs
 
     if group.env not in list_envs():
-        import difflib
-
-        close = difflib.get_close_matches(group.env, list_envs(), n=1)
-        hint = f" Did you mean {show(close[0])}?" if close else ""
+        close = close_match(group.env, list_envs())
+        hint = f" Did you mean {show(close)}?" if close else ""
         raise SuiteError(f"{where}.env: unknown environment {show(group.env)}.{hint} Environments: {', '.join(list_envs())}")
     checked = set() if checked is None else checked
     for i, condition in enumerate(group.conditions):
@@ -669,7 +666,7 @@ def load_suite(name_or_path: str | Path, seeds: int | None = None) -> Suite:
     else:
         path = Path(text)
         if path.suffix not in (".json", ".yaml", ".yml"):
-            close = difflib.get_close_matches(text[:40], BUILTIN, n=1, cutoff=0.6)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
+            close = close_match(text, BUILTIN)
+            hint = f" Did you mean '{close}'?" if close else ""
             raise SuiteError(f"unknown suite {file_name(text)}.{hint} Give a built-in suite ({', '.join(BUILTIN)}) or a .json/.yaml file")
     return parse_suite(_read(path), text, seeds)

@@ -8,12 +8,12 @@ as `teamenvs/<Name>-v<k>`, the single-agent view (one learner, scripted teammate
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import gymnasium
 
 from teamenvs.core.paradigm import Paradigm, discover
+from teamenvs.core.text import close_match, quote
 
 _REGISTRY: dict[str, Paradigm] = {}
 
@@ -34,9 +34,9 @@ def paradigms() -> list[Paradigm]:
 def spec(env_id: str) -> Paradigm:
     """The declaration of `env_id`, or a KeyError naming the nearest registered id."""
     if env_id not in _REGISTRY:
-        close = difflib.get_close_matches(str(env_id), list(_REGISTRY), n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise KeyError(f"unknown env id {env_id!r}.{hint} Registered: {', '.join(_REGISTRY)}")
+        close = close_match(str(env_id), list(_REGISTRY))
+        hint = f" Did you mean '{close}'?" if close else ""
+        raise KeyError(f"unknown env id {quote(str(env_id))}.{hint} Registered: {', '.join(_REGISTRY)}")
     return _REGISTRY[env_id]
 
 

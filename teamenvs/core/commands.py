@@ -26,7 +26,7 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from teamenvs.core.text import clean_text, quote
+from teamenvs.core.text import clean_text, close_match, quote
 
 MAX_ACTION_CHARS = 10_000
 MAX_TEXT_ARG_CHARS = 2_000
@@ -254,11 +254,9 @@ class NameArg(Arg):
         word = text.split(None, 1)[0].strip(_STRIP + ",;:!?") if text.strip() else ""
         if not word:
             raise ArgError(f"'{command.name}' needs {self.name}: one of {', '.join(names) or '(none now)'}")
-        # a similarity ratio is at most 2*min(len)/(len sum): a word over 3x the longest name cannot reach
-        # the 0.5 cutoff, and matching it would cost time linear in its length (up to the action limit)
-        close = (difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
-                 if names and len(word) <= 3 * max(map(len, names)) else [])
-        hint = f" Did you mean '{names[[n.lower() for n in names].index(close[0])]}'?" if close else ""
+        lowered = [n.lower() for n in names]
+        close = close_match(word.lower(), lowered, cutoff=0.5)
+        hint = f" Did you mean '{names[lowered.index(close)]}'?" if close is not None else ""
         raise ArgError(f"unknown {self.name} {quote(word, 30)}.{hint} Known: {', '.join(names) or '(none now)'}")
 
     def example(self, situation=None):

@@ -14,12 +14,13 @@ line's `--set key=value`) to the field's type.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import json
 import types
 import typing
 from typing import Any, Mapping, TypeVar
+
+from teamenvs.core.text import close_match, quote
 
 C = TypeVar("C")
 
@@ -83,17 +84,17 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
             raise ConfigError(f"preset must be a string, got {type(preset).__name__}")
         for name in (p.strip() for p in preset.split("+")):
             if name not in presets:
-                close = difflib.get_close_matches(name, list(presets), n=1)
-                hint = f" Did you mean '{close[0]}'?" if close else ""
-                raise ConfigError(f"unknown preset {name!r}.{hint} Presets: {', '.join(presets)} (combine them with '+')")
+                close = close_match(name, list(presets))
+                hint = f" Did you mean '{close}'?" if close else ""
+                raise ConfigError(f"unknown preset {quote(name)}.{hint} Presets: {', '.join(presets)} (combine them with '+')")
             values.update(presets[name])
     hints = field_types(cls)
     names = [f.name for f in dataclasses.fields(cls) if f.init]
     for key, value in overrides.items():
         if key not in names:
-            close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"unknown config key {key!r} for {cls.__name__}.{hint} Valid keys: {', '.join(names)}")
+            close = close_match(str(key), names)
+            hint = f" Did you mean '{close}'?" if close else ""
+            raise ConfigError(f"unknown config key {quote(str(key))} for {cls.__name__}.{hint} Valid keys: {', '.join(names)}")
         values[key] = _coerce(key, value, hints[key])
     try:
         return cls(**values)

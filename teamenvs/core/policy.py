@@ -15,11 +15,12 @@ own folder; `agents` re-exports them beside the LLM policies and the step loop.
 
 from __future__ import annotations
 
-import difflib
 from abc import ABC, abstractmethod
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
+
+from teamenvs.core.text import close_match, quote
 
 
 @runtime_checkable
@@ -149,8 +150,8 @@ def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: in
     for i, (agent, name) in enumerate(zip(agents, names)):
         resolved = default_baseline(env_id) if name == "scripted" else name
         if resolved not in available:
-            close = difflib.get_close_matches(str(resolved)[:40], ["scripted", "llm", *available], n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise ValueError(f"unknown baseline {name!r} for {env_id}.{hint} Available: scripted, {', '.join(available)}")
+            close = close_match(str(resolved), ["scripted", "llm", *available])
+            hint = f" Did you mean '{close}'?" if close else ""
+            raise ValueError(f"unknown baseline {quote(str(name))} for {env_id}.{hint} Available: scripted, {', '.join(available)}")
         policies[agent] = available[resolved](seed=agent_seed(seed, i))
     return policies

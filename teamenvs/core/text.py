@@ -10,8 +10,9 @@ another agent's observation, so no control character ever enters an observation.
 from __future__ import annotations
 
 import copy
+import difflib
 import string
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium.spaces import Text
@@ -99,6 +100,19 @@ def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool =
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars]
     return text
+
+
+def close_match(word: str, names: Sequence[str], cutoff: float = 0.6) -> str | None:
+    """The name of `names` nearest `word` (`difflib.get_close_matches`, case as given), or None below `cutoff`.
+
+    A similarity ratio is at most 2 * min(len) / (sum of lengths), so a word longer than the longest name times
+    (2 - cutoff) / cutoff cannot reach the cutoff: it is not matched, since matching costs time linear in its
+    length (any untrusted text: an action, a config key, a suite file's entry)."""
+    longest = max(map(len, names), default=0)
+    if not longest or len(word) * cutoff > longest * (2 - cutoff):
+        return None
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 def quote(text: str, max_chars: int = 60) -> str:

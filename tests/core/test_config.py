@@ -14,6 +14,7 @@ import pytest
 
 import teamenvs
 from teamenvs.core.config import ConfigError, build_config, check_int, config_to_json
+from teamenvs.core.policy import make_policies
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 
 
@@ -69,6 +70,40 @@ def test_unknown_preset_names_the_nearest_preset():
     with pytest.raises(ConfigError, match=r"unknown preset 'group_size6'\. Did you mean 'group_size_6'\?") as info:
         day_trader("group_size6")
     assert "no_communication" in str(info.value)
+
+
+def test_close_match_skips_only_words_that_cannot_reach_the_cutoff(monkeypatch):
+    """`close_match` answers as `difflib.get_close_matches` does for every word that could reach the cutoff, and does
+    not match a word too long to (a ratio is at most 2 * min(len) / (sum of lengths)), whatever its length."""
+    import difflib
+
+    from teamenvs.core.text import close_match
+
+    names = ["n_agents", "rounds", "show_balances"]
+    for cutoff in (0.5, 0.6, 0.8):
+        for length in range(1, 60):
+            word = ("show_balances" * 5)[:length] + "!"
+            expected = difflib.get_close_matches(word, names, n=1, cutoff=cutoff)
+            assert close_match(word, names, cutoff) == (expected[0] if expected else None), (word, cutoff)
+    assert close_match("x", []) is None
+    calls = []
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: calls.append(a) or [])
+    assert close_match("show_balances" * 1000, names) is None and calls == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda huge: teamenvs.make(huge),
+    lambda huge: teamenvs.make("day_trader_v0", preset=huge),
+    lambda huge: teamenvs.make("day_trader_v0", **{huge: 1}),
+    lambda huge: make_policies(teamenvs.make("day_trader_v0"), huge),
+])
+def test_an_unknown_name_of_any_length_gets_a_short_error(make):
+    """An unknown env id, preset, config key or baseline is quoted in its error cut short, not echoed whole."""
+    huge = "day_trader_v0" * 20_000
+    with pytest.raises((KeyError, ConfigError, ValueError)) as info:
+        make(huge)
+    message = str(info.value)
+    assert len(message) < 1_000 and "unknown" in message and "..." in message
 
 
 def test_string_coercion():

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import reprlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,7 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.constrain import CONSTRAIN_MODES
-from teamenvs.core.text import clean_text, close_match, printable, quote
+from teamenvs.core.text import clean_text, close_match, excerpt, printable
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = ("smoke", "paper", "llm", "llm-smoke")
@@ -194,21 +193,8 @@ def slug(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- reading and checking
-_EXCERPT = reprlib.Repr()
-_EXCERPT.maxlevel = 3
-_EXCERPT.maxstring = _EXCERPT.maxother = _EXCERPT.maxlong = 60
-_EXCERPT.maxlist = _EXCERPT.maxtuple = _EXCERPT.maxdict = _EXCERPT.maxset = _EXCERPT.maxfrozenset = 6
 YAML_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
 BRACKETS = re.compile(r"[][{}]")
-
-
-def show(value: Any) -> str:
-    """A short excerpt of a suite value for an error message: never the whole value, which may be huge."""
-    if isinstance(value, str):
-        return quote(value)
-    if isinstance(value, int) and value.bit_length() > 192:
-        return f"a {value.bit_length()}-bit integer"
-    return printable(_EXCERPT.repr(value), keep_newlines=False)
 
 
 def file_name(path: str | Path) -> str:
@@ -401,33 +387,33 @@ def _mapping(raw: Any, where: str, keys: set[str], required: Sequence[str] = ())
         raise SuiteError(f"{where}: expected a mapping, got {type(raw).__name__}")
     unknown = sorted(set(map(str, raw)) - keys)
     if unknown:
-        raise SuiteError(f"{where}: unknown field {show(unknown[0])} (fields: {', '.join(sorted(keys))})")
+        raise SuiteError(f"{where}: unknown field {excerpt(unknown[0])} (fields: {', '.join(sorted(keys))})")
     for key in required:
         if key not in raw:
-            raise SuiteError(f"{where}: missing field {show(key)}")
+            raise SuiteError(f"{where}: missing field {excerpt(key)}")
     return raw
 
 
 def _text(raw: Any, where: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
-        raise SuiteError(f"{where}: expected a non-empty string, got {show(raw)}")
+        raise SuiteError(f"{where}: expected a non-empty string, got {excerpt(raw)}")
     return raw.strip()
 
 
 def _list(raw: Any, where: str) -> list[Any]:
     if not isinstance(raw, list) or not raw:
-        raise SuiteError(f"{where}: expected a non-empty list, got {show(raw)}")
+        raise SuiteError(f"{where}: expected a non-empty list, got {excerpt(raw)}")
     return raw
 
 
 def _seeds(raw: Any, where: str) -> tuple[int, ...]:
     if isinstance(raw, bool):
-        raise SuiteError(f"{where}: expected a number of seeds or a list of seeds, got {show(raw)}")
+        raise SuiteError(f"{where}: expected a number of seeds or a list of seeds, got {excerpt(raw)}")
     if isinstance(raw, int):
         if raw < 1:
-            raise SuiteError(f"{where}: the number of seeds must be at least 1, got {show(raw)}")
+            raise SuiteError(f"{where}: the number of seeds must be at least 1, got {excerpt(raw)}")
         if raw > MAX_EPISODES:
-            raise SuiteError(f"{where}: too many seeds ({show(raw)}); a suite may hold at most {MAX_EPISODES:,} episodes")
+            raise SuiteError(f"{where}: too many seeds ({excerpt(raw)}); a suite may hold at most {MAX_EPISODES:,} episodes")
         return tuple(range(raw))
     seeds = _list(raw, where)
     if len(seeds) > MAX_EPISODES:
@@ -435,9 +421,9 @@ def _seeds(raw: Any, where: str) -> tuple[int, ...]:
     seen: set[int] = set()
     for i, s in enumerate(seeds):
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise SuiteError(f"{where}[{i}]: a seed must be a non-negative integer, got {show(s)}")
+            raise SuiteError(f"{where}[{i}]: a seed must be a non-negative integer, got {excerpt(s)}")
         if s > MAX_SEED:
-            raise SuiteError(f"{where}[{i}]: a seed must be at most 2**63 - 1, got {show(s)}")
+            raise SuiteError(f"{where}[{i}]: a seed must be at most 2**63 - 1, got {excerpt(s)}")
         if s in seen:
             raise SuiteError(f"{where}: seeds repeat: {s} is listed twice")
         seen.add(s)
@@ -451,14 +437,14 @@ def _condition(raw: Any, where: str) -> Condition:
     preset = _text(raw["preset"], f"{where}.preset") if raw.get("preset") is not None else None
     overrides = raw.get("set", {})
     if not isinstance(overrides, Mapping):
-        raise SuiteError(f"{where}.set: expected a mapping of config keys to values, got {show(overrides)}")
+        raise SuiteError(f"{where}.set: expected a mapping of config keys to values, got {excerpt(overrides)}")
     name = raw.get("name") or preset or ",".join(f"{k}={v}" for k, v in overrides.items()) or "default"
     return Condition(_text(name, f"{where}.name"), preset, dict(overrides))
 
 
 def _bool(raw: Any, where: str) -> bool:
     if not isinstance(raw, bool):
-        raise SuiteError(f"{where}: expected true or false, got {show(raw)}")
+        raise SuiteError(f"{where}: expected true or false, got {excerpt(raw)}")
     return raw
 
 
@@ -471,13 +457,13 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     options = {k: _bool(raw[k], f"{where}.{k}") for k in ("personas", "theory", "interview") if k in raw}
     probes = raw.get("probes_every")
     if probes is not None and (isinstance(probes, bool) or not isinstance(probes, int) or probes < 1):
-        raise SuiteError(f"{where}.probes_every: expected a whole number >= 1, got {show(probes)}")
+        raise SuiteError(f"{where}.probes_every: expected a whole number >= 1, got {excerpt(probes)}")
     constrain = raw.get("constrain", "off")
     if constrain not in CONSTRAIN_MODES:
-        raise SuiteError(f"{where}.constrain: expected one of {', '.join(CONSTRAIN_MODES)}, got {show(constrain)}")
+        raise SuiteError(f"{where}.constrain: expected one of {', '.join(CONSTRAIN_MODES)}, got {excerpt(constrain)}")
     memory = _memory(raw.get("memory"), f"{where}.memory")
     if policy != "llm" and (any(options.values()) or probes is not None or constrain != "off" or memory is not None):
-        raise SuiteError(f"{where}: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not {show(policy)}")
+        raise SuiteError(f"{where}: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not {excerpt(policy)}")
     label = _text(raw.get("label", policy), f"{where}.label")
     return PolicySpec(label, policy, probes_every=probes, constrain=constrain, memory=memory, **options)
 
@@ -490,13 +476,13 @@ def _memory(raw: Any, where: str) -> dict[str, Any] | None:
     if raw is True:
         return {}
     if not isinstance(raw, Mapping):
-        raise SuiteError(f"{where}: expected true, false or a mapping of memory options, got {show(raw)}")
+        raise SuiteError(f"{where}: expected true, false or a mapping of memory options, got {excerpt(raw)}")
     from agents.memory import MemoryConfig
 
     known = [f.name for f in dataclasses.fields(MemoryConfig)]
     unknown = [k for k in raw if k not in known]
     if unknown:
-        raise SuiteError(f"{where}: unknown option(s) {show(unknown)}; the options are {', '.join(known)}")
+        raise SuiteError(f"{where}: unknown option(s) {excerpt(unknown)}; the options are {', '.join(known)}")
     try:
         MemoryConfig(**raw)
     except (ValueError, OverflowError) as exc:
@@ -515,7 +501,7 @@ def _check_names(group: Group, where: str) -> None:
     for kind, names in (("condition", [c.name for c in group.conditions]), ("policy label", [p.label for p in group.policies])):
         repeated = _first_repeat(names)
         if repeated is not None:
-            raise SuiteError(f"{where}: two {kind}s share the name {show(repeated)}")
+            raise SuiteError(f"{where}: two {kind}s share the name {excerpt(repeated)}")
 
 
 def _failure(exc: Exception) -> str:
@@ -535,8 +521,8 @@ def _check_group(group: Group, where: str, checked: set[Any] | None = None) -> N
 
     if group.env not in list_envs():
         close = close_match(group.env, list_envs())
-        hint = f" Did you mean {show(close)}?" if close else ""
-        raise SuiteError(f"{where}.env: unknown environment {show(group.env)}.{hint} Environments: {', '.join(list_envs())}")
+        hint = f" Did you mean {excerpt(close)}?" if close else ""
+        raise SuiteError(f"{where}.env: unknown environment {excerpt(group.env)}.{hint} Environments: {', '.join(list_envs())}")
     checked = set() if checked is None else checked
     for i, condition in enumerate(group.conditions):
         config = (group.env, condition.preset, repr(condition.overrides))
@@ -559,7 +545,7 @@ def _check_group(group: Group, where: str, checked: set[Any] | None = None) -> N
 
 def _max_steps(raw: Any, where: str) -> int | None:
     if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int) or raw < 1):
-        raise SuiteError(f"{where}: expected a whole number >= 1, got {show(raw)}")
+        raise SuiteError(f"{where}: expected a whole number >= 1, got {excerpt(raw)}")
     return raw
 
 
@@ -588,9 +574,9 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
     where = f"suite {file_name(source)}"
     raw = _mapping(raw, where, SUITE_KEYS)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
-        raise SuiteError(f"--seeds must be a whole number >= 1, got {show(seeds)}")
+        raise SuiteError(f"--seeds must be a whole number >= 1, got {excerpt(seeds)}")
     if seeds is not None and seeds > MAX_EPISODES:
-        raise SuiteError(f"--seeds {show(seeds)}: too many seeds; a suite may hold at most {MAX_EPISODES:,} episodes")
+        raise SuiteError(f"--seeds {excerpt(seeds)}: too many seeds; a suite may hold at most {MAX_EPISODES:,} episodes")
     override = tuple(range(seeds)) if seeds is not None else None
     add = [_policy(p, f"{where}.add_policies[{i}]") for i, p in enumerate(_optional_list(raw, "add_policies", where))]
     if "base" in raw:
@@ -625,14 +611,14 @@ def parse_suite(raw: Any, source: str, seeds: int | None = None, _depth: int = 0
                          f"the {MAX_EPISODES:,} a suite may hold; use fewer seeds (--seeds), conditions or policies")
     repeated = _first_repeat([g.title for g in groups])
     if repeated is not None:
-        raise SuiteError(f"{where}.groups: two groups share the title {show(repeated)}")
+        raise SuiteError(f"{where}.groups: two groups share the title {excerpt(repeated)}")
     # every structural check has passed: only now build envs and policies, the slow part
     checked: set[Any] = set()
     for i, group in enumerate(groups):
         _check_group(group, f"{where}.groups[{i}]", checked)
     description = raw.get("description", "")
     if not isinstance(description, str):
-        raise SuiteError(f"{where}.description: expected a string, got {show(description)}")
+        raise SuiteError(f"{where}.description: expected a string, got {excerpt(description)}")
     return Suite(name, description.strip(), tuple(groups), source)
 
 
@@ -641,7 +627,7 @@ def _optional_list(raw: Mapping[str, Any], key: str, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise SuiteError(f"{where}.{key}: expected a list, got {show(value)}")
+        raise SuiteError(f"{where}.{key}: expected a list, got {excerpt(value)}")
     return value
 
 

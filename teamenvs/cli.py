@@ -26,7 +26,7 @@ from typing import Any, Mapping, NoReturn, Sequence
 from teamenvs.core.config import ConfigError
 from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.metrics import mean_sd
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 from teamenvs.registry import make, paradigms
 
 ERROR_MAX_CHARS = 2000
@@ -105,7 +105,7 @@ def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set expects key=value, got {pair!r}")
+            raise ConfigError(f"--set expects key=value, got {excerpt(pair)}")
         values[key.strip()] = value.strip()
     return values
 

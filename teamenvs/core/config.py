@@ -20,7 +20,7 @@ import types
 import typing
 from typing import Any, Mapping, TypeVar
 
-from teamenvs.core.text import close_match, quote
+from teamenvs.core.text import close_match, excerpt, quote
 
 C = TypeVar("C")
 
@@ -63,7 +63,7 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
             except ValueError:
                 continue
             return tuple(parsed) if typing.get_origin(option) is tuple or option is tuple else parsed
-    raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}")
+    raise ConfigError(f"{name}: cannot read {excerpt(value)} as {getattr(hint, '__name__', hint)}")
 
 
 @functools.cache
@@ -144,25 +144,25 @@ def check_field(config: Any, f: dataclasses.Field, hint: Any) -> None:
         return
     if meta["choices"] is not None:
         if value not in meta["choices"]:
-            raise ConfigError(f"{f.name} must be one of {', '.join(map(str, meta['choices']))}, got {value!r}")
+            raise ConfigError(f"{f.name} must be one of {', '.join(map(str, meta['choices']))}, got {excerpt(value)}")
         return
     if bool in options and int not in options:
         if not isinstance(value, bool):
-            raise ConfigError(f"{f.name} must be true or false, got {value!r}")
+            raise ConfigError(f"{f.name} must be true or false, got {excerpt(value)}")
         return
     if int in options and float not in options:
         check_int(f.name, value, _bound(config, meta["low"]), _bound(config, meta["high"]))
         return
     if float in options:
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
-            raise ConfigError(f"{f.name} must be a number, got {value!r}")
+            raise ConfigError(f"{f.name} must be a number, got {excerpt(value)}")
         low, high = _bound(config, meta["low"]), _bound(config, meta["high"])
         if (low is not None and value < low) or (high is not None and value > high):
             rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
             raise ConfigError(f"{f.name} must be {rng}, got {value}")
         return
     if str in options and not isinstance(value, str):
-        raise ConfigError(f"{f.name} must be a string, got {value!r}")
+        raise ConfigError(f"{f.name} must be a string, got {excerpt(value)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,7 +207,7 @@ def config_to_json(config: Any) -> dict[str, Any]:
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> None:
     """Raise ConfigError unless `value` is an int within [low, high]."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
+        raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
         raise ConfigError(f"{name} must be {rng}, got {value}")

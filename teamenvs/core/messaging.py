@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Sequence
 
 from teamenvs.core.commands import Action, Command, NameArg, TextArg
 from teamenvs.core.config import ConfigError, TeamConfig, setting
-from teamenvs.core.text import clean_text
+from teamenvs.core.text import clean_text, excerpt
 
 MAX_MESSAGE_CHARS = 1_000
 
@@ -46,9 +46,9 @@ class MessagingConditions(TeamConfig):
     def _check(self) -> None:
         modes = self.communication_modes
         if modes and self.communication not in modes:
-            raise ConfigError(f"communication must be one of {', '.join(modes)}, got {self.communication!r}")
+            raise ConfigError(f"communication must be one of {', '.join(modes)}, got {excerpt(self.communication)}")
         if not modes and not isinstance(self.communication, bool):
-            raise ConfigError(f"communication must be true or false, got {self.communication!r}")
+            raise ConfigError(f"communication must be true or false, got {excerpt(self.communication)}")
 
     @property
     def talking_allowed(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import reprlib
 import string
 from typing import Any, Sequence
 
@@ -113,6 +114,22 @@ def close_match(word: str, names: Sequence[str], cutoff: float = 0.6) -> str | N
         return None
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=cutoff)
     return close[0] if close else None
+
+
+_EXCERPT = reprlib.Repr()
+_EXCERPT.maxlevel = 3
+_EXCERPT.maxstring = _EXCERPT.maxother = _EXCERPT.maxlong = 60
+_EXCERPT.maxlist = _EXCERPT.maxtuple = _EXCERPT.maxdict = _EXCERPT.maxset = _EXCERPT.maxfrozenset = 6
+
+
+def excerpt(value: Any) -> str:
+    """A short excerpt of any outside value (a config value, a suite file's entry) for an error message: never the
+    whole value, which may be huge; a string quoted as `quote` does, anything else as a clipped repr."""
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, int) and value.bit_length() > 192:
+        return f"a {value.bit_length()}-bit integer"
+    return printable(_EXCERPT.repr(value), keep_newlines=False)
 
 
 def quote(text: str, max_chars: int = 60) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from teamenvs.core.config import ConfigError, setting
 from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.text import excerpt
 from teamenvs.hidden_profile.materials import GENERATED, PROFILE_IDS, profile_members
 
 MAX_CANDIDATES = 5  # the letters A-E; the numeric observation and the catalogue have a slot per letter
@@ -40,7 +41,7 @@ class HiddenProfileConfig(MessagingConditions):
     def _check(self) -> None:
         members = profile_members(self.profile)
         if members is not None and self.n_agents != members:
-            raise ConfigError(f"profile {self.profile!r} is written for {members} members, got n_agents={self.n_agents} "
+            raise ConfigError(f"profile {excerpt(self.profile)} is written for {members} members, got n_agents={self.n_agents} "
                               f"(use profile='{GENERATED}' for other group sizes)")
 
 

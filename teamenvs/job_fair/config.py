@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from teamenvs.core.config import ConfigError, setting
 from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.text import excerpt
 from teamenvs.job_fair.fair import ADVERTISED, catalogue, fair_data
 
 SCENARIOS = ("S1", "S2", "S3", "S4", "generated")
@@ -51,12 +52,12 @@ class JobFairConfig(MessagingConditions):
         if self.scenario != "generated":
             given = [k for k in GENERATOR_KNOBS if getattr(self, k) is not None]
             if given:
-                raise ConfigError(f"{', '.join(given)} apply to scenario='generated' only (scenario is {self.scenario!r})")
+                raise ConfigError(f"{', '.join(given)} apply to scenario='generated' only (scenario is {excerpt(self.scenario)})")
             return
         if self.businesses is not None:
             known = catalogue().businesses
             if not isinstance(self.businesses, (tuple, list)) or not self.businesses:
-                raise ConfigError(f"businesses must be a non-empty list of business names, got {self.businesses!r}")
+                raise ConfigError(f"businesses must be a non-empty list of business names, got {excerpt(self.businesses)}")
             unknown = [b for b in self.businesses if b not in known]
             if unknown:
                 raise ConfigError(f"unknown businesses {unknown}; the catalogue has: {', '.join(known)}")

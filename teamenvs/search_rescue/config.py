@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from teamenvs.core.config import ConfigError, setting
 from teamenvs.core.messaging import MessagingConditions
+from teamenvs.core.text import excerpt
 
 MEDIC, ENGINEER, TRANSPORTER = "medic", "engineer", "transporter"
 ROLES = (MEDIC, ENGINEER, TRANSPORTER)
@@ -58,7 +59,7 @@ class SearchRescueConfig(MessagingConditions):
 
     def _check(self) -> None:
         if not isinstance(self.team, (tuple, list)) or not 1 <= len(self.team) <= 10:
-            raise ConfigError(f"team must be a list of 1 to 10 roles out of {', '.join(ROLES)}, got {self.team!r}")
+            raise ConfigError(f"team must be a list of 1 to 10 roles out of {', '.join(ROLES)}, got {excerpt(self.team)}")
         bad = [r for r in self.team if r not in ROLES]
         if bad:
             raise ConfigError(f"unknown role(s) {bad} in team; roles are {', '.join(ROLES)}")

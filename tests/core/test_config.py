@@ -96,14 +96,21 @@ def test_close_match_skips_only_words_that_cannot_reach_the_cutoff(monkeypatch):
     lambda huge: teamenvs.make("day_trader_v0", preset=huge),
     lambda huge: teamenvs.make("day_trader_v0", **{huge: 1}),
     lambda huge: make_policies(teamenvs.make("day_trader_v0"), huge),
+    lambda huge: teamenvs.make("day_trader_v0", n_agents=huge),
+    lambda huge: teamenvs.make("day_trader_v0", show_balances=huge),
+    lambda huge: teamenvs.make("day_trader_v0", communication=huge),
+    lambda huge: teamenvs.make("search_rescue_v0", team=[huge] * 1000),
+    lambda huge: teamenvs.make("job_fair_v0", scenario=huge),
+    lambda huge: teamenvs.make("hidden_profile_v0", profile=huge),
 ])
-def test_an_unknown_name_of_any_length_gets_a_short_error(make):
-    """An unknown env id, preset, config key or baseline is quoted in its error cut short, not echoed whole."""
+def test_an_unknown_name_or_bad_value_of_any_length_gets_a_short_error(make):
+    """An unknown env id, preset, config key or baseline, or a config value that cannot be read, is quoted in its
+    error cut short, not echoed whole (it may come from a suite file or the command line)."""
     huge = "day_trader_v0" * 20_000
     with pytest.raises((KeyError, ConfigError, ValueError)) as info:
         make(huge)
     message = str(info.value)
-    assert len(message) < 1_000 and "unknown" in message and "..." in message
+    assert len(message) < 1_000 and "..." in message and ("unknown" in message or "got" in message or "cannot read" in message)
 
 
 def test_string_coercion():

@@ -7,6 +7,17 @@ import pytest
 from agents.llm.server import LocalLLMServer
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _offline_session(tmp_path_factory):
+    """The same for what module- and session-scoped fixtures run (a benchmark run once per module, say): they are set
+    up before any test's own `_offline_env`, so without this they would call the real endpoint of OPENAI_BASE_URL and
+    cache in the home directory, where a later run's identical request would be answered from the cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("OPENAI_BASE_URL", raising=False)
+        patch.setenv("TEAMENVS_CACHE", str(tmp_path_factory.mktemp("session-cache")))
+        yield
+
+
 @pytest.fixture(scope="module")
 def server():
     """The offline OpenAI-compatible server, one per test module (its fault counters live as long as it does)."""

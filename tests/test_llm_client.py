@@ -18,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import socket
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import openai
@@ -754,3 +756,15 @@ def test_pin_apart_leaves_everything_unpinned_when_a_server_is_gone() -> None:
     assert os.sched_getaffinity(0) == before
     undo()
     assert os.sched_getaffinity(0) == before
+
+
+@pytest.fixture(scope="module")
+def module_fixture_env():
+    """What a module-scoped fixture (set up before any test's own fixtures) sees of the offline settings."""
+    return os.environ.get("TEAMENVS_CACHE"), os.environ.get("OPENAI_BASE_URL")
+
+
+def test_module_scoped_fixtures_are_offline_and_cache_outside_the_home_directory(module_fixture_env):
+    cache, base_url = module_fixture_env
+    assert base_url is None
+    assert cache and not Path(cache).resolve().is_relative_to(Path.home().resolve() / ".cache")

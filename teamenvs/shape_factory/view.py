@@ -369,7 +369,7 @@ def features(config: ShapeFactoryConfig) -> tuple[Feature, ...]:
         Feature("free_money", high=float(n), doc=f"own money not committed to open offers / {scale:g}"),
         Feature("inventory", s, high=float(n), doc=f"own shapes held per shape / {stock} (max_production)"),
         Feature("free_inventory", s, high=float(n), doc=f"own shapes not committed to open offers, per shape / {stock}"),
-        Feature("orders", o * (s + 1), doc=f"per order: shapes it needs per shape / shape_amount_per_order, then 1 if fulfilled"),
+        Feature("orders", o * (s + 1), doc="per order: shapes it needs per shape / shape_amount_per_order, then 1 if fulfilled"),
         Feature("orders_ready", o, doc="per order: 1 if open and the free inventory covers it"),
         Feature("produced", doc="shapes made / max_production"),
         Feature("offers_to_you", k * slot, high=1.0, doc="the oldest offers addressed to the agent: " + offer_doc),

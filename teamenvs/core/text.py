@@ -5,6 +5,8 @@ instances whose membership test accepts any printable unicode (plus newlines), b
 agents may write in any language; sampling draws from printable ASCII.
 Every piece of agent-written text passes through `clean_text` before it can reach
 another agent's observation, so no control character ever enters an observation.
+Outside text quoted in an error message goes through `quote` or `excerpt` (never whole: it may be
+huge), and a "Did you mean" hint through `close_match` (bounded time for any length).
 """
 
 from __future__ import annotations

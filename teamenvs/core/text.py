@@ -94,6 +94,13 @@ def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool =
 
     Newlines become spaces unless `keep_newlines`. The result is cut to `max_chars` characters.
     """
+    if max_chars is not None and not keep_newlines:
+        # the usual text needs no cleaning: its first `max_chars` characters are printable (so its only whitespace is
+        # the ASCII space), single-spaced and neither start nor end with a space; then they are the cleaned text, and
+        # a long text (a reply full of words) is read only that far
+        head = text[:max_chars]
+        if head.isprintable() and "  " not in head and not head.startswith(" ") and not head.endswith(" "):
+            return head
     if max_chars is not None and len(text) > 4 * max_chars + 64:
         text = text[: 4 * max_chars + 64]
     text = _collapse_whitespace(text, keep_newlines)

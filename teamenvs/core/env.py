@@ -24,7 +24,7 @@ from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
 from teamenvs.core.rl import Feature, Interface
-from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation
+from teamenvs.core.text import Briefing, OBSERVATION_MAX_CHARS, Observation, excerpt
 
 IGNORED = {"ok": None, "ignored": True}
 # A situation's memo keeps the parses of actions sent in it (texts up to commands.MEMO_TEXT_CHARS): random and scripted
@@ -64,7 +64,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def __init__(self, render_mode: str | None = None, preset: str | None = None, obs_type: str = "text",
                  action_type: str = "text", learners: Any = None, **config: Any) -> None:
         if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None or 'ansi', got {excerpt(render_mode)}")
         self.render_mode = render_mode
         self.preset = preset
         self.config = build_config(self.config_class, self.presets, preset, config)

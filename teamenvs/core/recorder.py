@@ -31,7 +31,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 
 MAX_LOGGED_ACTION_CHARS = 20_000
 
@@ -155,7 +155,7 @@ class EpisodeRecorder:
 
     def __init__(self, path: str | Path | None = None, *, keep: bool | str = True, run: dict[str, Any] | None = None) -> None:
         if isinstance(keep, str) and keep != "metrics":
-            raise ValueError(f"keep must be True, False or 'metrics', got {keep!r}")
+            raise ValueError(f"keep must be True, False or 'metrics', got {excerpt(keep)}")
         self.path = Path(path) if path is not None else None
         self.keep: bool | str = keep if keep == "metrics" else bool(keep)
         self.run = run  # who ran the episode and why (a benchmark's suite, condition, policy): the header's "run"

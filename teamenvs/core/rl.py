@@ -33,6 +33,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from gymnasium import spaces
 
+from teamenvs.core.text import excerpt
+
 OBS_TYPES = ("text", "vector", "both")
 ACTION_TYPES = ("text", "discrete")
 NOOP = "no-op"  # index 0 of every catalogue: wait if waiting is allowed, else nothing to send
@@ -149,9 +151,9 @@ def flat_info(info: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_types(obs_type: Any, action_type: Any) -> None:
     if obs_type not in OBS_TYPES:
-        raise ValueError(f"obs_type must be one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
+        raise ValueError(f"obs_type must be one of {', '.join(OBS_TYPES)}, got {excerpt(obs_type)}")
     if action_type not in ACTION_TYPES:
-        raise ValueError(f"action_type must be one of {', '.join(ACTION_TYPES)}, got {action_type!r}")
+        raise ValueError(f"action_type must be one of {', '.join(ACTION_TYPES)}, got {excerpt(action_type)}")
 
 
 def observation_space(obs_type: str, discrete: bool, text: spaces.Space, vector: spaces.Box | None, n_actions: int) -> spaces.Space:
@@ -199,7 +201,7 @@ def check_learners(learners: Iterable[str] | None, agents: Sequence[str]) -> fro
     chosen = list(learners)
     unknown = [a for a in chosen if a not in agents]
     if unknown or not chosen:
-        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {chosen!r}")
+        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(chosen)}")
     return frozenset(chosen)
 
 

@@ -30,6 +30,7 @@ from typing import Any, Iterator, Mapping
 import gymnasium
 
 from teamenvs.core.rl import flat_info
+from teamenvs.core.text import excerpt
 from teamenvs.core.view import thaw
 from teamenvs.registry import make
 
@@ -61,7 +62,7 @@ class SingleAgentEnv(gymnasium.Env):
         agents = self.team_env.possible_agents
         self.agent = agent if agent is not None else agents[0]
         if self.agent not in agents:
-            raise ValueError(f"unknown agent {self.agent!r} for {env_id}; agents are {', '.join(agents)}")
+            raise ValueError(f"unknown agent {excerpt(self.agent)} for {env_id}; agents are {', '.join(agents)}")
         if obs_type != "text" or action_type != "text":
             # the learner alone gets the numeric interface: the teammates' policies read text, and nobody pays
             # for encoding and masking observations that no learner reads

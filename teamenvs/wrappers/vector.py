@@ -35,7 +35,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
 
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 
 
 def pin_to(cpu: int) -> None:
@@ -86,9 +86,9 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
     from teamenvs.registry import spec
 
     if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        raise ValueError(f"num_envs must be a positive integer, got {excerpt(num_envs)}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs):
-        raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {workers!r}")
+        raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {excerpt(workers)}")
     gym_id = spec(env_id).gym_id
 
     def make() -> Any:
@@ -246,7 +246,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
         if not env_fns:
             raise ValueError("ProcessVectorEnv needs at least one env function")
         if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= len(env_fns):
-            raise ValueError(f"workers must be an integer from 1 to the number of envs ({len(env_fns)}), got {workers!r}")
+            raise ValueError(f"workers must be an integer from 1 to the number of envs ({len(env_fns)}), got {excerpt(workers)}")
         probe = env_fns[0]()  # the spaces and metadata, read in this process (as AsyncVectorEnv does)
         try:
             self.single_observation_space = probe.observation_space

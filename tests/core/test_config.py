@@ -15,6 +15,8 @@ import pytest
 import teamenvs
 from teamenvs.core.config import ConfigError, build_config, check_int, config_to_json
 from teamenvs.core.policy import make_policies
+from teamenvs.core.recorder import EpisodeRecorder
+from teamenvs.wrappers.single_agent import SingleAgentEnv
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 
 
@@ -102,6 +104,12 @@ def test_close_match_skips_only_words_that_cannot_reach_the_cutoff(monkeypatch):
     lambda huge: teamenvs.make("search_rescue_v0", team=[huge] * 1000),
     lambda huge: teamenvs.make("job_fair_v0", scenario=huge),
     lambda huge: teamenvs.make("hidden_profile_v0", profile=huge),
+    lambda huge: teamenvs.make("day_trader_v0", obs_type=huge),
+    lambda huge: teamenvs.make("day_trader_v0", action_type=huge),
+    lambda huge: teamenvs.make("day_trader_v0", render_mode=huge),
+    lambda huge: teamenvs.make("day_trader_v0", obs_type="vector", learners=[huge]),
+    lambda huge: EpisodeRecorder(keep=huge),
+    lambda huge: SingleAgentEnv("day_trader_v0", agent=huge),
 ])
 def test_an_unknown_name_or_bad_value_of_any_length_gets_a_short_error(make):
     """An unknown env id, preset, config key or baseline, or a config value that cannot be read, is quoted in its

@@ -24,7 +24,7 @@ from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
 from teamenvs.core.rl import Feature, Interface
-from teamenvs.core.text import Briefing, OBSERVATION_MAX_CHARS, Observation, excerpt
+from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation, excerpt
 
 IGNORED = {"ok": None, "ignored": True}
 # A situation's memo keeps the parses of actions sent in it (texts up to commands.MEMO_TEXT_CHARS): random and scripted

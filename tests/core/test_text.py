@@ -37,7 +37,7 @@ def test_clean_text_equals_cleaning_in_full_on_random_text():
     assert quick > 2_000  # the quick path was taken often, not only the full one
 
 
-def test_a_long_reply_is_read_only_up_to_the_limit():
+def test_text_needing_no_cleaning_comes_back_cut_at_the_limit_and_other_text_is_cleaned():
     reply = "<think>" * 20_000 + "\x00 tail"
     assert clean_text(reply, 2_000) == reply[:2_000]
     assert clean_text("  two  spaces ", 100) == "two spaces" and clean_text("ends with space ", 15) == "ends with space"

@@ -10,9 +10,9 @@ import numpy as np
 
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds, unpack_flat
-from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
+from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import footer
 
 
@@ -241,7 +241,6 @@ class _Layout(NamedTuple):
 
 
 _LAYOUTS: dict[int, tuple[CommonsConfig, tuple[str, ...], _Layout]] = {}
-_REJECTED = "Your last action was REJECTED"  # how `TeamEnv.last_action_line` starts for a refused action
 _NO_HINT = [0.0] * 7
 
 
@@ -261,20 +260,6 @@ def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, fishers, layout)
     return layout
-
-
-def _message_block(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]], slot: Mapping[str, int], k: int, size: int) -> list[float]:
-    block = [0.0] * size
-    for line in lines:
-        hit = table.get(line)
-        if hit is not None:
-            block[hit[0] * (k + 1) + hit[1]] = 1.0
-            continue
-        sender = line.split(": ", 1)[0].removesuffix(" (to you)")
-        i = slot.get(sender)
-        if i is not None:  # another fisher's free text (own lines read "you -> ...")
-            block[i * (k + 1) + k] = 1.0
-    return block
 
 
 def mean_request(last_month: Mapping[str, Any]) -> int:
@@ -321,7 +306,7 @@ def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
         float(phase == HARVEST), float(discussing), float(phase == "over"),
         view["month"] / view["months"],
         view["discussion_turn"] / view["discussion_turns"] if discussing else 0.0,
-        float(view["last_action"].startswith(_REJECTED)),
+        float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
         stock / cap,
         sustainable_share(stock, n, factor) / cap,
         float(view["collapsed"]),
@@ -338,8 +323,8 @@ def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
     size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
     new, recent = view["new_messages"], view["recent_messages"]
-    flat += _message_block(new, table, slot, k, size) if new else [0.0] * size
-    flat += _message_block(recent, table, slot, k, size) if discussing and recent else [0.0] * size
+    flat += message_slots(new, table, slot, k, size) if new else [0.0] * size
+    flat += message_slots(recent, table, slot, k, size) if discussing and recent else [0.0] * size
     return flat
 
 

@@ -32,8 +32,12 @@ IGNORED = {"ok": None, "ignored": True}
 # (messages) cannot grow it without end. (The command set's own recent parses serve an LLM policy's check of the
 # text it then sends; without this per-situation memo, which outlasts episodes, random play ran 3-8% slower.)
 MEMO_ENTRIES = 512
+# How an observation's last-action line begins (`TeamEnv.last_action_line`): the numeric encoders read it back
+LAST_ACTION = "Your last action: "  # then the accepted command, " (accepted).", or the idle line's rest
+LAST_ACTION_REJECTED = "Your last action was REJECTED"  # then ": " and why
+NO_LAST_ACTION = "Your last action: none yet."  # before the agent's first action
 
-__all__ = ["IGNORED", "TeamEnv", "event"]
+__all__ = ["IGNORED", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "TeamEnv", "event"]
 
 
 class TeamEnv(Conversation, ParallelEnv, ABC):
@@ -56,7 +60,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     # `_situation_key` alone (the messaging block is added to the key here): the situations worked out so far,
     # with their memos of parsed commands and masks, are then kept across episodes, still exact
     situations_outlast_episodes: ClassVar[bool] = False
-    idle_line: ClassVar[str] = "Your last action: none needed (you were busy)."  # after a step without needs_action
+    idle_line: ClassVar[str] = f"{LAST_ACTION}none needed (you were busy)."  # after a step without needs_action
     # True where views of later steps hold some of the same read-only parts (`teamenvs.core.view.SharedFacts`): the
     # single-agent Gymnasium view then gives its learner a thawed copy (`teamenvs.core.view.thaw`)
     views_share_parts_across_steps: ClassVar[bool] = False
@@ -439,9 +443,9 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         """One line telling the agent what became of its last action."""
         last = self._last_action.get(agent)
         if last is None:
-            return "Your last action: none yet."
+            return NO_LAST_ACTION
         if last.get("ignored"):
             return self.idle_line
         if last["ok"]:
-            return f"Your last action: {last['text']} (accepted)."
-        return f"Your last action was REJECTED: {last['error']}"
+            return f"{LAST_ACTION}{last['text']} (accepted)."
+        return f"{LAST_ACTION_REJECTED}: {last['error']}"

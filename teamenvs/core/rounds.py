@@ -100,3 +100,19 @@ def message_tables(agents: tuple[str, ...], messages: tuple[str, ...]) -> tuple[
                 table[f"{o}: {text}"] = table[f"{o} (to you): {text}"] = (i, j)
         lines[a] = table
     return others, slots, lines
+
+
+def message_slots(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]], slot: Mapping[str, int], k: int, size: int) -> list[float]:
+    """The slots of a block of message lines (`size` = (n - 1) * (k + 1)): per other agent, its `k` canned messages,
+    then any other text it sent. `table` and `slot` are one agent's entries of `message_tables`."""
+    block = [0.0] * size
+    for line in lines:
+        hit = table.get(line)
+        if hit is not None:
+            block[hit[0] * (k + 1) + hit[1]] = 1.0
+            continue
+        sender = line.split(": ", 1)[0].removesuffix(" (to you)")
+        i = slot.get(sender)
+        if i is not None:  # another agent's free text (own lines read "you -> ...")
+            block[i * (k + 1) + k] = 1.0
+    return block

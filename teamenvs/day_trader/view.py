@@ -11,9 +11,9 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds, one_hot, unpack_flat
-from teamenvs.core.rounds import Phase, discussion_briefing, message_tables
+from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import footer
 from teamenvs.day_trader.config import DayTraderConfig
 from teamenvs.day_trader.rules import DECISION, WAIT, Choice, Money, RoundOutcome, as_float, money_json, pool_shares
@@ -304,7 +304,6 @@ class _Layout(NamedTuple):
 
 
 _LAYOUTS: dict[int, tuple[DayTraderConfig, tuple[str, ...], _Layout]] = {}
-_REJECTED = "Your last action was REJECTED"  # how `TeamEnv.last_action_line` starts for a refused action
 
 
 def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
@@ -325,20 +324,6 @@ def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, traders, layout)
     return layout
-
-
-def _message_block(lines: tuple[str, ...], table: Mapping[str, tuple[int, int]], slot: Mapping[str, int], k: int, size: int) -> list[float]:
-    block = [0.0] * size
-    for line in lines:
-        hit = table.get(line)
-        if hit is not None:
-            block[hit[0] * (k + 1) + hit[1]] = 1.0
-            continue
-        sender = line.split(": ", 1)[0].removesuffix(" (to you)")
-        i = slot.get(sender)
-        if i is not None:  # another trader's free text (own lines read "you -> ...")
-            block[i * (k + 1) + k] = 1.0
-    return block
 
 
 @lru_cache(maxsize=4096)
@@ -392,7 +377,7 @@ def encode_flat(view: Mapping[str, Any], config: DayTraderConfig) -> list[float]
         float(deciding), float(discussing), float(phase == "over"),
         view["round"] / view["rounds"],
         view["discussion_turn"] / view["discussion_turns"] if discussing else 0.0,
-        float(view["last_action"].startswith(_REJECTED)),
+        float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
         view["money"] / layout.money_scale,
         math.log1p(view["money"]) / log_scale,
         float(can is not None),
@@ -407,8 +392,8 @@ def encode_flat(view: Mapping[str, Any], config: DayTraderConfig) -> list[float]
     size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
     new, recent = view["new_messages"], view["recent_messages"]
-    flat += _message_block(new, table, slot, k, size) if new else [0.0] * size
-    flat += _message_block(recent, table, slot, k, size) if discussing and recent else [0.0] * size
+    flat += message_slots(new, table, slot, k, size) if new else [0.0] * size
+    flat += message_slots(recent, table, slot, k, size) if discussing and recent else [0.0] * size
     return flat
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase
 from teamenvs.core.view import footer
@@ -290,7 +290,7 @@ def encode_values(view: Mapping[str, Any], config: HiddenProfileConfig) -> dict[
     return {
         "phase": one_hot(_PHASES.index(phase), 4),
         "discussion_turn": turn,
-        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
+        "last_action_rejected": float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
         "candidates": [float(x in candidates) for x in letters],
         "own_initial_vote": one_hot(0 if vote is None else 1 + letters.index(vote), MAX_CANDIDATES + 1),
         "own_strengths": own_strong,
@@ -357,7 +357,7 @@ def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     else:
         turn = 0.0 if phase == INITIAL_VOTE else 1.0
     own_strong, own_weak = _own_slots(document)[:2]
-    out = [*one_hot(_PHASES.index(phase), 4), turn, float(view["last_action"].startswith("Your last action was REJECTED")),
+    out = [*one_hot(_PHASES.index(phase), 4), turn, float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
            *(float(x in candidates) for x in letters),
            *one_hot(0 if vote is None else 1 + letters.index(vote), MAX_CANDIDATES + 1),
            *own_strong, *own_weak, *_heard_slots(document, discussed_facts(view["recent_messages"])),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Hashable, Mapping
 
 from teamenvs.core.commands import Action, ActionError, Situation
-from teamenvs.core.env import TeamEnv
+from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, mask_key, parse_in, situation
 from teamenvs.job_fair.config import PRESETS, JobFairConfig
@@ -40,7 +40,7 @@ class JobFairEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(job_fair_metrics)
     metric_goals = METRIC_GOALS
-    idle_line = "Your last action: none needed (it was not your turn)."
+    idle_line = f"{LAST_ACTION}none needed (it was not your turn)."
     config: JobFairConfig
 
     def _agent_ids(self) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.job_fair.commands import COMMANDS, MAX_STEPS
@@ -359,12 +359,11 @@ _current: list[Any] = [None, None, None]  # (config, its layout, its tables) of 
 @lru_cache(maxsize=4096)  # agents' last-action lines repeat from step to step
 def _last(line: str) -> tuple[int | None, bool]:
     """(the accepted last command's index, rejected?) from the view's last-action line."""
-    if line.startswith("Your last action was REJECTED"):
+    if line.startswith(LAST_ACTION_REJECTED):
         return None, True
-    prefix = "Your last action: "
-    if not line.startswith(prefix) or not line.endswith(" (accepted)."):
+    if not line.startswith(LAST_ACTION) or not line.endswith(" (accepted)."):
         return None, False
-    text = line[len(prefix):].lower()
+    text = line[len(LAST_ACTION):].lower()
     for name in _LAST_COMMANDS:
         if text.startswith(name) and (len(text) == len(name) or not text[len(name)].isalnum()):
             return _COMMAND_NAMES.index(name), False

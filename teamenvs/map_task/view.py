@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
 
+from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED
 from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import footer
 from teamenvs.map_task.commands import MESSAGE_KINDS, latest_message, read_message, trail_of
@@ -222,9 +223,7 @@ def role_briefing(agent: str, cfg: MapTaskConfig) -> str:
 # ---------------------------------------------------------------------- numeric observation (teamenvs.core.rl)
 COMMAND_NAMES = ("say", "draw", "erase", "undo", "reset", "wait")
 WAY_NAMES = ("north", "south", "east", "west")
-_IDLE = "Your last action: none"
-_ACCEPTED = "Your last action: "
-_REJECTED = "Your last action was REJECTED"
+_IDLE = f"{LAST_ACTION}none"  # the start of the idle lines and of the line before a first action
 
 
 def _message_features(prefix: str, whose: str, landmarks: int, new: bool) -> tuple[Feature, ...]:
@@ -421,11 +420,11 @@ def encode(view: Mapping[str, Any], config: MapTaskConfig) -> np.ndarray:
             out[slots] = 1.0
     line = view["last_action"]
     status = at["last_action_status"]
-    if line.startswith(_REJECTED):
+    if line.startswith(LAST_ACTION_REJECTED):
         out[status + 2] = 1.0
-    elif line.startswith(_ACCEPTED) and not line.startswith(_IDLE):
+    elif line.startswith(LAST_ACTION) and not line.startswith(_IDLE):
         out[status + 1] = 1.0
-        command = _COMMAND_INDEX.get(line[len(_ACCEPTED):].split(" ", 1)[0].rstrip(".").lower())
+        command = _COMMAND_INDEX.get(line[len(LAST_ACTION):].split(" ", 1)[0].rstrip(".").lower())
         if command is not None:
             out[at["last_action_command"] + command] = 1.0
     else:

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from teamenvs.core.commands import Action, Situation
-from teamenvs.core.env import TeamEnv
+from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.search_rescue import rules, view
 from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, catalogue, commands_now, situation
@@ -116,7 +116,7 @@ class SearchRescueEnv(TeamEnv):
     @property
     def idle_line(self) -> str:  # the base class's line after a step without a decision
         if self.config.scheduling == "round_robin":
-            return "Your last action: none needed (you were busy, or it was not your turn)."
+            return f"{LAST_ACTION}none needed (you were busy, or it was not your turn)."
         return TeamEnv.idle_line
 
     def _has_turn(self, agent: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED, NO_LAST_ACTION, event
 from teamenvs.core.messaging import Message
 from teamenvs.core.rl import Feature, feature_bounds
 from teamenvs.core.view import SharedFacts, footer
@@ -719,13 +719,13 @@ def _last_action_slots(line: str) -> tuple[int, int | None]:
     cached = _LAST_ACTION.get(line)
     if cached is None:
         kind = None
-        if line.startswith("Your last action was REJECTED"):
+        if line.startswith(LAST_ACTION_REJECTED):
             status = 2
-        elif line == "Your last action: none yet.":
+        elif line == NO_LAST_ACTION:
             status = 0
         elif line.endswith("(accepted)."):
             status = 1
-            text = line[len("Your last action: "):-len(" (accepted).")]
+            text = line[len(LAST_ACTION):-len(" (accepted).")]
             kind = next((i for i, k in enumerate(COMMAND_KINDS) if text == k or text.startswith(k + " ")), None)
         else:
             status = 3

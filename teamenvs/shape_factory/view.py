@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from teamenvs.core.env import event
+from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.messaging import Message
 from teamenvs.core.rl import Feature, feature_bounds, one_hot
 from teamenvs.core.view import footer
@@ -423,7 +423,7 @@ def encode_values(view: Mapping[str, Any], config: ShapeFactoryConfig) -> dict[s
     senders = {line.split("] ", 1)[-1].split(":", 1)[0].removesuffix(" (to you)") for line in view["new_messages"]}
     return {
         "progress": view["step"] / view["max_steps"],
-        "last_action_rejected": float(view["last_action"].startswith("Your last action was REJECTED")),
+        "last_action_rejected": float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
         "producing": one_hot(shapes.index(job["shape"]) if job else None, s),
         "production_left": job["steps_left"] / view["production_steps"] if job else 0.0,
         "specialty": one_hot(shapes.index(view["specialty"]), s),
@@ -495,7 +495,7 @@ def encode(view: Mapping[str, Any], config: ShapeFactoryConfig) -> np.ndarray:
     where = {x: i for i, x in enumerate(shapes)}
     job = view["producing"]
     free_inventory = view["free_inventory"]
-    out: list[float] = [view["step"] / view["max_steps"], float(view["last_action"].startswith("Your last action was REJECTED"))]
+    out: list[float] = [view["step"] / view["max_steps"], float(view["last_action"].startswith(LAST_ACTION_REJECTED))]
     producing = [0.0] * s
     if job:
         producing[where[job["shape"]]] = 1.0

@@ -71,7 +71,8 @@ error (`{"error": {"message", "type", "code"}}`) saying what is wrong (400; 411 
 Content-Length; 413 above `max_body` bytes; 408 when a started request stalls past
 `read_timeout` seconds, which also bounds how long a whole request may take to arrive and how
 long an idle connection is kept); at most `max_connections` connections are served at once,
-and the next ones get 503 with `Retry-After`.
+and the next ones get 503 with `Retry-After`. Empty lines before a request line are skipped,
+as HTTP/1.1 asks (up to `LEADING_EMPTY_LINES`; more, or a line of blanks, is a 400).
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ READ_TIMEOUT = 10.0
 MAX_BODY = 8 * 2**20
 MAX_CONNECTIONS = 256
 MAX_WAIT_S = 60.0
+# Empty lines skipped before a request line (RFC 9112 section 2.2: a server should ignore at least one; some clients
+# end a body with an extra CRLF). The standard library's handler drops the connection without a word instead.
+LEADING_EMPTY_LINES = 8
 
 # name -> (lowest, highest, what the number is); a bare name means the value in _BARE, else 1
 _RATE_FAULTS = ("429", "500", "503", "timeout", "badjson", "malformed", "empty")
@@ -649,6 +653,25 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(408, f"the request did not arrive within {self.server.read_timeout:g} s", close=True)
         except OSError:  # the client went away (or stopped reading): nothing left to answer
             self.close_connection = True
+
+    def parse_request(self) -> bool:
+        """The standard library's, after skipping empty lines before the request line; a request line of
+        blanks (or more than `LEADING_EMPTY_LINES` empty lines) gets a 400, not a dropped connection."""
+        for _ in range(LEADING_EMPTY_LINES):
+            if self.raw_requestline not in (b"\r\n", b"\n"):
+                break
+            self.raw_requestline = self.rfile.readline(65537)  # within the request's deadline (`_Reader`)
+        if not self.raw_requestline:  # empty lines, then the client closed: nobody to answer
+            self.close_connection = True
+            return False
+        if len(self.raw_requestline) > 65536:
+            self.send_error(HTTPStatus.REQUEST_URI_TOO_LONG)
+            return False
+        if not self.raw_requestline.strip():
+            self.send_error(HTTPStatus.BAD_REQUEST, "the request line is empty (expected a line such as "
+                                                   "'POST /v1/chat/completions HTTP/1.1')")
+            return False
+        return super().parse_request()
 
     def finish(self) -> None:
         try:

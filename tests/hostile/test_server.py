@@ -168,6 +168,8 @@ CORPUS = {
     "embeddings array body": (request(b"[]", "/v1/embeddings"), 400, "must be a JSON object"),
     "embeddings model a number": (embeddings(input="x", model=5), 400, "'model' must be a string"),
     "garbled request line": (b"HELLO\r\n\r\n", 400, "Bad request syntax"),
+    "request line of blanks": (b" \t \r\nHost: x\r\n\r\n", 400, "the request line is empty"),
+    "20 empty lines before the request": (b"\r\n" * 20 + request(chat()), 400, "the request line is empty"),
     "bad HTTP version": (b"GET /v1/models HTTP/9.9\r\n\r\n", 505, "Invalid HTTP version"),
     "unknown method": (b"BREW /v1/models HTTP/1.1\r\nHost: x\r\n\r\n", 501, "Unsupported method"),
     "request line of 70 kB": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, "URI Too Long"),
@@ -192,6 +194,24 @@ def test_every_malformed_request_gets_its_status_and_a_json_reason(server):
         elif len(error["message"]) > 400:
             wrong.append(f"{name}: the message echoes the input ({len(error['message'])} characters)")
     assert not wrong, "\n".join(wrong)
+    assert_serves(server)
+
+
+@pytest.mark.parametrize("before", [b"\r\n", b"\n", b"\r\n" * 8])
+def test_empty_lines_before_a_request_line_are_skipped(server, before):
+    # RFC 9112 section 2.2 (some clients send a CRLF after a body): the request is answered as if they were not there
+    reply = exchange(server.port, before + request(chat()))
+    assert reply.status == 200 and reply.body["choices"][0]["message"]["content"].endswith("ACTION: wait")
+
+
+def test_empty_lines_then_nothing_stall_into_a_408_or_close_quietly(server):
+    reply = exchange(server.port, b"\r\n\r\n")  # the request never comes: the read timeout ends the wait
+    assert reply.status == 408 and READ_TIMEOUT * 0.9 <= reply.seconds < READ_TIMEOUT + 1.0
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(b"\r\n")
+        sock.shutdown(socket.SHUT_WR)  # the client leaves: nothing to answer, and nothing on stderr (the fixture)
+        assert sock.recv(100) == b"" and time.monotonic() - started < ANSWER_WITHIN
     assert_serves(server)
 
 

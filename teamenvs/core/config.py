@@ -32,7 +32,10 @@ class ConfigError(ValueError):
 def _coerce(name: str, value: Any, hint: Any) -> Any:
     if not isinstance(value, str):
         if hint is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # beyond any float (about 1.8e308)
+                raise ConfigError(f"{name} must be a number a float can hold, got {excerpt(value)}") from None
         return value
     origin = typing.get_origin(hint)
     options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
@@ -60,8 +63,10 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
         elif typing.get_origin(option) in (tuple, list, dict) or option in (tuple, list, dict):
             try:
                 parsed = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
                 continue
+            if not isinstance(parsed, dict if (typing.get_origin(option) or option) is dict else list):
+                continue  # e.g. '5' for a list of names
             return tuple(parsed) if typing.get_origin(option) is tuple or option is tuple else parsed
     raise ConfigError(f"{name}: cannot read {excerpt(value)} as {getattr(hint, '__name__', hint)}")
 
@@ -100,7 +105,7 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
         return cls(**values)
     except ConfigError:
         raise
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # a cross-field rule meeting what no field check caught
         raise ConfigError(f"invalid {cls.__name__}: {exc}") from exc
 
 
@@ -159,7 +164,7 @@ def check_field(config: Any, f: dataclasses.Field, hint: Any) -> None:
         low, high = _bound(config, meta["low"]), _bound(config, meta["high"])
         if (low is not None and value < low) or (high is not None and value > high):
             rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
-            raise ConfigError(f"{f.name} must be {rng}, got {value}")
+            raise ConfigError(f"{f.name} must be {rng}, got {excerpt(value)}")
         return
     if str in options and not isinstance(value, str):
         raise ConfigError(f"{f.name} must be a string, got {excerpt(value)}")
@@ -210,4 +215,4 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
         raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
-        raise ConfigError(f"{name} must be {rng}, got {value}")
+        raise ConfigError(f"{name} must be {rng}, got {excerpt(value)}")

@@ -56,11 +56,11 @@ class JobFairConfig(MessagingConditions):
             return
         if self.businesses is not None:
             known = catalogue().businesses
-            if not isinstance(self.businesses, (tuple, list)) or not self.businesses:
+            if not isinstance(self.businesses, (tuple, list)) or not self.businesses or not all(isinstance(b, str) for b in self.businesses):
                 raise ConfigError(f"businesses must be a non-empty list of business names, got {excerpt(self.businesses)}")
             unknown = [b for b in self.businesses if b not in known]
             if unknown:
-                raise ConfigError(f"unknown businesses {unknown}; the catalogue has: {', '.join(known)}")
+                raise ConfigError(f"unknown businesses {excerpt(unknown)}; the catalogue has: {', '.join(known)}")
 
     # the generator's defaults, kept out of the fields so that S1-S4 reject them
     @property

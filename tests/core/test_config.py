@@ -121,6 +121,23 @@ def test_an_unknown_name_or_bad_value_of_any_length_gets_a_short_error(make):
     assert len(message) < 1_000 and "..." in message and ("unknown" in message or "got" in message or "cannot read" in message)
 
 
+@pytest.mark.parametrize("env_id, key, value, message", [
+    ("search_rescue_v0", "critical_fraction", 10**400, "critical_fraction must be a number a float can hold, got a 1329-bit integer"),
+    ("search_rescue_v0", "critical_fraction", -10**5000, "critical_fraction must be a number a float can hold, got a 16610-bit integer"),
+    ("search_rescue_v0", "max_steps", 10**400, "max_steps must be from 1 to 1000000, got a 1329-bit integer"),
+    ("search_rescue_v0", "width", 10**5000, "width must be from 10 to 100, got a 16610-bit integer"),  # beyond int -> str's limit
+    ("map_task_v0", "blocked_fraction", 10**400, "blocked_fraction must be a number a float can hold"),
+    ("job_fair_v0", "skill_overlap", 10**400, "skill_overlap must be from 0 to 1, got a 1329-bit integer"),  # float | None
+    ("day_trader_v0", "n_agents", -10**400, "n_agents must be from"),
+], ids=lambda v: f"{v.bit_length()}-bit" if isinstance(v, int) else None)
+def test_a_huge_integer_for_a_number_gets_a_config_error_that_says_so(env_id, key, value, message):
+    """An integer too large for a float (OverflowError) or for `str` (ValueError past 4,300 digits) is a ConfigError
+    that names the key and the integer's size, not a traceback or an echo of its digits."""
+    with pytest.raises(ConfigError) as info:
+        teamenvs.make(env_id, **{key: value})
+    assert message in str(info.value) and len(str(info.value)) < 200, str(info.value)[:300]
+
+
 def test_string_coercion():
     config = day_trader(n_agents="6", show_balances="false", communication="true", max_words="none")
     assert config.n_agents == 6 and isinstance(config.n_agents, int)
@@ -143,6 +160,20 @@ def test_string_coercion():
 def test_uncoercible_strings(overrides, message):
     with pytest.raises(ConfigError, match=message):
         day_trader(**overrides)
+
+
+@pytest.mark.parametrize("text", [" 5 ", '"Software Company"', '{"a": 1}', "[" * 100_000])
+def test_a_string_for_a_list_must_be_a_json_array(text):
+    """A string for a list field is read as JSON and must be an array: a number, a string or an object is not
+    (they once raised TypeError), nor is JSON nested past the parser's limit (once a RecursionError)."""
+    with pytest.raises(ConfigError, match=r"businesses: cannot read '.*' as tuple\[str, \.\.\.\] \| None"):
+        teamenvs.make("job_fair_v0", scenario="generated", businesses=text)
+
+
+@pytest.mark.parametrize("businesses", [[{"a": 1}], [["x"]], "[1, 2]"])
+def test_business_names_must_be_strings(businesses):
+    with pytest.raises(ConfigError, match="businesses must be a non-empty list of business names, got"):
+        teamenvs.make("job_fair_v0", scenario="generated", businesses=businesses)
 
 
 @pytest.mark.parametrize(

@@ -61,7 +61,7 @@ from typing import Any, Literal
 import numpy as np
 
 from teamenvs.core.config import ConfigError
-from teamenvs.core.text import close_match, quote
+from teamenvs.core.text import close_match, excerpt, quote
 
 Level = Literal["high", "low"]
 LEVELS: tuple[str, ...] = ("high", "low")
@@ -305,10 +305,10 @@ class Persona:
         if not isinstance(self.big_five, Mapping) or set(self.big_five) != set(BIG_FIVE):
             got = list(self.big_five) if isinstance(self.big_five, Mapping) else self.big_five
             raise ConfigError(f"Persona: big_five must map exactly the traits {list(BIG_FIVE)} to "
-                              f"'high' or 'low', got {got!r}")
+                              f"'high' or 'low', got {excerpt(got)}")
         for trait in BIG_FIVE:
             if self.big_five[trait] not in LEVELS:
-                raise ConfigError(f"Persona: big_five[{trait!r}] must be 'high' or 'low', got {self.big_five[trait]!r}")
+                raise ConfigError(f"Persona: big_five[{trait!r}] must be 'high' or 'low', got {excerpt(self.big_five[trait])}")
         object.__setattr__(self, "big_five", {trait: self.big_five[trait] for trait in BIG_FIVE})
 
     def __hash__(self) -> int:
@@ -329,7 +329,7 @@ class Persona:
         """Inverse of `to_dict`; unknown or missing keys raise `ConfigError`."""
         fields = ("age_range", "gender", "education", "occupation", "income", "big_five")
         if not isinstance(data, Mapping) or set(data) != set(fields):
-            got = sorted(data) if isinstance(data, Mapping) else type(data).__name__
+            got = excerpt(list(data)) if isinstance(data, Mapping) else type(data).__name__  # keys of any type, in their order
             raise ConfigError(f"Persona.from_dict: expected exactly the keys {list(fields)}, got {got}")
         return cls(**{f: data[f] for f in fields})
 
@@ -378,7 +378,7 @@ def sample_personas(n: int, seed: int) -> list[Persona]:
     """`n` personas drawn from `np.random.default_rng(seed)`: the same seed always gives the same list."""
     for name, value in (("n", n), ("seed", seed)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ConfigError(f"sample_personas: {name} must be a non-negative integer, got {value!r}")
+            raise ConfigError(f"sample_personas: {name} must be a non-negative integer, got {excerpt(value)}")
     rng = np.random.default_rng(int(seed))
     return [sample_persona(rng) for _ in range(int(n))]
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import math
 import os
 import shutil
 import sys
@@ -43,7 +44,7 @@ from typing import Any, Sequence, TextIO
 from benchmarks.suite import Episode, Suite
 from teamenvs.core.config import ConfigError
 from teamenvs.core.recorder import LogError, dumps, read_log
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 
 LOGS = "logs"
 TEMP_PREFIX = ".tmp-"  # logs/.tmp-<pid>/: the logs process <pid> is writing
@@ -486,8 +487,8 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
         values = tuple(float(p) for p in parts)
     except ValueError:
         values = ()
-    if len(values) != 2 or any(v < 0 for v in values):
-        raise ConfigError(f"--price expects IN,OUT: USD per 1M prompt and completion tokens, e.g. 0.15,0.60; got {text!r}")
+    if len(values) != 2 or not all(0 <= v < math.inf for v in values):  # NaN, inf and negative prices are refused
+        raise ConfigError(f"--price expects IN,OUT: USD per 1M prompt and completion tokens, e.g. 0.15,0.60; got {excerpt(text)}")
     return values  # type: ignore[return-value]
 
 
@@ -495,11 +496,11 @@ def check_token_options(max_output_tokens: Any, context_window: Any) -> None:
     """ConfigError unless the output limit is a positive whole number and the context window is None,
     "auto" or a whole number of tokens with room for a prompt beside that limit."""
     if not isinstance(max_output_tokens, int) or isinstance(max_output_tokens, bool) or max_output_tokens < 1:
-        raise ConfigError(f"--max-output-tokens must be a whole number of tokens >= 1, got {max_output_tokens!r}")
+        raise ConfigError(f"--max-output-tokens must be a whole number of tokens >= 1, got {excerpt(max_output_tokens)}")
     if context_window is None or context_window == "auto":
         return
     if not isinstance(context_window, int) or isinstance(context_window, bool) or context_window < 256:
-        raise ConfigError(f"--context-window must be 'auto' or a whole number of tokens >= 256, got {context_window!r}")
+        raise ConfigError(f"--context-window must be 'auto' or a whole number of tokens >= 256, got {excerpt(context_window)}")
     if context_window - max_output_tokens < 128:
         raise ConfigError(f"--context-window {context_window} leaves no room for a prompt beside --max-output-tokens "
                           f"{max_output_tokens}: lower the output limit or raise the window")
@@ -549,11 +550,11 @@ def run_bench(
         raise ConfigError(f"suite {suite.name!r} has no llm policies, so --model and --base-url would not be used")
     workers = workers if workers is not None else os.cpu_count() or 1
     if episode_timeout is not None and not (isinstance(episode_timeout, (int, float)) and episode_timeout > 0):
-        raise ConfigError(f"--episode-timeout must be a positive number of seconds, got {episode_timeout!r}")
+        raise ConfigError(f"--episode-timeout must be a positive number of seconds, got {excerpt(episode_timeout)}")
     if workers < 1 or concurrency < 1:
         raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout!r}")
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {excerpt(timeout)}")
     check_token_options(max_output_tokens, context_window)
     price = parse_price(price) if isinstance(price, str) or price is None else price
     check_out_folder(out, suite)

@@ -62,7 +62,7 @@ class SearchRescueConfig(MessagingConditions):
             raise ConfigError(f"team must be a list of 1 to 10 roles out of {', '.join(ROLES)}, got {excerpt(self.team)}")
         bad = [r for r in self.team if r not in ROLES]
         if bad:
-            raise ConfigError(f"unknown role(s) {bad} in team; roles are {', '.join(ROLES)}")
+            raise ConfigError(f"unknown role(s) {excerpt(bad)} in team; roles are {', '.join(ROLES)}")
         object.__setattr__(self, "team", tuple(self.team))  # a list from JSON or Python becomes the declared tuple
         if MEDIC not in self.team and round(self.n_victims * self.critical_fraction) > 0:
             raise ConfigError(

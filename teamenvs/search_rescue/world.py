@@ -25,6 +25,7 @@ import networkx as nx
 import numpy as np
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.text import excerpt
 from teamenvs.search_rescue.config import SearchRescueConfig
 
 STABLE, CRITICAL = "stable", "critical"
@@ -444,7 +445,7 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
     height, width = len(rows), len(rows[0])
     bad = {ch for r in rows for ch in r} - set("#.h+XsC")
     if bad:
-        raise ConfigError(f"unknown map characters {sorted(bad)}; use # . h + X s C")
+        raise ConfigError(f"unknown map characters {excerpt(sorted(bad))}; use # . h + X s C")
     floor = lambda x, y: 0 <= x < width and 0 <= y < height and rows[y][x] in ".hsC"  # noqa: E731
     cells = [WALL] * (width * height)
     rects: list[tuple[int, int, int, int]] = []
@@ -477,7 +478,7 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
     labels.insert(hosp, HOSPITAL)
     lowered = [name.lower() for name in labels]
     if len(set(lowered)) != len(lowered):
-        raise ConfigError(f"room names must be unique (ignoring case), and none may be '{HOSPITAL}': got {labels}")
+        raise ConfigError(f"room names must be unique (ignoring case), and none may be '{HOSPITAL}': got {excerpt(labels)}")
     rooms = tuple(Room(i, labels[i], *rects[i]) for i in range(len(rects)))
     doors: list[Door] = []
     rubble: set[int] = set()

@@ -13,6 +13,7 @@ from typing import Optional
 import pytest
 
 import teamenvs
+from agents.personas import Persona, sample_personas
 from teamenvs.core.config import ConfigError, build_config, check_int, config_to_json
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder
@@ -93,6 +94,10 @@ def test_close_match_skips_only_words_that_cannot_reach_the_cutoff(monkeypatch):
     assert close_match("show_balances" * 1000, names) is None and calls == []
 
 
+LAYOUT = "\n".join(["##########", "#hh+..+..#", "#hh#..#..#", "##########"])  # the Hospital and two rooms
+PERSONA = sample_personas(1, 0)[0].to_dict()
+
+
 @pytest.mark.parametrize("make", [
     lambda huge: teamenvs.make(huge),
     lambda huge: teamenvs.make("day_trader_v0", preset=huge),
@@ -110,6 +115,13 @@ def test_close_match_skips_only_words_that_cannot_reach_the_cutoff(monkeypatch):
     lambda huge: teamenvs.make("day_trader_v0", obs_type="vector", learners=[huge]),
     lambda huge: EpisodeRecorder(keep=huge),
     lambda huge: SingleAgentEnv("day_trader_v0", agent=huge),
+    lambda huge: teamenvs.make("search_rescue_v0", team=[huge] * 5),
+    lambda huge: teamenvs.make("search_rescue_v0").reset(seed=0, options={"layout": "#" + "".join(map(chr, range(0x4E00, 0x9FFF)))}),
+    lambda huge: teamenvs.make("search_rescue_v0").reset(seed=0, options={"layout": LAYOUT, "room_names": [huge, huge]}),
+    lambda huge: Persona.from_dict({huge: 1, 5: 2}),
+    lambda huge: Persona(**{**PERSONA, "big_five": {**PERSONA["big_five"], "openness": huge}}),
+    lambda huge: Persona(**{**PERSONA, "big_five": {huge: "high"}}),
+    lambda huge: sample_personas(huge, 0),
 ])
 def test_an_unknown_name_or_bad_value_of_any_length_gets_a_short_error(make):
     """An unknown env id, preset, config key or baseline, or a config value that cannot be read, is quoted in its

@@ -69,6 +69,19 @@ class SearchRescueConfig(MessagingConditions):
                 "the team has no medic, so critical victims could never be carried: add a medic to the team "
                 "or set critical_fraction=0 (the transporters_N presets do)"
             )
+        # Victims lie on distinct floor cells outside the Hospital: a fixed map's count is known now; a drawn map has
+        # fewer than its interior, and one that still lacks room for them is refused when it is drawn (at reset)
+        interior = (self.width - 2) * (self.height - 2)
+        if self.n_victims >= interior:
+            raise ConfigError(f"n_victims={self.n_victims} cannot fit on a {self.width}x{self.height} map, which has fewer than "
+                              f"{interior:,} floor cells: lower n_victims or enlarge the map")
+        if self.map_seed is not None:
+            from teamenvs.search_rescue.world import fixed_floor_plan, free_cells  # world imports this module
+
+            free = free_cells(fixed_floor_plan(self)[0])
+            if self.n_victims > free:
+                raise ConfigError(f"n_victims={self.n_victims} does not fit: the map of map_seed={self.map_seed} has {free} floor "
+                                  "cells outside the Hospital; lower n_victims")
         if ENGINEER not in self.team and self.rubble_fraction > 0:
             raise ConfigError(
                 "the team has no engineer, so rubble could never be cleared: add an engineer to the team "

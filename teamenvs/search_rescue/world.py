@@ -402,6 +402,11 @@ def victim_status(kind: str, stabilized: bool) -> str:
     return "critical, stabilized" if stabilized else "critical, needs the medic"
 
 
+def free_cells(plan: FloorPlan) -> int:
+    """Floor cells outside the Hospital: where victims may lie."""
+    return sum((r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) for r in plan.rooms if r.id != plan.hospital)
+
+
 def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.random.Generator) -> list[Victim]:
     """`n` victims on distinct floor cells outside the Hospital; round(n * critical_fraction) are critical."""
     # The free cells, numbered room by room (row-major inside a room), are never listed: a spot's
@@ -410,7 +415,8 @@ def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.ran
     ends = list(accumulate((r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) for r in rooms))  # `area`, without a call per room
     n_free = ends[-1] if ends else 0
     if n > n_free:
-        raise ConfigError(f"n_victims={n} does not fit: this map has {n_free} floor cells outside the Hospital")
+        raise ConfigError(f"n_victims={n} does not fit: this map has {n_free} floor cells outside the Hospital "
+                          "(lower n_victims, or use a larger map or a lower complexity)")
     spots = rng.choice(n_free, size=n, replace=False)
     critical = set(int(i) for i in rng.choice(n, size=round(n * critical_fraction), replace=False))
     victims = []

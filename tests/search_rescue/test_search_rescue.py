@@ -34,7 +34,7 @@ from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.search_rescue.env import SearchRescueEnv
 from teamenvs.search_rescue.knowledge import mentioned_victims
-from teamenvs.search_rescue.world import HOSPITAL, WALL
+from teamenvs.search_rescue.world import HOSPITAL, WALL, fixed_floor_plan
 
 # Hospital (1..3, 1..3), doorway (4,2), Lab (5..7, 1..3), rubble in doorway (8,2), Vault (9..11, 1..3).
 # Victim 1 is stable at (6,2) in the Lab, victim 2 critical at (10,2) in the Vault. Everyone starts at (2,2).
@@ -805,6 +805,20 @@ def test_too_many_victims_for_a_small_map():
     env = teamenvs.make("search_rescue_v0", width=10, height=10, n_victims=60)
     with pytest.raises(ConfigError, match="n_victims=60 does not fit"):
         env.reset(seed=0)
+
+
+def test_victims_that_can_never_fit_are_refused_when_the_env_is_made():
+    """More victims than any drawn map of the size could hold, or than the fixed map holds, are refused by `make`,
+    not by a reset that may come much later (the fixed map's exact count: as many fit, one more does not)."""
+    with pytest.raises(ConfigError, match="n_victims=64 cannot fit on a 10x10 map, which has fewer than 64 floor cells"):
+        teamenvs.make("search_rescue_v0", width=10, height=10, n_victims=64)
+    plan = fixed_floor_plan(teamenvs.make("search_rescue_v0", preset="easy").config)[0]
+    free = plan.floor_cells - plan.rooms[plan.hospital].area
+    env = teamenvs.make("search_rescue_v0", preset="easy", n_victims=free)
+    env.reset(seed=0)
+    assert len(env.world.victims) == free
+    with pytest.raises(ConfigError, match=f"n_victims={free + 1} does not fit: the map of map_seed=30 has {free} floor cells"):
+        teamenvs.make("search_rescue_v0", preset="easy", n_victims=free + 1)
 
 
 def test_presets_combine_with_plus():

@@ -23,7 +23,7 @@ import re
 import sys
 from typing import Any, Mapping, NoReturn, Sequence
 
-from teamenvs.core.config import ConfigError
+from teamenvs.core.config import ConfigError, describe_config, range_text
 from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.metrics import mean_sd
 from teamenvs.core.text import excerpt, printable
@@ -157,8 +157,6 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
 
 def format_info(env_id: str) -> str:
     """What `teamenvs info ENV` prints: roles, presets, baselines, config keys (range, default, doc), metrics."""
-    import dataclasses
-
     from teamenvs.core.policy import baselines, default_baseline
     from teamenvs.registry import spec
 
@@ -168,15 +166,13 @@ def format_info(env_id: str) -> str:
              f"agents (default config): {', '.join(env.possible_agents)}",
              f"presets (combine with '+'): {', '.join(type(env).presets) or '(none)'}",
              f"baselines: scripted (= {default_baseline(env_id)}), {', '.join(baselines(env_id))}", "", "config keys:"]
-    for f in dataclasses.fields(env.config):
-        meta = f.metadata.get("teamenvs", {})
+    for row in describe_config(type(env.config)):
         bounds = ""
-        if meta.get("choices"):
-            bounds = " one of " + ", ".join(map(str, meta["choices"]))
-        elif meta.get("low") is not None or meta.get("high") is not None:
-            show = lambda b: b if isinstance(b, (int, float, str)) else "(depends on the config)"  # noqa: E731
-            bounds = f" from {show(meta.get('low'))} to {show(meta.get('high'))}"
-        lines.append(f"  {f.name} = {getattr(env.config, f.name)!r}{bounds}" + (f": {meta['doc']}" if meta.get("doc") else ""))
+        if row["choices"]:
+            bounds = " one of " + ", ".join(map(str, row["choices"]))
+        elif row["low"] is not None or row["high"] is not None:
+            bounds = " " + range_text(row["low"], row["high"])
+        lines.append(f"  {row['key']} = {getattr(env.config, row['key'])!r}{bounds}" + (f": {row['doc']}" if row["doc"] else ""))
     goals = getattr(type(env), "metric_goals", {})
     lines += ["", "metrics with a direction (the rest are counts and context): "
               + ", ".join(f"{k} ({'higher' if v == 'max' else 'lower'} is better)" for k, v in goals.items())]

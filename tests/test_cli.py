@@ -109,6 +109,18 @@ def test_info_lists_agents_presets_baselines_config_and_metrics(env_id, capsys):
     assert all(k in out for k in type(env).metric_goals)
 
 
+def test_info_states_each_range_as_the_config_checks_it(capsys):
+    """One-sided ranges read ">= N" (an unbounded side was shown as "to (depends on the config)"), a bound that
+    is another key reads as its name, and one worked out from the config says so."""
+    assert main(["info", "day_trader_v0"]) == 0
+    out = capsys.readouterr().out
+    assert "  n_agents = 3 from 2 to 100: " in out and "  starting_money = 200 >= 0: " in out
+    assert "  max_investment = 100 >= min_investment: " in out and "  message_history = 8 from 0 to 1000000: " in out
+    assert "depends" not in out
+    assert main(["info", "map_task_v0"]) == 0
+    assert "  n_landmarks = 12 from 2 to (a number that depends on other keys): " in capsys.readouterr().out
+
+
 def test_options_that_only_apply_to_llm_policies_are_refused(capsys):
     assert main(["run", "day_trader_v0", "--temperature", "0.5", "--max-calls", "3"]) == 2
     err = capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -123,3 +124,34 @@ def test_fuzz_day_trader_2000_steps(tmp_path):
 def test_fuzz_every_env(env_id):
     counts = fuzz(env_id, 400, seed=1)
     assert counts["invalid"] > 0 and counts["valid"] > 0
+
+
+# ---------------------------------------------------------------------------- benchmarks.fuzz (configs, suites, logs, HTTP)
+def test_the_input_fuzzers_find_nothing_in_a_short_run(capsys):
+    from benchmarks import fuzz
+
+    assert fuzz.main(["--seed", "3", "--rounds", "25"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}: 25 inputs, 0 failure(s)" in out for name in fuzz.FUZZERS)
+
+
+def test_the_config_fuzzer_reports_a_crash_a_hang_and_a_bad_message(monkeypatch):
+    """A fuzzer must fail where the standard fails: an exception that is not a clear refusal, no answer in time,
+    and a refusal whose message is empty, huge or holds a raw terminal escape."""
+    from benchmarks import fuzz
+    from teamenvs.core import config
+
+    monkeypatch.setattr(fuzz, "TIME_LIMIT", 0.2)
+    assert fuzz._check("x", 1, lambda: 1, (ValueError,)) is None
+    assert fuzz._check("x", 1, lambda: (_ for _ in ()).throw(ValueError("clear")), (ValueError,)) is None
+    assert "TypeError: boom" in fuzz._check("x", 1, lambda: (_ for _ in ()).throw(TypeError("boom")), (ValueError,)).why
+    assert "no answer within 0.2 s" in fuzz._check("x", 1, lambda: time.sleep(1), (ValueError,)).why
+    for message, why in (("", "empty"), ("a" * 5000, "5,000 characters"), ("\x1b[2J", "terminal escape")):
+        assert why in fuzz._check("x", 1, lambda m=message: (_ for _ in ()).throw(ValueError(m)), (ValueError,)).why
+
+    def broken(name, value, hint):
+        raise TypeError("coercion broke")
+
+    monkeypatch.setattr(config, "_coerce", broken)
+    failures = fuzz.fuzz_configs(0, 10)
+    assert failures and all("TypeError: coercion broke" in f.why and f.fuzzer == "configs" for f in failures)

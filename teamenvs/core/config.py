@@ -125,6 +125,14 @@ def setting(default: Any, *, low: Bound = None, high: Bound = None, choices: tup
     return dataclasses.field(default=default, metadata={"teamenvs": meta})
 
 
+def range_text(low: Any, high: Any) -> str:
+    """The allowed range of a bounded field in words: "from 1 to 100", ">= 0" or "<= 10" (a bound given by another
+    key reads as its name)."""
+    if low is not None and high is not None:
+        return f"from {low} to {high}"
+    return f">= {low}" if low is not None else f"<= {high}"
+
+
 def _bound(config: Any, bound: Bound) -> Any:
     if bound is None or isinstance(bound, (int, float)):
         return bound
@@ -163,8 +171,7 @@ def check_field(config: Any, f: dataclasses.Field, hint: Any) -> None:
             raise ConfigError(f"{f.name} must be a number, got {excerpt(value)}")
         low, high = _bound(config, meta["low"]), _bound(config, meta["high"])
         if (low is not None and value < low) or (high is not None and value > high):
-            rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
-            raise ConfigError(f"{f.name} must be {rng}, got {excerpt(value)}")
+            raise ConfigError(f"{f.name} must be {range_text(low, high)}, got {excerpt(value)}")
         return
     if str in options and not isinstance(value, str):
         raise ConfigError(f"{f.name} must be a string, got {excerpt(value)}")
@@ -197,7 +204,7 @@ def describe_config(cls: type) -> list[dict[str, Any]]:
             continue
         meta = f.metadata.get("teamenvs", {})
         def shown(bound: Any) -> Any:
-            return bound if bound is None or isinstance(bound, (int, float, str)) else "depends on other keys"
+            return bound if bound is None or isinstance(bound, (int, float, str)) else "(a number that depends on other keys)"
         rows.append({"key": f.name, "type": getattr(hints[f.name], "__name__", str(hints[f.name])), "default": f.default,
                      "low": shown(meta.get("low")), "high": shown(meta.get("high")),
                      "choices": meta.get("choices"), "doc": meta.get("doc", "")})
@@ -214,5 +221,4 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
     if not isinstance(value, int) or isinstance(value, bool):
         raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
-        rng = f"from {low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}")
-        raise ConfigError(f"{name} must be {rng}, got {excerpt(value)}")
+        raise ConfigError(f"{name} must be {range_text(low, high)}, got {excerpt(value)}")

@@ -41,7 +41,7 @@ class MessagingConditions(TeamConfig):
     communication: bool | str = setting(True, doc="whether agents may message (or, where the paradigm has modes, which mode)")
     max_words: int | None = setting(None, low=1, doc="words per message (longer ones are cut); None: unlimited")
     min_steps_between_messages: int = setting(0, low=0, doc="steps an agent must wait between two messages")
-    message_history: int = setting(8, low=0, doc="recent messages kept in view")
+    message_history: int = setting(8, low=0, high=1_000_000, doc="recent messages kept in view")
 
     def _check(self) -> None:
         modes = self.communication_modes

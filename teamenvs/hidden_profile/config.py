@@ -36,7 +36,7 @@ class HiddenProfileConfig(MessagingConditions):
     candidates: int = setting(3, low=3, high=4, doc="candidates of a generated profile (shipped profiles have 3)")
     discussion_turns: int = setting(30, low=1, high=200, doc="discussion steps between the two votes (300 s at 10 s a turn)")
     private_messages: bool = setting(True, doc="whether members may `tell` one member privately (else every message is broadcast)")
-    message_history: int = setting(100, low=0, doc="messages kept in view: the whole discussion by default")
+    message_history: int = setting(100, low=0, high=1_000_000, doc="messages kept in view: the whole discussion by default")
 
     def _check(self) -> None:
         members = profile_members(self.profile)

@@ -275,3 +275,12 @@ def test_list_envs_and_render_mode():
     assert "day_trader_v0" in teamenvs.list_envs()
     with pytest.raises(ValueError, match="render_mode"):
         teamenvs.make("day_trader_v0", render_mode="human")
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_a_huge_message_history_is_refused_by_the_range_check(env_id):
+    """`message_history` sizes a deque: past what a C size holds it raised OverflowError at reset; a million is
+    its top (more messages than any episode has steps is no limit at all)."""
+    teamenvs.make(env_id, message_history=1_000_000).reset(seed=0)
+    with pytest.raises(ConfigError, match="message_history must be from 0 to 1000000, got a 1329-bit integer"):
+        teamenvs.make(env_id, message_history=10**400)

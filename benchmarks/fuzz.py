@@ -1,0 +1,376 @@
+"""Fuzz what users hand the suite: configs, suite files, episode logs and HTTP requests to the built-in server.
+
+    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only configs,suites,logs,http]
+
+Each fuzzer draws `rounds` inputs from a seeded generator (the same seed, the same inputs) and checks
+the standard every input must meet: a clear error of the documented kind (ConfigError, SuiteError,
+LogError or another ValueError with a message, a JSON HTTP error) or a working result, in bounded time;
+never another exception, an empty or huge message, or a raw terminal escape in a message. It prints
+each failure with the input that caused it (cut short) and exits 1 if there was any. The hostile
+action strings an env receives are fuzzed by `tests/test_fuzz.py`, in every test run.
+
+- `configs`: per env, random keys set to hostile values (huge, NaN, wrong types, long strings, lists,
+  numpy scalars) and to in-range edge values (bounds, choices, presets combined), each env made,
+  reset and played for 100 random valid steps;
+- `suites`: the built-in suites with keys deleted, values replaced and lists repeated, parsed, and
+  the first episodes' envs made;
+- `logs`: logs of the smoke suite with lines replaced, dropped, repeated, cut or flipped (plain and
+  gzip, the gzip stream damaged too), read, replayed in the terminal and written as an HTML viewer;
+- `http`: valid chat requests with bytes flipped, inserted, dropped, headers broken and bodies
+  replaced, sent over raw sockets; every answer must be JSON, and the server must still serve.
+
+Run it with new seeds now and then: each seed is a new corpus. It found the bugs fixed in the thirteenth
+session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
+request line, victims that could never fit a map).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import dataclasses
+import gzip
+import http.client
+import io
+import json
+import random
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+MAX_MESSAGE = 2_000  # characters an error message may have
+TIME_LIMIT = 30.0  # seconds one input may take
+
+
+class Failure(NamedTuple):
+    fuzzer: str
+    what: str  # the input, cut short
+    why: str
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _message_problem(message: str) -> str | None:
+    """What is wrong with an error message shown to a user (None: nothing)."""
+    if not message.strip():
+        return "an empty error message"
+    if len(message) > MAX_MESSAGE:
+        return f"an error message of {len(message):,} characters"
+    if "\x1b" in message:
+        return "a raw terminal escape in the error message"
+    return None
+
+
+def _timed(run: Callable[[], Any]) -> tuple[Any, BaseException | None, float]:
+    """`run()` in a daemon thread with `TIME_LIMIT`: (result, exception, seconds); seconds > TIME_LIMIT: it hung."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = run()
+        except BaseException as exc:  # noqa: BLE001 - reported, not raised: the fuzzer goes on
+            box["error"] = exc
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(TIME_LIMIT)
+    return box.get("result"), box.get("error"), time.perf_counter() - started
+
+
+def _check(fuzzer: str, what: Any, run: Callable[[], Any], refusals: tuple[type[BaseException], ...]) -> Failure | None:
+    _, error, seconds = _timed(run)
+    if seconds > TIME_LIMIT:
+        return Failure(fuzzer, _short(what), f"no answer within {TIME_LIMIT:g} s")
+    if error is None:
+        return None
+    if isinstance(error, refusals):
+        problem = _message_problem(str(error))
+        return Failure(fuzzer, _short(what), f"{problem}: {str(error)[:200]!r}") if problem else None
+    return Failure(fuzzer, _short(what), f"{type(error).__name__}: {str(error)[:300]}")
+
+
+# ---------------------------------------------------------------------- configs
+HOSTILE_VALUES = (0, 1, -1, 2, 7, 100, 10**9, 10**400, -10**9, 0.5, 1.5, 1e-300, 1e300, float("nan"), float("inf"), -0.0,
+                  "", "x", "10", " 5 ", "nan", "[1]", '"a"', "[" * 10_000, "a" * 10_000, "\x1b[2J", None, True, False,
+                  [], [1], ["medic"] * 50, {}, {"a": 1}, (), np.int64(5), np.float32(0.5), b"5")
+
+
+def _edge_value(rng: random.Random, f: dataclasses.Field, default: Any) -> Any:
+    """An in-range value of a config field: a bound, a bound's neighbour, a value between, or a choice."""
+    meta = f.metadata.get("teamenvs") or {}
+    if meta.get("choices"):
+        return rng.choice(meta["choices"])
+    if isinstance(default, bool):
+        return rng.random() < 0.5
+    if isinstance(default, tuple) and default and all(isinstance(x, str) for x in default):
+        return tuple(rng.choice(default) for _ in range(rng.randint(1, 6)))
+    low, high = meta.get("low"), meta.get("high")
+    low = low if isinstance(low, (int, float)) else None
+    high = min(high, 300) if isinstance(high, (int, float)) else None  # a playable size, not a million steps
+    options = [default] + [v for v in (low, high) if v is not None]
+    if low is not None and high is not None and high >= low:
+        options.append(rng.randint(int(low), int(high)) if isinstance(default, int) else rng.uniform(low, high))
+    return rng.choice(options)
+
+
+def _play(env_id: str, config: dict[str, Any], seed: int) -> None:
+    import teamenvs
+
+    env = teamenvs.make(env_id, **config)
+    observations, infos = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        if not env.agents:
+            break
+        actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                   for a in env.agents if infos[a]["needs_action"] and infos[a]["valid_actions"]}
+        observations, rewards, _, _, infos = env.step(actions)
+        for agent, observation in observations.items():
+            if not env.observation_space(agent).contains(observation):
+                raise AssertionError(f"{agent}'s observation lies outside its space")
+
+
+def fuzz_configs(seed: int, rounds: int) -> list[Failure]:
+    import teamenvs
+    from teamenvs.core.config import ConfigError
+
+    rng = random.Random(seed)
+    failures = []
+    for k in range(rounds):
+        env_id = rng.choice(teamenvs.list_envs())
+        cls = teamenvs.spec(env_id).load_env_class()
+        default = cls.config_class()
+        fields = [f for f in dataclasses.fields(default) if f.init]
+        hostile = rng.random() < 0.5
+        chosen = rng.sample(fields, rng.randint(1, min(4, len(fields)))) if hostile else [f for f in fields if rng.random() < 0.4]
+        config = {f.name: rng.choice(HOSTILE_VALUES) if hostile else _edge_value(rng, f, getattr(default, f.name)) for f in chosen}
+        if cls.presets and rng.random() < 0.25:
+            config["preset"] = "+".join(rng.sample(list(cls.presets), rng.randint(1, min(2, len(cls.presets)))))
+        failure = _check("configs", (env_id, config), lambda: _play(env_id, config, k), (ConfigError,))
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+# ---------------------------------------------------------------------- suites
+def _mutated(rng: random.Random, value: Any, pool: tuple[Any, ...]) -> Any:
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            p = rng.random()
+            if p < 0.08:
+                continue  # dropped
+            out[key] = rng.choice(pool) if p < 0.18 else _mutated(rng, item, pool) if p < 0.6 else item
+        if rng.random() < 0.05:
+            out[rng.choice(("extra", "seeds", "name", "groups", "title", "max_steps", "policies"))] = rng.choice(pool)
+        return out
+    if isinstance(value, list):
+        out_list = [_mutated(rng, item, pool) if rng.random() < 0.5 else item for item in value]
+        if out_list and rng.random() < 0.1:
+            out_list = out_list * rng.randint(2, 50)
+        return out_list
+    return rng.choice(pool) if rng.random() < 0.2 else value
+
+
+SUITE_VALUES = (None, 0, -1, 10**400, 1.5, float("nan"), True, "", "x" * 5000, "\x1b[2J", [], [None], {}, {"a": 1},
+                "day_trader_v0", "scripted", "llm", ["baseline"], 10**6)
+
+
+def fuzz_suites(seed: int, rounds: int) -> list[Failure]:
+    from benchmarks.suite import BUILTIN, SuiteError, _builtin_path, parse_suite
+    from teamenvs.core.config import ConfigError
+
+    rng = random.Random(seed)
+    bases = [json.loads(_builtin_path(name).read_text(encoding="utf-8")) for name in BUILTIN]
+    failures = []
+    for _ in range(rounds):
+        raw = _mutated(rng, copy.deepcopy(rng.choice(bases)), SUITE_VALUES)
+
+        def run(raw: Any = raw) -> None:
+            suite = parse_suite(json.loads(json.dumps(raw)), "fuzz.json")  # as a file would give it
+            for episode in suite.episodes()[:3]:
+                episode.make_env()
+
+        failure = _check("suites", raw, run, (SuiteError, ConfigError))
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+# ---------------------------------------------------------------------- logs
+LOG_LINES = (b"null", b"1e400", b"NaN", b'"x"', b"[]", b"{}", b'{"type": "step"}', b'{"type": "header", "env_id": 5}',
+             b"\xff\xfe", b"\x1b[2J", b'"' + b"a" * 100_000 + b'"', b"[" * 5000,
+             b'{"type": "step", "step": 1, "agents": {"a": {"observation": "</script><script>alert(1)</script>"}}}')
+
+
+def _damaged(rng: random.Random, data: bytes) -> bytes:
+    lines = data.split(b"\n")
+    for _ in range(rng.randint(1, 4)):
+        i, op = rng.randrange(len(lines)), rng.randrange(5)
+        if op == 0:
+            lines[i] = rng.choice(LOG_LINES)
+        elif op == 1:
+            del lines[i]
+        elif op == 2:
+            lines.insert(i, lines[rng.randrange(len(lines))])
+        elif op == 3:
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+        elif lines[i]:
+            flipped = bytearray(lines[i])
+            flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+            lines[i] = bytes(flipped)
+    return b"\n".join(lines)
+
+
+def _read_and_replay(path: Path, folder: Path) -> None:
+    from teamenvs import replay
+    from teamenvs.core.recorder import read_log
+
+    try:
+        read_log(path)
+    except ValueError:
+        pass  # refused: the replay below must refuse it too, with its own message
+    out = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()):
+        replay.play(path, stream=out, color=True)
+    if "\x1b[2J" in out.getvalue():
+        raise AssertionError("a raw terminal escape from the log reached the terminal replay")
+    html = replay.write_html(path, folder / "viewer.html").read_text(encoding="utf-8")
+    if "<script>alert(1)" in html:
+        raise AssertionError("text from the log reached the HTML viewer unescaped")
+
+
+def fuzz_logs(seed: int, rounds: int) -> list[Failure]:
+    from benchmarks.bench import run_bench
+    from benchmarks.suite import load_suite
+
+    rng = random.Random(seed)
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        run_bench(load_suite("smoke"), folder / "smoke", workers=1, progress=False, report=False)
+        texts = [gzip.decompress(p.read_bytes()) for p in sorted((folder / "smoke" / "logs").glob("*.jsonl.gz"))]
+        for k in range(rounds):
+            data = _damaged(rng, rng.choice(texts))
+            packed = rng.random() < 0.5
+            blob = gzip.compress(data) if packed else data
+            if packed and rng.random() < 0.2:  # the gzip stream itself damaged
+                broken = bytearray(blob)
+                broken[rng.randrange(len(broken))] ^= 0xFF
+                blob = bytes(broken[: len(broken) - rng.randrange(20)])
+            path = folder / f"episode{k}.jsonl{'.gz' if packed else ''}"
+            path.write_bytes(blob)
+            failure = _check("logs", blob[:200], lambda: _read_and_replay(path, folder), (ValueError,))
+            if failure:
+                failures.append(failure._replace(what=f"{path.name}: {failure.what}"))
+            path.unlink()
+    return failures
+
+
+# ---------------------------------------------------------------------- HTTP
+_CHAT = json.dumps({"model": "random-valid", "messages": [
+    {"role": "user", "content": "Valid actions now:\n- wait: do nothing (e.g. wait)\nEnd with ACTION: <command>"}]}).encode()
+_SPLICES = (b"\r\n", b"\r\n\r\n", b"\x00", b"%", b"{", b'"', b"\xff\xfe", b"Content-Length: 99999999999\r\n",
+            b"Transfer-Encoding: chunked\r\n", b"X-Fault: latency=1e300\r\n")
+
+
+def _request(body: bytes = _CHAT) -> bytes:
+    return (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+
+
+def _mutated_bytes(rng: random.Random, data: bytes) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 6)):
+        i, op = rng.randrange(len(b) + 1), rng.randrange(5)
+        if op == 0 and b:
+            b[min(i, len(b) - 1)] = rng.randrange(256)
+        elif op == 1:
+            b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 20)))
+        elif op == 2:
+            del b[i:i + rng.randint(1, 30)]
+        elif op == 3:
+            b[i:i] = rng.choice(_SPLICES)
+        else:
+            b = b[:i]
+    return bytes(b)
+
+
+def _exchange(port: int, data: bytes) -> tuple[int, Any]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+def fuzz_http(seed: int, rounds: int) -> list[Failure]:
+    from agents.llm.server import LocalLLMServer
+
+    rng = random.Random(seed)
+    failures = []
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors), LocalLLMServer(read_timeout=0.3, max_body=1 << 20, max_connections=16) as server:
+        for _ in range(rounds):
+            body = json.dumps(rng.choice([{"model": "random-valid"}, {"messages": "x"}, {"model": 5, "messages": [{"role": 1}]},
+                                          {"model": "echo", "messages": [{"role": "user", "content": "\x00" * 1000}]}, []])).encode()
+            data = _mutated_bytes(rng, _request(body if rng.random() < 0.3 else _CHAT))
+            started = time.monotonic()
+            try:
+                status, answer = _exchange(server.port, data)
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                if b"HTTP/1." in data[:80]:  # it reads as an HTTP request: it must be answered
+                    failures.append(Failure("http", _short(data[:160]), f"no JSON answer: {exc!r}"[:300]))
+                continue
+            error = answer.get("error") if isinstance(answer, dict) else None
+            if status >= 400 and not (isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]):
+                failures.append(Failure("http", _short(data[:160]), f"a {status} without an OpenAI-style error: {_short(answer)}"))
+            elif time.monotonic() - started > 5:
+                failures.append(Failure("http", _short(data[:160]), f"answered after {time.monotonic() - started:.1f} s"))
+        status, _ = _exchange(server.port, _request())
+        if status != 200:
+            failures.append(Failure("http", "a valid request after the fuzz", f"answered {status}"))
+    if errors.getvalue():
+        failures.append(Failure("http", "the server's stderr", errors.getvalue()[:300]))
+    return failures
+
+
+FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
+    "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs (each seed is a new corpus)")
+    parser.add_argument("--rounds", type=int, default=200, help="inputs per fuzzer")
+    parser.add_argument("--only", default=",".join(FUZZERS), help=f"comma-separated fuzzers (of {', '.join(FUZZERS)})")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in FUZZERS]
+    if unknown or args.rounds < 1:
+        parser.error(f"unknown fuzzer(s) {', '.join(map(repr, unknown))}" if unknown else "--rounds must be at least 1")
+    failed = 0
+    for name in names:
+        started = time.perf_counter()
+        failures = FUZZERS[name](args.seed, args.rounds)
+        failed += len(failures)
+        print(f"{name}: {args.rounds} inputs, {len(failures)} failure(s) in {time.perf_counter() - started:.1f} s")
+        for f in failures:
+            print(f"  FAIL {f.what}\n       {f.why}".encode("ascii", "backslashreplace").decode())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -93,6 +93,8 @@ from typing import Any
 
 import numpy as np
 
+from teamenvs.core.text import excerpt
+
 MODELS = ("random-valid", "echo")
 _VALID_HEADER = "valid actions now"
 
@@ -964,10 +966,11 @@ class _Server(ThreadingHTTPServer):
     max_body = MAX_BODY
 
     def __init__(self, address: tuple[str, int], max_connections: int) -> None:
-        super().__init__(address, _Handler)
+        # set before the base class binds: a failed bind calls `server_close`, which reads it
+        self.refused: list[tuple[socket.socket, float]] = []  # answered 503, drained until the client closes
         self.max_connections = max_connections
         self.slots = threading.BoundedSemaphore(max_connections)
-        self.refused: list[tuple[socket.socket, float]] = []  # answered 503, drained until the client closes
+        super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if self.slots.acquire(blocking=False):
@@ -1027,7 +1030,12 @@ class LocalLLMServer:
                  max_body: int = MAX_BODY, max_connections: int = MAX_CONNECTIONS) -> None:
         if not (read_timeout > 0 and max_body > 0 and max_connections >= 1):
             raise ValueError("read_timeout and max_body must be positive and max_connections at least 1")
-        self._server = _Server((host, port), max_connections)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be a whole number from 0 to 65535 (0: any free port), got {excerpt(port)}")
+        try:
+            self._server = _Server((host, port), max_connections)
+        except OSError as exc:  # e.g. the port is taken
+            raise OSError(exc.errno, f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
         self._server.state = _State(seed)
         self._server.read_timeout, self._server.max_body = float(read_timeout), int(max_body)
         self._thread: threading.Thread | None = None

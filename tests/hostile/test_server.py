@@ -317,3 +317,26 @@ def test_server_limits_are_validated():
     for bad in ({"read_timeout": 0}, {"max_body": 0}, {"max_connections": 0}):
         with pytest.raises(ValueError, match="read_timeout and max_body must be positive"):
             LocalLLMServer(**bad)
+
+
+@pytest.mark.parametrize("port", [-1, 65536, 10**20, 1.5, "8765", True])
+def test_a_port_out_of_range_is_a_clear_error(port):
+    with pytest.raises(ValueError, match="port must be a whole number from 0 to 65535"):
+        LocalLLMServer(port=port)
+
+
+def test_a_taken_port_says_so_and_the_cli_exits_2(capsys):
+    """A failed bind once raised AttributeError from the server's clean-up (its list of refused connections did not
+    exist yet), hiding the reason; `teamenvs serve-llm` printed that traceback."""
+    from teamenvs.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot serve on 127.0.0.1:{port}"):
+            LocalLLMServer(port=port)
+        assert main(["serve-llm", "--port", str(port)]) == 2
+    assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
+    assert main(["serve-llm", "--port", "99999999"]) == 2
+    assert "port must be a whole number from 0 to 65535" in capsys.readouterr().err

@@ -114,8 +114,8 @@ def test_info_states_each_range_as_the_config_checks_it(capsys):
     is another key reads as its name, and one worked out from the config says so."""
     assert main(["info", "day_trader_v0"]) == 0
     out = capsys.readouterr().out
-    assert "  n_agents = 3 from 2 to 100: " in out and "  starting_money = 200 >= 0: " in out
-    assert "  max_investment = 100 >= min_investment: " in out and "  message_history = 8 from 0 to 1000000: " in out
+    assert "  n_agents = 3 from 2 to 100: " in out and "  min_steps_between_messages = 0 >= 0: " in out
+    assert "  max_investment = 100 from min_investment to 1000000000000000000: " in out and "  message_history = 8 from 0 to 1000000: " in out
     assert "depends" not in out
     assert main(["info", "map_task_v0"]) == 0
     assert "  n_landmarks = 12 from 2 to (a number that depends on other keys): " in capsys.readouterr().out

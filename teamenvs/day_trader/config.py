@@ -31,6 +31,13 @@ from dataclasses import dataclass
 from teamenvs.core.config import setting
 from teamenvs.core.messaging import MessagingConditions
 
+# Money stays exact (int or Fraction) in the rules and is written as float in rewards and logs. A round adds at most
+# about multiplier x traders x max_investment + bonus to a balance, so these tops keep 10,000 rounds of 100 traders
+# near 1e27 dollars, far below a float's range (about 1.8e308; 10**400 dollars raised OverflowError); 10**18 still
+# lets a study lift the investment cap in practice (tests/day_trader/test_wealth_scale.py's `no_cap` reading)
+MAX_DOLLARS = 10**18
+MAX_MULTIPLIER = 1_000
+
 
 @dataclass(frozen=True)
 class DayTraderConfig(MessagingConditions):
@@ -38,11 +45,11 @@ class DayTraderConfig(MessagingConditions):
 
     n_agents: int = setting(3, low=2, high=100, doc="number of traders")
     rounds: int = setting(30, low=1, high=10_000, doc="rounds of the game")
-    starting_money: int = setting(200, low=0, doc="each trader's money at the start, in dollars")
-    min_investment: int = setting(15, low=1, doc="the smallest investment, in dollars")
-    max_investment: int = setting(100, low="min_investment", doc="the largest investment, in dollars")
-    individual_multiplier: int = setting(2, low=0, doc="an individual investment comes back multiplied by this")
-    group_multiplier: int = setting(3, low=0, doc="the round's group pool is multiplied by this and shared out (see pool_shares)")
+    starting_money: int = setting(200, low=0, high=MAX_DOLLARS, doc="each trader's money at the start, in dollars")
+    min_investment: int = setting(15, low=1, high=MAX_DOLLARS, doc="the smallest investment, in dollars")
+    max_investment: int = setting(100, low="min_investment", high=MAX_DOLLARS, doc="the largest investment, in dollars")
+    individual_multiplier: int = setting(2, low=0, high=MAX_MULTIPLIER, doc="an individual investment comes back multiplied by this")
+    group_multiplier: int = setting(3, low=0, high=MAX_MULTIPLIER, doc="the round's group pool is multiplied by this and shared out (see pool_shares)")
     pool_shares: int | None = setting(
         3, low=1,
         doc="the multiplied pool is cut into this many equal shares and every trader, investor or not, gets one: "
@@ -50,7 +57,7 @@ class DayTraderConfig(MessagingConditions):
             "the reading Table 3's 6- and 9-trader wealth needs; None: split equally among all traders "
             "(Table 9's wording; condition split_among_all)",
     )
-    bonus: int = setting(90, low=0, doc="the round's top-earner bonus in dollars, split equally (rounded down) between tied traders")
+    bonus: int = setting(90, low=0, high=MAX_DOLLARS, doc="the round's top-earner bonus in dollars, split equally (rounded down) between tied traders")
     bonus_from_round: int = setting(2, low=1, doc="the first round with a top-earner bonus")
     discussion_every: int = setting(
         5, low=0,

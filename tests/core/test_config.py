@@ -7,6 +7,7 @@ a small local dataclass for the coercion of types DayTrader does not have.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -193,10 +194,10 @@ def test_business_names_must_be_strings(businesses):
     [
         ({"n_agents": 1}, r"n_agents must be from 2 to 100, got 1"),
         ({"n_agents": "1"}, r"n_agents must be from 2 to 100, got 1"),
-        ({"max_investment": 10}, r"max_investment must be >= 15, got 10"),
-        ({"min_investment": 50, "max_investment": 40}, r"max_investment must be >= 50, got 40"),
+        ({"max_investment": 10}, r"max_investment must be from 15 to 1000000000000000000, got 10"),
+        ({"min_investment": 50, "max_investment": 40}, r"max_investment must be from 50 to 1000000000000000000, got 40"),
         ({"rounds": 0}, r"rounds must be from 1 to 10000, got 0"),
-        ({"starting_money": -1}, r"starting_money must be >= 0, got -1"),
+        ({"starting_money": -1}, r"starting_money must be from 0 to 1000000000000000000, got -1"),
         ({"rounds": 2.5}, r"rounds must be an integer, got 2\.5"),
         ({"n_agents": True}, r"n_agents must be an integer, got True"),
         ({"show_balances": 1}, r"show_balances must be true or false"),
@@ -275,6 +276,20 @@ def test_list_envs_and_render_mode():
     assert "day_trader_v0" in teamenvs.list_envs()
     with pytest.raises(ValueError, match="render_mode"):
         teamenvs.make("day_trader_v0", render_mode="human")
+
+
+@pytest.mark.parametrize("key", ["starting_money", "max_investment", "individual_multiplier", "group_multiplier", "bonus"])
+def test_daytrader_money_is_bounded_below_what_a_float_holds(key):
+    """Money is written as float: 10**400 dollars raised OverflowError mid-episode; the tops (10**18 dollars, a
+    multiplier of 1,000) are refused above, and the largest of them all together play a whole episode."""
+    with pytest.raises(ConfigError, match=f"{key} must be from .* got a 1329-bit integer"):
+        teamenvs.make("day_trader_v0", **{key: 10**400})
+    top = {"starting_money": 10**18, "max_investment": 10**18, "individual_multiplier": 1000, "group_multiplier": 1000, "bonus": 10**18}
+    env = teamenvs.make("day_trader_v0", **top, min_investment=10**18)
+    observations, infos = env.reset(seed=0)
+    while env.agents:
+        observations, rewards, _, _, infos = env.step({a: f"invest group {10**18}" if infos[a]["needs_action"] else "wait" for a in env.agents})
+        assert all(math.isfinite(r) for r in rewards.values())
 
 
 @pytest.mark.parametrize("env_id", teamenvs.list_envs())

@@ -1,14 +1,20 @@
-"""Fuzz what users hand the suite: configs, suite files, episode logs and HTTP requests to the built-in server.
+"""Fuzz what users and models hand the suite: actions, configs, suite files, episode logs and HTTP requests.
 
-    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only configs,suites,logs,http]
+    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http]
 
 Each fuzzer draws `rounds` inputs from a seeded generator (the same seed, the same inputs) and checks
 the standard every input must meet: a clear error of the documented kind (ConfigError, SuiteError,
-LogError or another ValueError with a message, a JSON HTTP error) or a working result, in bounded time;
-never another exception, an empty or huge message, or a raw terminal escape in a message. It prints
-each failure with the input that caused it (cut short) and exits 1 if there was any. The hostile
-action strings an env receives are fuzzed by `tests/test_fuzz.py`, in every test run.
+LogError or another ValueError with a message, a JSON HTTP error, a refused action's error in the
+agent's next observation) or a working result, in bounded time; never another exception, an empty or
+huge message, or a raw terminal escape in a message. It prints each failure with the input that caused
+it (cut short) and exits 1 if there was any.
 
+- `actions`: per input, an env (a random preset half the time) in a random observation and action
+  type, played for 150 steps with hostile actions (`teamenvs.testing.check_hostile_actions`: empty,
+  100k characters, random unicode, JSON- and injection-looking text, non-strings, indices outside the
+  mask or the catalogue, missing actions, actions for agents that do not exist); a quarter of the
+  inputs play the single-agent Gymnasium view instead, its learner sending the hostile actions. The
+  env contract runs the same check with fixed seeds in every test run;
 - `configs`: per env, random keys set to hostile values (huge, NaN, wrong types, long strings, lists,
   numpy scalars) and to in-range edge values (bounds, choices, presets combined), each env made,
   reset and played for 100 random valid steps;
@@ -34,6 +40,7 @@ import gzip
 import http.client
 import io
 import json
+import math
 import random
 import socket
 import sys
@@ -158,6 +165,51 @@ def fuzz_configs(seed: int, rounds: int) -> list[Failure]:
         if cls.presets and rng.random() < 0.25:
             config["preset"] = "+".join(rng.sample(list(cls.presets), rng.randint(1, min(2, len(cls.presets)))))
         failure = _check("configs", (env_id, config), lambda: _play(env_id, config, k), (ConfigError,))
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+# ---------------------------------------------------------------------- actions
+ACTION_STEPS = 150  # steps of hostile play per input
+
+
+def _single_agent_play(env_id: str, kw: dict[str, Any], seed: int) -> None:
+    """Hostile actions for the learner of the single-agent Gymnasium view (scripted teammates)."""
+    from teamenvs.testing import hostile_action
+    from teamenvs.wrappers.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv(env_id, **kw)
+    rng = np.random.default_rng(seed)
+    observation, info = env.reset(seed=seed)
+    for step in range(ACTION_STEPS):
+        action = hostile_action(rng, env.team_env, env.agent, info)
+        observation, reward, terminated, truncated, info = env.step(action)
+        if not env.observation_space.contains(observation):
+            raise AssertionError(f"the learner's observation at step {step} lies outside its space (action {_short(action)})")
+        if not isinstance(reward, float) or not math.isfinite(reward):
+            raise AssertionError(f"the learner's reward at step {step} is {reward!r} (action {_short(action)})")
+        if terminated or truncated:
+            observation, info = env.reset(seed=int(rng.integers(2**31)))
+
+
+def fuzz_actions(seed: int, rounds: int) -> list[Failure]:
+    import teamenvs
+    from teamenvs.testing import check_hostile_actions
+
+    rng = random.Random(seed)
+    failures = []
+    for k in range(rounds):
+        env_id = rng.choice(teamenvs.list_envs())
+        presets = list(teamenvs.spec(env_id).load_env_class().presets)
+        kw: dict[str, Any] = {"obs_type": rng.choice(("text", "vector", "both")), "action_type": rng.choice(("text", "discrete"))}
+        if presets and rng.random() < 0.5:
+            kw["preset"] = rng.choice(presets)
+        if rng.random() < 0.25:
+            kw["skip_idle"] = rng.random() < 0.5
+            failure = _check("actions", ("single-agent view", env_id, kw), lambda: _single_agent_play(env_id, kw, k), ())
+        else:
+            failure = _check("actions", (env_id, kw), lambda: check_hostile_actions(env_id, seed=k, steps=ACTION_STEPS, **kw), ())
         if failure:
             failures.append(failure)
     return failures
@@ -348,7 +400,7 @@ def fuzz_http(seed: int, rounds: int) -> list[Failure]:
 
 
 FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
-    "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http}
+    "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http}
 
 
 def main(argv: list[str] | None = None) -> int:

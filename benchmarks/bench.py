@@ -524,13 +524,14 @@ def run_bench(
     report: bool = True,
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT,
     timeout: float = 60.0,
-    plots: bool = True,
+    plots: bool | str | Sequence[str] = True,
     max_output_tokens: int = 512,
     context_window: int | str | None = None,
 ) -> BenchOutcome:
     """Run the suite's episodes that are not complete in `out` yet, then build the report there.
 
-    The report reads the logs and draws the figures in `workers` processes too; `plots=False` leaves
+    The report reads the logs and draws the figures in `workers` processes too; `plots` picks their formats
+    ("png,svg,pdf" by default; "png" draws a third of the files, quicker); `plots=False` (or "none") leaves
     the figures out (`teamenvs report` on the folder draws them later, from the logs alone).
 
     An episode that runs longer than `episode_timeout` seconds of wall-clock time (None: no
@@ -540,9 +541,10 @@ def run_bench(
     bounds each reply; `context_window` (tokens, or "auto": as the server states it) fits every
     prompt and its reply into the model's window.
     """
-    from benchmarks.report import build_report
+    from benchmarks.report import build_report, plot_formats
 
     out = Path(out)
+    plots = plot_formats(plots)  # a bad format is refused before any episode runs
     if suite.needs_model and not model:
         raise ConfigError(f"suite {suite.name!r} has llm policies: give --model (e.g. --model gpt-4o-mini --base-url URL, "
                           "or --model random-valid for the built-in offline server)")

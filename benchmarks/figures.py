@@ -1,6 +1,6 @@
 """The figures of a bench report, drawn from each group's episode rows (`benchmarks.report`).
 
-Per group, each written as PNG (which report.md links), SVG and PDF:
+Per group, each written as PNG (which report.md links), SVG and PDF (`write_figures(..., formats)`: those asked for):
 
 - `headline`: the group's headline metric (`headline_metric`) per condition and policy: the mean
   with its 95% bootstrap CI over seeds, each seed a dot. Conditions that differ by one number of
@@ -31,11 +31,11 @@ from typing import Any, Callable, Sequence
 import matplotlib
 from matplotlib.figure import Figure
 
-from benchmarks.report import MAX_MONTHS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
+from benchmarks.report import MAX_MONTHS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
 from benchmarks.suite import slug
 from teamenvs.core.metrics import bootstrap_ci, flatten
 
-FORMATS = ("png", "svg", "pdf")
+FORMATS = PLOT_FORMATS
 DPI = 110  # PNG resolution: sharp on screen, small files; SVG and PDF are the ones for print
 CI_TEXT = "mean and 95% bootstrap CI over seeds (percentile, 2,000 resamples)"
 STYLE = {
@@ -577,12 +577,12 @@ def caption(g: GroupReport, kind: str) -> str:
 
 
 # ---------------------------------------------------------------------- writing
-def save(fig: Figure, base: Path) -> None:
-    """The figure as base.png, base.svg and base.pdf, with no dates in them."""
+def save(fig: Figure, base: Path, formats: Sequence[str] = FORMATS) -> None:
+    """The figure as base.png, base.svg and base.pdf (those of them in `formats`), with no dates in them."""
     fig.draw_without_rendering()  # the constrained layout once, not once per format
     fig.set_layout_engine(None)  # no engine at all ("none" leaves a placeholder that makes each savefig draw twice)
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-    for fmt in FORMATS:
+    for fmt in formats:
         fig.savefig(base.parent / f"{base.name}.{fmt}", metadata=metadata[fmt])
 
 
@@ -594,17 +594,30 @@ def _share(groups: list[GroupReport]) -> None:
     _GROUPS = groups
 
 
-def _draw(task: tuple[int, str, str]) -> None:
-    index, kind, base = task
+def _draw(task: tuple[int, str, str, tuple[str, ...]]) -> None:
+    index, kind, base, formats = task
     with matplotlib.rc_context(STYLE):
-        save(DRAW[kind](_GROUPS[index]), Path(base))
+        save(DRAW[kind](_GROUPS[index]), Path(base), formats)
 
 
-def write_figures(groups: Sequence[GroupReport], folder: Path, workers: int = 1) -> dict[str, dict[str, str]]:
-    """Every group's figures in `folder`, drawn in `workers` processes; returns group title -> kind -> PNG path relative to the report."""
+def write_figures(groups: Sequence[GroupReport], folder: Path, workers: int = 1,
+                  formats: Sequence[str] = FORMATS) -> dict[str, dict[str, str]]:
+    """Every group's figures in `folder` in `formats`, drawn in `workers` processes; returns group title -> kind -> the file
+    report.md links (the first of `formats`, in `FORMATS` order), relative to the report. A figure's files in the other
+    formats are removed (they would be left from an earlier report); with no formats, nothing is drawn and {} returned."""
+    formats = tuple(f for f in FORMATS if f in formats)
+    kinds = {g.title: figure_kinds(g) for g in groups}
+    if folder.is_dir():
+        for g in groups:
+            for kind in kinds[g.title]:
+                for fmt in FORMATS:
+                    if fmt not in formats:
+                        (folder / f"{slug(g.title)}_{kind}.{fmt}").unlink(missing_ok=True)
+    if not formats:
+        return {}
     folder.mkdir(parents=True, exist_ok=True)
-    made = {g.title: {kind: f"{folder.name}/{slug(g.title)}_{kind}.png" for kind in figure_kinds(g)} for g in groups}
-    tasks = [(i, kind, str(folder / f"{slug(g.title)}_{kind}")) for i, g in enumerate(groups) for kind in made[g.title]]
+    made = {g.title: {kind: f"{folder.name}/{slug(g.title)}_{kind}.{formats[0]}" for kind in kinds[g.title]} for g in groups}
+    tasks = [(i, kind, str(folder / f"{slug(g.title)}_{kind}"), formats) for i, g in enumerate(groups) for kind in made[g.title]]
     tasks.sort(key=lambda t: -len(groups[t[0]].cells))  # the biggest first, so no worker is left drawing one alone at the end
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), initializer=_share, initargs=(list(groups),)) as pool:

@@ -17,7 +17,8 @@ line, field and why, in report.md and the summary.
   a group compares one policy), by the metric's direction (↑ / ↓, from the paradigm);
 - `plots/`: per group, the figures `benchmarks.figures` draws (a headline metric with 95%
   bootstrap CIs and the seeds, the metrics with a direction, per-round series, per-agent
-  returns and actions, survival curves), each as PNG (linked from report.md), SVG and PDF.
+  returns and actions, survival curves), each as PNG (linked from report.md), SVG and PDF by
+  default (`plots`: the formats to write, or none).
 
 Logs are read, and figures drawn, in `workers` processes; the output is the same byte for byte
 whatever their number.
@@ -40,9 +41,28 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import bootstrap_ci, flatten, mean_sd
 from teamenvs.core.recorder import LogError, read_log, step_records
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 
 USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
+PLOT_FORMATS = ("png", "svg", "pdf")  # the figure files `benchmarks.figures` can write, in the order report.md prefers to link them
+
+
+def plot_formats(plots: bool | str | Sequence[str] | None) -> tuple[str, ...]:
+    """The figure formats to write: True or None: all of `PLOT_FORMATS`; False or "none": none; else a comma-separated
+    string (or a sequence) of them, in any order (ConfigError naming an unknown one)."""
+    if plots is None or plots is True:
+        return PLOT_FORMATS
+    if plots is False or (not isinstance(plots, str) and not plots):  # False, or an empty sequence of formats
+        return ()
+    names = plots.split(",") if isinstance(plots, str) else list(plots)
+    chosen = {str(n).strip().lower() for n in names} - {""}
+    if chosen == {"none"}:
+        return ()
+    unknown = sorted(chosen - set(PLOT_FORMATS))
+    if unknown or not chosen:
+        got = f"unknown format(s) {', '.join(excerpt(u) for u in unknown)}" if unknown else "no format"
+        raise ConfigError(f"plots: {got}; give a comma-separated list of {', '.join(PLOT_FORMATS)}, or none")
+    return tuple(f for f in PLOT_FORMATS if f in chosen)
 
 
 @dataclass
@@ -497,7 +517,7 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
     return lines
 
 
-def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
+def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[str] = PLOT_FORMATS) -> list[str]:
     arrow = {"max": " ↑", "min": " ↓"}
     full = g
     constant = constant_metrics(g)
@@ -559,14 +579,18 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str]) -> list[str]:
     if plots:
         from benchmarks.figures import caption
 
-        lines += ["Figures (each also as SVG and PDF beside its PNG in `plots/`):", ""]
+        linked = Path(next(iter(plots.values()))).suffix[1:]
+        others = [f.upper() for f in formats if f != linked]
+        also = f"each also as {' and '.join(others)} beside its {linked.upper()} in `plots/`" if others else f"as {linked.upper()} in `plots/`"
+        lines += [f"Figures ({also}):", ""]
         for kind, name in plots.items():
-            lines += [f"![{kind}: {g.title}]({name})", "", f"*{caption(full, kind)}*", ""]
+            # a PDF is not an image a Markdown viewer shows: linked, not embedded
+            lines += [f"{'' if linked == 'pdf' else '!'}[{kind}: {g.title}]({name})", "", f"*{caption(full, kind)}*", ""]
     return lines
 
 
 def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "",
-                    left_out: Sequence[LogError] = ()) -> str:
+                    left_out: Sequence[LogError] = (), formats: Sequence[str] = PLOT_FORMATS) -> str:
     suites = sorted({r.suite for r in rows if r.suite})
     complete = sum(r.status == "complete" for r in rows)
     lines = [f"# Benchmark report: {', '.join(suites) or 'episode logs'}", ""]
@@ -581,7 +605,7 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
     if plot_note:
         lines += [plot_note, ""]
     for g in groups:
-        lines += group_markdown(g, plots.get(g.title, {}))
+        lines += group_markdown(g, plots.get(g.title, {}), formats)
     unfinished = [r for r in rows if r.status != "complete"]
     if unfinished:
         lines.append("## Episodes without a result")
@@ -614,17 +638,19 @@ class Report:
     folder: Path
     rows: list[EpisodeRow]
     groups: list[GroupReport]
-    plots: dict[str, dict[str, str]]  # group title -> figure kind -> its PNG, relative to the folder
+    plots: dict[str, dict[str, str]]  # group title -> figure kind -> the file report.md links (its PNG by default), relative to the folder
     left_out: list[LogError] = field(default_factory=list)  # damaged logs and files that are not episode logs
     seconds: dict[str, float] = field(default_factory=dict)  # reading the logs, the tables (results.csv, report.md), the figures
     workers: int = 1
+    formats: tuple[str, ...] = PLOT_FORMATS  # the figure files written of each figure
 
     def summary(self) -> str:
         complete = sum(r.status == "complete" for r in self.rows)
         n_plots = sum(len(p) for p in self.plots.values())
         shown = {name: printable(self.folder / name, keep_newlines=False) for name in ("results.csv", "report.md", "plots")}
         lines = [f"report: {complete} of {len(self.rows)} episodes complete, {len(self.groups)} group(s); wrote "
-                 f"{shown['results.csv']}, {shown['report.md']} and {n_plots} figure(s) (PNG, SVG, PDF) in {shown['plots']}"]
+                 f"{shown['results.csv']}, {shown['report.md']} and {n_plots} figure(s) ({', '.join(f.upper() for f in self.formats) or 'none drawn'}) "
+                 f"in {shown['plots']}"]
         if self.seconds:
             lines.append(f"report time: {sum(self.seconds.values()):.1f} s ({', '.join(f'{k} {v:.1f} s' for k, v in self.seconds.items())}; "
                          f"{self.workers} worker(s))")
@@ -634,11 +660,14 @@ class Report:
         return "\n".join(lines)
 
 
-def build_report(folder: str | Path, plots: bool = True, workers: int | None = None) -> Report:
+def build_report(folder: str | Path, plots: bool | str | Sequence[str] = True, workers: int | None = None) -> Report:
     """Read every episode log of a bench folder (`logs/`, or the folder itself) and write results.csv, report.md, plots/.
 
     `workers` processes (default: one per CPU) read the logs and draw the figures; the files are the same whatever their number.
+    `plots` picks the figure formats (`plot_formats`: all three by default, e.g. "png" for a quicker report, or
+    False / "none"); files of the report's figures in a format not drawn are removed, so none is left from older logs.
     """
+    formats = plot_formats(plots)
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"no folder {str(folder)!r} (give a folder written by `teamenvs bench --out`)")
@@ -656,16 +685,19 @@ def build_report(folder: str | Path, plots: bool = True, workers: int | None = N
     seconds["tables"] = time.perf_counter() - clock
     made: dict[str, dict[str, str]] = {}
     note = ""
-    if plots:
-        clock = time.perf_counter()
-        try:
-            from benchmarks.figures import write_figures
-
-            made = write_figures(groups, folder / "plots", workers)
-        except ImportError:
-            note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
-        seconds["figures"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out), encoding="utf-8")
+    try:
+        from benchmarks.figures import write_figures
+
+        made = write_figures(groups, folder / "plots", workers, formats)
+    except ImportError:
+        if formats:
+            note = "No plots: they need matplotlib (pip install matplotlib), then run `teamenvs report` on this folder."
+    if formats:
+        seconds["figures"] = time.perf_counter() - clock
+    elif not note:
+        note = "No figures drawn (plots: none): `teamenvs report` on this folder draws them from the logs."
+    clock = time.perf_counter()
+    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out, formats), encoding="utf-8")
     seconds["tables"] += time.perf_counter() - clock
-    return Report(folder, rows, groups, made, left_out, seconds, workers)
+    return Report(folder, rows, groups, made, left_out, seconds, workers, formats if made else ())

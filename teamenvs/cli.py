@@ -323,7 +323,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
         force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
         token_budget=args.token_budget, price=args.price, episode_timeout=args.episode_timeout or None, timeout=args.timeout,
-        max_output_tokens=args.max_output_tokens, context_window=args.context_window,
+        max_output_tokens=args.max_output_tokens, context_window=args.context_window, plots=args.plots,
     )
     print(printable(outcome.summary()))
     return 0 if not outcome.failed else 1
@@ -332,7 +332,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from benchmarks.report import build_report
 
-    report = build_report(args.dir)
+    report = build_report(args.dir, plots=args.plots)
     print(printable(report.summary()))
     return 0
 
@@ -346,6 +346,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 0
     replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=not args.no_color)
     return 0
+
+
+PLOTS_HELP = ("figure formats to write, comma-separated: png, svg, pdf (default: all three; png alone is about twice as quick), "
+              "or none (draw them later with teamenvs report --plots)")
 
 
 def context_window_arg(text: str) -> int | str:
@@ -434,9 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--price", default=None, metavar="IN,OUT", help="USD per 1M prompt and completion tokens, for the cost estimate")
     p_bench.add_argument("--episode-timeout", type=float, default=3600.0, metavar="SECONDS",
                          help="wall-clock limit per episode; an episode past it is stopped and reported as failed (default 3600; 0: none)")
+    p_bench.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_bench.set_defaults(func=_cmd_bench)
     p_report = sub.add_parser("report", help="rebuild results.csv, report.md and plots of a bench folder from its logs alone")
     p_report.add_argument("dir")
+    p_report.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_report.set_defaults(func=_cmd_report)
     p_replay = sub.add_parser("replay", help="replay an episode log in the terminal, or write a self-contained HTML viewer")
     p_replay.add_argument("log", help="an episode log (.jsonl or .jsonl.gz)")

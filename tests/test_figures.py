@@ -1,7 +1,7 @@
 """The report's figures (`benchmarks.figures`), on a small bench run and on hand-made rows.
 
 Covers: every figure of every group written as PNG, SVG and PDF and linked from report.md with its
-caption; the same files, byte for byte, whether drawn in one process or two; conditions drawn as
+caption, or in the formats asked for (older files of the others removed); the same files, byte for byte, whether drawn in one process or two; conditions drawn as
 lines over the config value they differ by (team size) and as bars otherwise (and the rule on
 hand-made configs: several lines of conditions, seeds never an axis, no line when a value repeats);
 the per-round series (DayTrader cooperation per round, commons stock per month) equal to values
@@ -110,6 +110,61 @@ def test_figures_drawn_in_two_processes_are_the_files_drawn_in_one(runs):
     assert (parallel.folder / "report.md").read_bytes() == (serial.folder / "report.md").read_bytes()
     assert "figures" in serial.seconds and "reading logs" in serial.seconds
     assert "report time:" in serial.summary() and "1 worker(s)" in serial.summary()
+
+
+def test_the_formats_asked_for_are_written_and_older_files_of_the_others_removed(runs):
+    """`plots="png"` writes PNGs only (and removes the SVG and PDF an earlier report left beside them, which would
+    show older logs); a report of PDFs alone links them (a Markdown viewer does not show a PDF as an image); `none`
+    draws nothing and leaves none of the report's figures behind."""
+    serial, _ = runs
+    folder = serial.folder.parent / "formats"
+    shutil.copytree(serial.folder, folder)
+    full = files(folder)
+    stray = folder / "plots" / "mine.pdf"  # a file the report did not write is the user's: kept
+    stray.write_bytes(b"%PDF-")
+
+    report = build_report(folder, plots="png", workers=1)
+    assert report.formats == ("png",) and report.plots == serial.plots
+    assert files(folder) == {name: data for name, data in full.items() if name.endswith(".png")} | {"mine.pdf": b"%PDF-"}
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "Figures (as PNG in `plots/`):" in md and "![headline: Trade](plots/Trade_headline.png)" in md
+    assert "(PNG) in" in report.summary()
+
+    report = build_report(folder, plots=" PDF,svg ", workers=1)
+    assert report.formats == ("svg", "pdf") and report.plots["Trade"]["headline"] == "plots/Trade_headline.svg"
+    assert {n for n in files(folder) if n != "mine.pdf"} == {n for n in full if not n.endswith(".png")}
+    assert files(folder)["Trade_headline.pdf"] == full["Trade_headline.pdf"]  # the same file whatever else is drawn
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "Figures (each also as PDF beside its SVG in `plots/`):" in md and "![headline: Trade](plots/Trade_headline.svg)" in md
+
+    build_report(folder, plots="pdf", workers=1)
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "\n[headline: Trade](plots/Trade_headline.pdf)\n" in md and "![headline" not in md
+
+    report = build_report(folder, plots="none", workers=1)
+    assert report.plots == {} and report.formats == () and files(folder) == {"mine.pdf": b"%PDF-"}
+    assert "figure(s) (none drawn)" in report.summary() and "figures" not in report.seconds
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "No figures drawn (plots: none)" in md and "](plots/" not in md
+
+    build_report(folder, workers=1)  # all three again: the same files as the first report
+    assert {n: d for n, d in files(folder).items() if n != "mine.pdf"} == full
+
+
+@pytest.mark.parametrize("plots, why", [("jpg", "unknown format(s) 'jpg'"), ("png,gif", "unknown format(s) 'gif'"),
+                                        (",", "no format"), ("", "no format"), ("x" * 500, "...")])
+def test_an_unknown_plot_format_is_refused_before_any_episode_runs(tmp_path, plots, why):
+    from benchmarks.report import plot_formats
+    from teamenvs.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="plots: .*give a comma-separated list of png, svg, pdf, or none") as info:
+        plot_formats(plots)
+    assert why in str(info.value) and len(str(info.value)) < 300
+    path = tmp_path / "figures.json"
+    path.write_text(json.dumps(SUITE), encoding="utf-8")
+    with pytest.raises(ConfigError, match="plots: "):
+        run_bench(load_suite(path), tmp_path / "out", workers=1, progress=False, plots=plots)
+    assert not (tmp_path / "out" / "logs").exists() or not list((tmp_path / "out" / "logs").glob("*.jsonl*"))
 
 
 # ---------------------------------------------------------------------------- lines or bars

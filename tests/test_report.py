@@ -103,6 +103,24 @@ def test_cli_report_rebuilds_the_deleted_outputs(bench_folder, tmp_path, capsys)
         assert (folder / "plots" / name).read_bytes().startswith(magic[name.rsplit(".", 1)[1]])
 
 
+def test_cli_plots_picks_the_formats_of_report_and_bench(bench_folder, tmp_path, capsys):
+    md, csv, plots = outputs(bench_folder)
+    folder = tmp_path / "copy"
+    shutil.copytree(bench_folder, folder)
+    assert main(["report", str(folder), "--plots", "png"]) == 0
+    assert "figure(s) (PNG) in" in capsys.readouterr().out
+    assert sorted(p.name for p in (folder / "plots").iterdir()) == sorted(n for n in plots if n.endswith(".png"))
+    assert main(["report", str(folder), "--plots", "jpg"]) == 2
+    err = capsys.readouterr().err
+    assert "error: plots: unknown format(s) 'jpg'; give a comma-separated list of png, svg, pdf, or none" in err
+    assert "Traceback" not in err
+    assert main(["bench", "--suite", "smoke", "--out", str(tmp_path / "smoke"), "--plots", "svg,jpeg", "--quiet"]) == 2
+    assert "error: plots: unknown format(s) 'jpeg'" in capsys.readouterr().err
+    assert not list((tmp_path / "smoke").glob("logs/*.jsonl*"))  # refused before any episode ran
+    assert main(["report", str(folder)]) == 0  # every format again: the files of the bench's own report
+    assert outputs(folder) == (md, csv, plots)
+
+
 def test_report_of_the_bench_folder_has_the_suite_in_it(bench_folder):
     md = (bench_folder / "report.md").read_text(encoding="utf-8")
     assert md.startswith("# Benchmark report: rebuild\n")

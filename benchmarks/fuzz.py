@@ -23,11 +23,18 @@ it (cut short) and exits 1 if there was any.
 - `logs`: logs of the smoke suite with lines replaced, dropped, repeated, cut or flipped (plain and
   gzip, the gzip stream damaged too), read, replayed in the terminal and written as an HTML viewer;
 - `http`: valid chat requests with bytes flipped, inserted, dropped, headers broken and bodies
-  replaced, sent over raw sockets; every answer must be JSON, and the server must still serve.
+  replaced, sent over raw sockets; every answer must be JSON, and the server must still serve;
+- `replies`: an endpoint that answers nonsense: chat completions with parts replaced by odd values
+  (missing, wrong types, huge, control characters), odd status lines (429, 5xx, 204, 301, HTTP/2),
+  spliced headers (a bad Retry-After or Content-Length, chunking) and flipped or cut bytes, read by
+  the LLM client over both transports (the lean one and the `openai` package's, when installed),
+  one retry: text or a clear `LLMError` within the timeouts, then a valid reply on the same client
+  must be read.
 
 Run it with new seeds now and then: each seed is a new corpus. It found the bugs fixed in the thirteenth
 session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
-request line, victims that could never fit a map).
+request line, victims that could never fit a map) and in the fourteenth (an endpoint's error message
+reached LLMError with its terminal escapes acting; the openai transport quoted a garbled reply whole).
 """
 
 from __future__ import annotations
@@ -399,8 +406,145 @@ def fuzz_http(seed: int, rounds: int) -> list[Failure]:
     return failures
 
 
+# ---------------------------------------------------------------------- replies
+REPLY_TIMEOUT = 0.3  # seconds the client waits for one reply in the replies fuzzer
+_COMPLETION = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": "ACTION: wait"}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}
+_ODD_VALUES = (None, 0, -1, 10**30, 1.5, float("nan"), "", "x" * 3000, "\x1b[2J\x07", [], [None], {}, {"a": {"b": []}}, True)
+_REPLY_SPLICES = _SPLICES + (b"HTTP/1.1 100 Continue\r\n\r\n", b"Retry-After: 1e400\r\n", b"Retry-After: -5\r\n",
+                             b"Connection: close\r\n", b"Content-Length: -1\r\n", b"Content-Type: text/html\r\n",
+                             b"<html><title>\x1b[31mdown</title></html>", b"0\r\n\r\n")
+_STATUS_LINES = (b"HTTP/1.1 200 OK", b"HTTP/1.1 429 Too Many Requests", b"HTTP/1.1 500 Internal Server Error",
+                 b"HTTP/1.1 503 Busy", b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 301 Moved", b"HTTP/1.1 204 No Content",
+                 b"HTTP/1.0 200 OK", b"HTTP/2 200", b"HTTP/1.1 999 Odd", b"HTTP/1.1 200")
+
+
+def _child(node: Any, key: str | int) -> Any:
+    """node[key] where it exists (a dict's key, a list's index), else None."""
+    if isinstance(node, dict):
+        return node.get(key)
+    if isinstance(node, list) and isinstance(key, int) and key < len(node):
+        return node[key]
+    return None
+
+
+def _odd_completion(rng: random.Random) -> Any:
+    """A chat completion with random parts replaced by odd values (or an error object, or not an object)."""
+    completion = copy.deepcopy(_COMPLETION)
+    paths = (("choices",), ("choices", 0), ("choices", 0, "message"), ("choices", 0, "message", "content"),
+             ("choices", 0, "message", "role"), ("choices", 0, "finish_reason"), ("usage",), ("usage", "prompt_tokens"),
+             ("usage", "completion_tokens"), ("error",), ("model",))
+    for _ in range(rng.randint(1, 3)):
+        *parents, last = rng.choice(paths)
+        node: Any = completion
+        for key in parents:  # (an earlier replacement may have cut the path short)
+            node = _child(node, key)
+        if _child(node, last) is not None or isinstance(node, dict):
+            node[last] = copy.deepcopy(rng.choice(_ODD_VALUES))
+    return completion if rng.random() < 0.9 else rng.choice(_ODD_VALUES)
+
+
+def _hostile_reply(rng: random.Random) -> bytes:
+    """One reply to a chat request: a completion, odd in its JSON, its status, its headers or its bytes."""
+    try:
+        body = json.dumps(_odd_completion(rng)).encode() if rng.random() < 0.8 else _mutated_bytes(rng, json.dumps(_COMPLETION).encode())
+    except ValueError:
+        body = b"{}"
+    status = rng.choice(_STATUS_LINES) if rng.random() < 0.3 else _STATUS_LINES[0]
+    head = status + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    data = head + body
+    return _mutated_bytes_with(rng, data, _REPLY_SPLICES) if rng.random() < 0.5 else data
+
+
+def _mutated_bytes_with(rng: random.Random, data: bytes, splices: tuple[bytes, ...]) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(b) + 1)
+        b[i:i] = rng.choice(splices) if rng.random() < 0.5 else b""
+        if rng.random() < 0.5:
+            b = bytearray(_mutated_bytes(rng, bytes(b)))
+    return bytes(b)
+
+
+def _chat_against(replies: list[bytes], close: bool, transport: str) -> None:
+    """Two chats of one client against a server that sends `replies` (then valid ones): the first must give text or a
+    clear `LLMError` in bounded time, and the second, a valid reply on the same client, must be read."""
+    import asyncio
+
+    from agents.llm.client import LLMClient, LLMError
+
+    valid = _reply_bytes(json.dumps(_COMPLETION).encode())
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+                await reader.readexactly(length)
+                writer.write(replies.pop(0) if replies else valid)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
+            pass  # the client went away, or the input is over
+        finally:
+            writer.close()
+
+    async def run() -> None:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        llm = LLMClient("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", cache=False, transport=transport,
+                        timeout=REPLY_TIMEOUT, max_retries=1, backoff_base=0.001, backoff_max=0.05)
+        try:
+            started = time.monotonic()
+            try:
+                first = await llm.chat([{"role": "user", "content": "hello"}])
+            except LLMError as exc:
+                problem = _message_problem(str(exc))
+                if problem:
+                    raise AssertionError(f"{problem}: {str(exc)[:200]!r}") from None
+            else:
+                if not isinstance(first.text, str):
+                    raise AssertionError(f"a reply read as {type(first.text).__name__}, not text")
+            if time.monotonic() - started > 4 * REPLY_TIMEOUT + 1:
+                raise AssertionError(f"the chat took {time.monotonic() - started:.1f} s with a {REPLY_TIMEOUT} s timeout and 1 retry")
+            replies.clear()
+            second = await llm.chat([{"role": "user", "content": "again"}])
+            if second.text != "ACTION: wait":
+                raise AssertionError(f"a valid reply after the hostile one read as {second.text!r}")
+        finally:
+            await llm.aclose()
+            server.close()
+
+    asyncio.run(run())
+
+
+def _reply_bytes(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+
+def fuzz_replies(seed: int, rounds: int) -> list[Failure]:
+    """Replies of an OpenAI-compatible endpoint that answers nonsense, read by the LLM client's two transports."""
+    try:
+        import openai  # noqa: F401 - the reference transport is fuzzed when it is installed
+        transports: tuple[str, ...] = ("http", "openai")
+    except ImportError:
+        transports = ("http",)
+    rng = random.Random(seed)
+    failures = []
+    for _ in range(rounds):
+        replies = [_hostile_reply(rng) for _ in range(rng.randint(1, 2))]
+        close, transport = rng.random() < 0.5, rng.choice(transports)
+        failure = _check("replies", (transport, replies[0][:160]), lambda: _chat_against(list(replies), close, transport), ())
+        if failure:
+            failures.append(failure)
+    return failures
+
+
 FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
-    "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http}
+    "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http,
+    "replies": fuzz_replies}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,3 +116,21 @@ def test_the_action_fuzzer_reports_a_step_that_raises_in_the_team_env_and_the_si
     failures = fuzz.fuzz_actions(0, 12)
     assert len(failures) >= 10 and all("OverflowError" in f.why and f.fuzzer == "actions" for f in failures)
     assert any("single-agent view" in f.what for f in failures) and any("single-agent view" not in f.what for f in failures)
+
+
+def test_the_reply_fuzzer_reports_an_escape_and_a_crash(monkeypatch):
+    from agents.llm import client as llm_client
+    from agents.llm import http
+    from benchmarks import fuzz
+
+    monkeypatch.setattr(http, "clip", lambda text, limit=300: "\x1b[2J" + text[:limit])
+    monkeypatch.setattr(llm_client, "clip", lambda text, limit=300: "\x1b[2J" + text[:limit])
+    failures = fuzz.fuzz_replies(3, 30)
+    assert failures and all(f.fuzzer == "replies" for f in failures)
+    assert any("a raw terminal escape in the error message" in f.why for f in failures)
+
+    def broken(*args, **kwargs):
+        raise KeyError("the reply broke the client")
+
+    monkeypatch.setattr(llm_client, "_classify", broken)
+    assert any("KeyError" in f.why for f in fuzz.fuzz_replies(3, 30))

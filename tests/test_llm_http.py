@@ -93,7 +93,8 @@ def client(url: str, **options) -> LLMClient:
     options.setdefault("timeout", 0.5)
     options.setdefault("max_retries", 0)
     options.setdefault("backoff_base", 0.001)
-    return LLMClient("m", base_url=url, cache=False, transport="http", **options)
+    options.setdefault("transport", "http")
+    return LLMClient("m", base_url=url, cache=False, **options)
 
 
 def outcome(answer, calls: int = 1, **options):
@@ -235,6 +236,27 @@ def test_garbled_replies_fail_clearly(data, match):
 ])
 def test_a_reply_cut_short_fails_clearly(data, match):
     fails(reply(data, close=True), match)
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
+@pytest.mark.parametrize("data", [
+    ok(b'{"error": {"message": "\\u001b[2J\\u0007wiped"}}', "").replace(b"200 OK", b"400 Bad Request"),
+    b"HTTP/1.1 503 Busy\r\nContent-Type: text/html\r\nContent-Length: 37\r\n\r\n<html><title>\x1b[31mdown</title></html>",
+])
+def test_a_servers_control_characters_are_escaped_in_the_error(transport, data):
+    """Found by `benchmarks.fuzz --only replies`: an error reply's message reached LLMError (and so the terminal that
+    prints it) with its ESC and BEL acting, over both transports."""
+    error = fails(reply(data, close=True), "HTTP ", transport=transport)
+    assert "\x1b" not in str(error) and "\x07" not in str(error)
+    assert "\\x1b" in str(error)
+
+
+def test_a_garbled_status_line_read_by_the_openai_transport_is_quoted_cut_short():
+    """Found by the same fuzzer: httpx quotes a reply it cannot read whole, so a 3 KB body made a 3 KB error."""
+    body = json.dumps({**COMPLETION, "id": "x" * 3000}).encode()  # a 204 has no body: this one is read as the next reply
+    error = fails(reply(ok(body).replace(b"200 OK", b"204 No Content")), "could not connect (illegal status line",
+                  transport="openai", max_retries=1)
+    assert len(str(error)) < 600, str(error)
 
 
 def test_retried_failures_say_how_many_attempts():

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
-from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_header, status_message
+from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_header, clip, status_message
 
 T = TypeVar("T")
 
@@ -565,12 +565,12 @@ def _classify(exc: Exception, lenient: bool = True) -> tuple[bool, float | None,
             return True, None, "the request timed out"
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
-            return True, None, f"could not connect ({cause or exc})"
+            return True, None, f"could not connect ({clip(str(cause or exc))})"  # (httpx quotes a garbled reply whole)
         if isinstance(exc, openai.APIResponseValidationError):
             return True, None, f"the reply could not be read ({type(exc).__name__})"
     if lenient and isinstance(exc, ValueError):  # the openai package's reading of a body that is not JSON
         return True, None, f"the reply could not be read ({type(exc).__name__})"
-    return False, None, f"{type(exc).__name__}: {exc}"
+    return False, None, f"{type(exc).__name__}: {clip(str(exc))}"
 
 
 # ---------------------------------------------------------------------- synchronous callers

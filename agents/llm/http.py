@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import quote, urlsplit
 
+from teamenvs.core.text import printable
+
 MAX_HEADER_BYTES = 64 * 1024  # a reply's status line and headers, together
 MAX_BODY_BYTES = 64 * 2**20  # a reply's body
 CLIP = 300
@@ -98,7 +100,9 @@ class Response:
 
 
 def clip(text: str, limit: int = CLIP) -> str:
-    text = " ".join(text.split())
+    """A server's text on one line (runs of whitespace as one space), its control characters shown as escapes
+    (an error page's ESC must not act on the terminal that prints the error), cut at `limit` characters."""
+    text = printable(" ".join(text.split()), keep_newlines=False)
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -1,6 +1,6 @@
-"""Fuzz what users and models hand the suite: actions, configs, suite files, episode logs and HTTP requests.
+"""Fuzz what users, models and endpoints hand the suite: actions, configs, suites, logs, HTTP, replies.
 
-    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http]
+    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http,replies,models]
 
 Each fuzzer draws `rounds` inputs from a seeded generator (the same seed, the same inputs) and checks
 the standard every input must meet: a clear error of the documented kind (ConfigError, SuiteError,
@@ -29,7 +29,12 @@ it (cut short) and exits 1 if there was any.
   spliced headers (a bad Retry-After or Content-Length, chunking) and flipped or cut bytes, read by
   the LLM client over both transports (the lean one and the `openai` package's, when installed),
   one retry: text or a clear `LLMError` within the timeouts, then a valid reply on the same client
-  must be read.
+  must be read;
+- `models`: an LLM team (a random env and preset; JSON-constrained a third of the time) whose endpoint
+  answers well-formed completions of hostile content (nothing, 100k characters, random unicode,
+  terminal escapes, JSON- and injection-looking text, several ACTION lines, reasoning tags) with odd
+  finish reasons and usage, for 12 steps: the episode ends with a complete log that reads back and
+  replays in the terminal and as HTML with the model's text escaped.
 
 Run it with new seeds now and then: each seed is a new corpus. It found the bugs fixed in the thirteenth
 session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
@@ -303,7 +308,7 @@ def _read_and_replay(path: Path, folder: Path) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()):
         replay.play(path, stream=out, color=True)
-    if "\x1b[2J" in out.getvalue():
+    if "\x1b[2J" in out.getvalue() or "\x1b]0;" in out.getvalue():  # (the replay's own colours are escapes too)
         raise AssertionError("a raw terminal escape from the log reached the terminal replay")
     html = replay.write_html(path, folder / "viewer.html").read_text(encoding="utf-8")
     if "<script>alert(1)" in html:
@@ -541,9 +546,121 @@ def fuzz_replies(seed: int, rounds: int) -> list[Failure]:
     return failures
 
 
+# ---------------------------------------------------------------------- models
+MODEL_STEPS = 12  # env steps of each episode an LLM team plays in the models fuzzer
+
+
+def _hostile_content(rng: random.Random, words: list[str]) -> str:
+    """What a confused or adversarial model might answer: nothing, prose, 100k characters, random unicode with control
+    characters and terminal escapes, JSON-looking and prompt-injection-looking text, command fragments, reasoning
+    tags, several ACTION lines, or a plausible action."""
+    from teamenvs.testing import FRAGMENTS, INJECTIONS
+
+    word = rng.choice(words)
+    kind = rng.randrange(10)
+    if kind == 0:
+        return rng.choice(["", " ", "\n\n", "ACTION:", "ACTION: ", "I cannot help with that."])
+    if kind == 1:
+        return ("thinking " * 12_000)[: rng.choice((5_000, 100_000))] + rng.choice(["", f"\nACTION: {word}"])
+    if kind == 2:
+        return "".join(chr(rng.randrange(0x2FFFF)) for _ in range(rng.randint(1, 200))).encode("utf-8", "replace").decode("utf-8", "replace")
+    if kind == 3:
+        text = json.dumps({"action": rng.choice([word, f"{word} {rng.choice(words)}", 7, None, [word]]),
+                           "rationale": rng.choice(["\x1b[2J", "<script>alert(1)</script>", "x" * 3000, None])})
+        return text[: rng.randint(1, len(text))]
+    if kind == 4:
+        return rng.choice(INJECTIONS) + f"\nACTION: {word}"
+    if kind == 5:
+        return " ".join(rng.choice(list(FRAGMENTS) + words) for _ in range(rng.randint(1, 12)))
+    if kind == 6:
+        return f"<think>{'ACTION: wait ' * rng.randint(1, 50)}</think>\nACTION: {word} \x1b]0;pwned\x07"
+    if kind == 7:
+        return "\n".join(f"ACTION: {rng.choice(words)} {rng.randint(-10**6, 10**6)}" for _ in range(rng.randint(2, 6)))
+    return f"Rationale: \x1b[31mred\x1b[0m. ACTION: {word} {rng.choice(words)} {rng.randint(0, 100)}"
+
+
+def _hostile_model_server(seed: int, words: list[str]) -> Any:
+    """An OpenAI-compatible endpoint (a background thread on 127.0.0.1) answering every chat with hostile content, in
+    well-formed completions with odd finish reasons and usage."""
+    import http.server
+
+    rng, lock = random.Random(seed), threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # the head and the body are two writes: no 40 ms wait for a delayed ACK between them
+
+        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with lock:
+                content = _hostile_content(rng, words)
+                finish = rng.choice(["stop", "stop", "length", None, "content_filter"])
+                usage = rng.choice([{"prompt_tokens": 10, "completion_tokens": 5}, {}, {"prompt_tokens": 0, "completion_tokens": 10**9}])
+            body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "usage": usage,
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return server
+
+
+def _llm_team_episode(env_id: str, kw: dict[str, Any], seed: int, folder: Path) -> None:
+    """An LLM team against the hostile endpoint for `MODEL_STEPS` steps, logged; the log must be complete, read back
+    and replay (terminal and HTML) without a raw escape or unescaped HTML from the model reaching them."""
+    import teamenvs
+    from agents.llm.policy import make_llm_policies
+    from agents.loop import run_episodes
+    from teamenvs.core.recorder import read_log
+
+    env = teamenvs.make(env_id, **kw)
+    words = [w for c in env.unwrapped.commands for w in c.name.split()] + list(env.possible_agents)
+    server = _hostile_model_server(seed, words)
+    try:
+        policies = make_llm_policies(env, "m", f"http://127.0.0.1:{server.server_address[1]}/v1", api_key="x",
+                                     cache=False, timeout=10, max_retries=0, **({"constrain": "json"} if seed % 3 == 0 else {}))
+        (result,) = run_episodes([{"env": env, "policies": policies, "seed": seed, "log_dir": folder, "log_name": f"models{seed}",
+                                   "max_steps": MODEL_STEPS, "compress": seed % 2 == 0}])
+    finally:
+        server.shutdown()
+        server.server_close()
+    records = read_log(result.log_path) if result.log_path is not None else []
+    if not records or records[-1].get("type") != "end":
+        raise AssertionError(f"the episode's log has no end line: {result.log_path}")
+    _read_and_replay(result.log_path, folder)
+    result.log_path.unlink()
+
+
+def fuzz_models(seed: int, rounds: int) -> list[Failure]:
+    """LLM teams whose model answers nonsense: every env (a random preset half the time), one episode each."""
+    import teamenvs
+
+    rng = random.Random(seed)
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(rounds):
+            env_id = rng.choice(teamenvs.list_envs())
+            presets = list(teamenvs.spec(env_id).load_env_class().presets)
+            kw = {"preset": rng.choice(presets)} if presets and rng.random() < 0.5 else {}
+            episode_seed = seed * 100_003 + k
+            failure = _check("models", (env_id, kw, episode_seed),
+                             lambda: _llm_team_episode(env_id, kw, episode_seed, Path(tmp)), ())
+            if failure:
+                failures.append(failure)
+    return failures
+
+
 FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
     "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http,
-    "replies": fuzz_replies}
+    "replies": fuzz_replies, "models": fuzz_models}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,3 +134,21 @@ def test_the_reply_fuzzer_reports_an_escape_and_a_crash(monkeypatch):
 
     monkeypatch.setattr(llm_client, "_classify", broken)
     assert any("KeyError" in f.why for f in fuzz.fuzz_replies(3, 30))
+
+
+def test_the_model_fuzzer_reports_model_text_reaching_the_terminal_raw_and_a_crash(monkeypatch):
+    from agents.llm import policy
+    from benchmarks import fuzz
+    from teamenvs import replay
+
+    monkeypatch.setattr(replay, "printable", lambda text, **kw: str(text))
+    failures = fuzz.fuzz_models(1, 8)
+    assert failures and all("a raw terminal escape from the log reached the terminal replay" in f.why for f in failures)
+    monkeypatch.undo()
+
+    def broken(self, *args, **kwargs):
+        raise IndexError("a reply broke the policy")
+
+    monkeypatch.setattr(policy.LLMPolicy, "aact", broken)
+    failures = fuzz.fuzz_models(1, 3)
+    assert len(failures) == 3 and all("IndexError: a reply broke the policy" in f.why for f in failures)

@@ -1,6 +1,6 @@
-"""Fuzz what users, models and endpoints hand the suite: actions, configs, suites, logs, HTTP, replies.
+"""Fuzz what users, models and endpoints hand the suite: actions, configs, suites, logs, HTTP, replies, the CLI.
 
-    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http,replies,models]
+    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http,replies,models,cli]
 
 Each fuzzer draws `rounds` inputs from a seeded generator (the same seed, the same inputs) and checks
 the standard every input must meet: a clear error of the documented kind (ConfigError, SuiteError,
@@ -34,12 +34,17 @@ it (cut short) and exits 1 if there was any.
   answers well-formed completions of hostile content (nothing, 100k characters, random unicode,
   terminal escapes, JSON- and injection-looking text, several ACTION lines, reasoning tags) with odd
   finish reasons and usage, for 12 steps: the episode ends with a complete log that reads back and
-  replays in the terminal and as HTML with the model's text escaped.
+  replays in the terminal and as HTML with the model's text escaped;
+- `cli`: the `teamenvs` command line (every command but `serve-llm`, which serves until stopped) with
+  option values replaced, options of the command added and arguments dropped, run in this process in
+  a scratch folder: an exit code the command line documents (0, 1, 2, 130), never a traceback or a
+  raw terminal escape from an argument.
 
 Run it with new seeds now and then: each seed is a new corpus. It found the bugs fixed in the thirteenth
 session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
 request line, victims that could never fit a map) and in the fourteenth (an endpoint's error message
-reached LLMError with its terminal escapes acting; the openai transport quoted a garbled reply whole).
+reached LLMError with its terminal escapes acting; the openai transport quoted a garbled reply whole; a
+base URL with a control character crashed the openai transport; `replay --delay 1e400` raised OverflowError).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ import io
 import json
 import math
 import random
+import shutil
 import socket
 import sys
 import tempfile
@@ -658,9 +664,117 @@ def fuzz_models(seed: int, rounds: int) -> list[Failure]:
     return failures
 
 
+# ---------------------------------------------------------------------- command line
+CLI_CORPUS = (  # argument lists the mutations start from; {tmp} is a scratch folder, {log} a short episode log in it
+    ["list"], ["info", "day_trader_v0"], ["info", "search_rescue_v0"],
+    ["run", "day_trader_v0", "--episodes", "1", "--max-steps", "3", "--log-dir", "{tmp}/runs"],
+    ["run", "commons_v0", "--policy", "greedy", "--max-steps", "3", "--set", "n_agents=3", "--log-dir", "{tmp}/runs"],
+    ["run", "search_rescue_v0", "--preset", "easy", "--policy", "random", "--max-steps", "2", "--log-dir", "{tmp}/runs"],
+    ["run", "map_task_v0", "--policy", "llm", "--model", "random-valid", "--max-steps", "2", "--log-dir", "{tmp}/runs"],
+    ["report", "{tmp}/runs", "--plots", "none"], ["replay", "{log}", "--stop", "2"], ["replay", "{log}", "--html", "{tmp}/v.html"],
+    ["bench", "--suite", "nope", "--out", "{tmp}/b"], ["bench", "--suite", "{tmp}/suite.json", "--out", "{tmp}/b", "--quiet", "--plots", "none"],
+)
+CLI_VALUES = ("", "-1", "0", "2", "1.5", "1e400", "nan", "inf", "abc", "9" * 30, "x" * 5000, "\x1b[2J", "a=b=c", "=5",
+              "n_agents", "n_agents=1e400", "rounds=-3", "team=[1]", "businesses='5'", "nope", "easy+nope", "scripted,random",
+              "llm", "day_trader_v0", "/etc/passwd", "/proc/nope/x", "{tmp}", "{log}", "{tmp}/suite.json", "png,jpg",
+              "http://127.0.0.1:1/v1", "0.1,nan", "auto")
+CLI_CODES = (0, 1, 2, 130)  # the exit codes the command line documents (argparse's usage errors are 2)
+
+
+def _cli_options() -> dict[str, tuple[str, ...]]:
+    """Each command's long options, read from the parser (argparse keeps them in its private tables), and two unknown ones."""
+    from teamenvs.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return {name: tuple(o for o in sub._option_string_actions if o.startswith("--") and o != "--help") + ("--nope", "-x")
+            for name, sub in commands.items()}
+
+
+def _cli_setup(folder: Path) -> dict[str, str]:
+    """A scratch folder with a short episode log and a small suite, for the command-line corpus (made again before each
+    input: an earlier one may have written over them)."""
+    from teamenvs.cli import main
+
+    shutil.rmtree(folder / "runs", ignore_errors=True)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main(["run", "day_trader_v0", "--episodes", "1", "--max-steps", "3", "--log-dir", str(folder / "runs")])
+    (folder / "suite.json").unlink(missing_ok=True)
+    (folder / "suite.json").write_text(json.dumps({"name": "tiny", "seeds": 1, "groups": [
+        {"env": "commons_v0", "policies": ["greedy"], "conditions": ["baseline"], "max_steps": 3}]}), encoding="utf-8")
+    return {"{tmp}": str(folder), "{log}": str(next((folder / "runs").glob("*.jsonl*")))}
+
+
+def _run_cli(argv: list[str]) -> None:
+    """`teamenvs <argv>` in this process: an exit code the command line documents, no traceback, no raw escape."""
+    from teamenvs.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+            code = exc.code if isinstance(exc.code, int) else 2
+    text = out.getvalue() + err.getvalue()
+    if code not in CLI_CODES:
+        raise AssertionError(f"exit code {code!r}: {err.getvalue()[-300:]!r}")
+    if "Traceback" in text:
+        raise AssertionError(f"a traceback: {text[-400:]!r}")
+    if "\x1b[2J" in text:
+        raise AssertionError("a raw terminal escape from an argument reached the output")
+    if len(err.getvalue()) > 20 * MAX_MESSAGE:
+        raise AssertionError(f"{len(err.getvalue()):,} characters on stderr")
+
+
+def _mutated_argv(rng: random.Random, argv: list[str], options: dict[str, tuple[str, ...]]) -> list[str]:
+    """Mostly an option's value replaced or one of the command's options added, so that most inputs get past argparse
+    to the command."""
+    argv = list(argv)
+    own = options.get(argv[0], ("--nope",))
+    for _ in range(rng.randint(1, 2)):
+        values = [i for i in range(2, len(argv)) if argv[i - 1].startswith("--") and not argv[i].startswith("--")]
+        roll = rng.random()
+        if roll < 0.5 and values:
+            argv[rng.choice(values)] = rng.choice(CLI_VALUES)
+        elif roll < 0.75:
+            argv += [rng.choice(own)] + ([rng.choice(CLI_VALUES)] if rng.random() < 0.8 else [])
+        elif roll < 0.85 and len(argv) > 1:
+            argv[1] = rng.choice(CLI_VALUES)
+        elif roll < 0.95 and values:
+            k = rng.choice(values)
+            del argv[k - 1:k + 1]
+        else:
+            argv.insert(rng.randrange(1, len(argv) + 1), rng.choice(CLI_VALUES))
+    return argv
+
+
+def fuzz_cli(seed: int, rounds: int) -> list[Failure]:
+    """The `teamenvs` command line with arguments replaced, inserted and dropped (not `serve-llm`, which serves until
+    stopped), run in this process in a scratch folder."""
+    import os
+
+    rng = random.Random(seed)
+    failures = []
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)  # a command that writes to its default folder (runs/) writes here
+        try:
+            options = _cli_options()
+            for _ in range(rounds):
+                names = _cli_setup(Path(tmp))
+                argv = _mutated_argv(rng, rng.choice(CLI_CORPUS), options)
+                for key, value in names.items():
+                    argv = [a.replace(key, value) for a in argv]
+                failure = _check("cli", ["teamenvs", *argv], lambda argv=argv: _run_cli(argv), ())
+                if failure:
+                    failures.append(failure)
+        finally:
+            os.chdir(here)
+    return failures
+
+
 FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
     "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http,
-    "replies": fuzz_replies, "models": fuzz_models}
+    "replies": fuzz_replies, "models": fuzz_models, "cli": fuzz_cli}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,13 +33,14 @@ from typing import Any, Iterable, Mapping, TextIO
 from teamenvs._version import __version__
 from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
-from teamenvs.core.text import printable
+from teamenvs.core.text import excerpt, printable
 
 FORMAT = 1  # version of the data the viewer embeds
 DATA_MARK = "__TEAMENVS_REPLAY_DATA__"
 TITLE_MARK = "__TEAMENVS_REPLAY_TITLE__"
 QUIET_EVENTS = frozenset({"moved"})  # drawn on the map each step; left out of timelines
 SUMMARY_CHARS = 240
+MAX_DELAY = 3600.0  # seconds a terminal replay may hold each frame
 
 
 @dataclass
@@ -405,6 +406,8 @@ def play(path: str | Path, stream: TextIO | None = None, delay: float = 0.0, sta
 
     With `delay` > 0 each frame stays that many seconds (on a terminal, the screen is redrawn).
     """
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= MAX_DELAY:  # (NaN fails too)
+        raise ValueError(f"--delay must be a number of seconds from 0 to {MAX_DELAY:g}, got {excerpt(delay)}")
     out = stream if stream is not None else sys.stdout
     replay = load_replay(path, ansi=True)
     last = replay.n_steps if stop is None else stop

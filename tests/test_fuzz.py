@@ -152,3 +152,23 @@ def test_the_model_fuzzer_reports_model_text_reaching_the_terminal_raw_and_a_cra
     monkeypatch.setattr(policy.LLMPolicy, "aact", broken)
     failures = fuzz.fuzz_models(1, 3)
     assert len(failures) == 3 and all("IndexError: a reply broke the policy" in f.why for f in failures)
+
+
+def test_the_cli_fuzzer_reports_a_crash_and_a_raw_escape(monkeypatch):
+    from benchmarks import fuzz
+    from teamenvs import cli
+
+    original = cli._cmd_info
+
+    def fragile(args):
+        if args.env_id != "day_trader_v0":
+            raise ZeroDivisionError("an argument broke info")
+        return original(args)
+
+    monkeypatch.setattr(cli, "_cmd_info", fragile)
+    monkeypatch.setattr(fuzz, "CLI_CORPUS", (["info", "day_trader_v0"],))
+    failures = fuzz.fuzz_cli(1, 40)
+    assert failures and all("ZeroDivisionError: an argument broke info" in f.why for f in failures)
+    monkeypatch.setattr(cli, "_cmd_info", lambda args: print(args.env_id) or 0)  # echoes an argument raw
+    monkeypatch.setattr(fuzz, "CLI_VALUES", ("\x1b[2J",))
+    assert any("a raw terminal escape from an argument" in f.why for f in fuzz.fuzz_cli(1, 40))

@@ -412,6 +412,24 @@ def test_a_cancelled_request_drops_its_connection():
         Response(200, {}, b"{bad").json()
 
 
+@pytest.mark.parametrize("transport", ["auto", "http", "openai"])
+@pytest.mark.parametrize("url, shown", [
+    ("\x1b[2J", "'\\x1b[2J'"), ("http://localhost:8000/v1\n", "'http://localhost:8000/v1\\n'"),
+    ("http://exa mple.com/v1", "'http://exa mple.com/v1'"), ("ftp://example.com/v1", "'ftp://example.com/v1'"),
+    ("localhost:8000", "'localhost:8000'"), ("http:///v1", "'http:///v1'"), ("x" * 500, "'" + "x" * 80 + "'..."),
+])
+def test_a_base_url_that_no_server_has_is_refused_by_either_transport(transport, url, shown):
+    """Found by `benchmarks.fuzz --only cli`: over the openai transport (which `auto` picked for any scheme but http and
+    https) a control character raised httpx's InvalidURL with a traceback, and a space or an ftp:// URL was retried for
+    every call; now the client refuses them when it is made, saying which character."""
+    with pytest.raises(ValueError, match="an http:// or https:// URL without spaces or control characters is needed") as info:
+        LLMClient("m", base_url=url, transport=transport, cache=False)
+    assert str(info.value).endswith(f"got {shown}")
+    with pytest.raises(ValueError, match="the base URL must be text"):
+        LLMClient("m", base_url=8000, transport=transport, cache=False)
+    assert LLMClient("m", base_url="https://bücher.example/v1", transport=transport, cache=False).endpoint == "https://bücher.example/v1"
+
+
 def test_urls_and_headers_are_checked():
     with pytest.raises(ValueError, match="http:// or https://"):
         HTTPPool("ftp://example.com/v1")

@@ -330,6 +330,17 @@ def test_cli_replay_in_the_terminal_and_as_html(logs, tmp_path, capsys):
     assert f"wrote {target}" in capsys.readouterr().out and target.stat().st_size > 10_000
 
 
+@pytest.mark.parametrize("delay", ["1e400", "inf", "nan", "-1", "3601"])
+def test_cli_replay_refuses_a_delay_it_cannot_keep(logs, capsys, delay):
+    """Found by `benchmarks.fuzz --only cli`: `--delay 1e400` raised OverflowError from time.sleep, and a negative one
+    said only "sleep length must be non-negative"."""
+    assert main(["replay", str(logs["map_task_v0"]), "--stop", "1", "--delay", delay]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --delay must be a number of seconds from 0 to 3600, got ") and "Traceback" not in err
+    with pytest.raises(ValueError, match="--delay must be"):
+        replay.play(logs["map_task_v0"], stream=io.StringIO(), delay="0.1")
+
+
 def test_an_llm_log_shows_each_rationale(server, tmp_path):
     from agents.llm.policy import make_llm_policies
 

@@ -57,7 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
-from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_header, clip, status_message
+from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
+                             status_message)
 
 T = TypeVar("T")
 
@@ -197,9 +198,8 @@ class LLMClient:
             raise ValueError("the API key must be Latin-1 text without line breaks") from None  # never shown
         for name, value in self.headers.items():
             check_header(name, value)
+        check_base_url(self.endpoint if isinstance(self.base_url, (str, type(None))) else self.base_url)  # a bad URL (scheme, host, port, control characters) is refused now, over either transport
         self._transport = self._pick_transport()
-        if self._transport == "http":
-            HTTPPool(self.endpoint)  # a bad URL (scheme, port) is refused now, not at the first call
         self._jitter = random.Random(self.seed)
         self._per_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[list[Any], asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
         if self.cache_dir is None:

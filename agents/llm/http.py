@@ -106,6 +106,22 @@ def clip(text: str, limit: int = CLIP) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def check_base_url(base_url: Any) -> tuple[Any, int | None]:
+    """(the URL's parts, its port or None) of an endpoint's base URL; ValueError unless it is an http:// or https://
+    URL with a host, a valid port and no spaces or control characters (which no server address has: a pasted
+    terminal escape or line break would otherwise reach the HTTP library, or be retried for minutes as a host name)."""
+    if not isinstance(base_url, str):
+        raise ValueError(f"the base URL must be text, e.g. http://localhost:8000/v1, got {type(base_url).__name__}")
+    shown = repr(base_url[:80]) + ("..." if len(base_url) > 80 else "")  # repr: the stray space or control character shows
+    parts = urlsplit(base_url) if base_url.isprintable() and not any(c.isspace() for c in base_url) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"an http:// or https:// URL without spaces or control characters is needed, got {shown}")
+    try:
+        return parts, parts.port
+    except ValueError:
+        raise ValueError(f"the URL {shown} has a bad port") from None
+
+
 def status_message(status: int, body: bytes | str | None) -> str:
     """What an error reply says: the `error.message` of an OpenAI-style JSON body (or `message`,
     `detail`, `error` as a string), else an HTML page's title, else the body's text, clipped; the
@@ -200,13 +216,7 @@ class HTTPPool:
         ssl_context: _ssl.SSLContext | None = None,
         max_body: int = MAX_BODY_BYTES,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"an http:// or https:// URL is needed, got {clip(base_url, 80)!r}")
-        try:
-            port = parts.port
-        except ValueError:
-            raise ValueError(f"the URL {clip(base_url, 80)!r} has a bad port") from None
+        parts, port = check_base_url(base_url)
         self.scheme, self.host = parts.scheme, parts.hostname
         self.port = port or (443 if parts.scheme == "https" else 80)
         self.prefix = quote(parts.path.rstrip("/"), safe="/:@!$&'()*+,;=%-._~")

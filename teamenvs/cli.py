@@ -225,13 +225,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import agents
+    from benchmarks.suite import MAX_EPISODES
 
     config = _parse_sets(args.set)
     if args.preset:
         config["preset"] = args.preset
     env = make(args.env_id, **config)
-    if args.episodes < 1:
-        raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
+    if not 1 <= args.episodes <= MAX_EPISODES:  # each episode writes a log: a typo of a few digits would fill the disk
+        raise ConfigError(f"--episodes must be from 1 to {MAX_EPISODES:,} (a bench suite's limit too), got {excerpt(args.episodes)}")
     if args.max_steps is not None and args.max_steps < 1:
         raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     llm_only = {"--constrain": args.constrain != "off", "--timeout": args.timeout is not None, "--concurrency": args.concurrency is not None,

@@ -50,6 +50,10 @@ def test_bad_input_gives_a_specific_error_and_exit_code_2(capsys):
     assert "unknown baseline 'coop'" in capsys.readouterr().err
     assert main(["run", "day_trader_v0", "--set", "rounds=0"]) == 2
     assert "rounds must be" in capsys.readouterr().err
+    for episodes, shown in (("0", "0"), ("100001", "100001"), ("9" * 80, "a 266-bit integer")):
+        # (each episode writes a log: 10**15 episodes ran until the disk filled)
+        assert main(["run", "day_trader_v0", "--episodes", episodes, "--log-dir", "/nonexistent"]) == 2
+        assert f"--episodes must be from 1 to 100,000 (a bench suite's limit too), got {shown}" in capsys.readouterr().err
 
 
 def test_readme_run_command_works(tmp_path):

@@ -50,6 +50,7 @@ LOGS = "logs"
 TEMP_PREFIX = ".tmp-"  # logs/.tmp-<pid>/: the logs process <pid> is writing
 REPORT_FILES = ("results.csv", "report.md")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")  # what `benchmarks.figures` writes in plots/
+MAX_WORKERS = 1_024  # --workers: processes, each running episodes (and reading logs and drawing figures for the report)
 
 
 @dataclass
@@ -374,7 +375,9 @@ def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, prog
             outcomes.append(run_scripted(episode, str(out), time_limit))
             progress.update(1, int(outcomes[-1].error is not None))
         return outcomes
-    with ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(), str(out))) as pool:
+    # no more processes than episodes: the pool starts every worker it may use at once (--workers 10**30 never got past that)
+    with ProcessPoolExecutor(max_workers=min(workers, len(episodes)), initializer=_watch_parent,
+                             initargs=(os.getpid(), str(out))) as pool:
         futures = [pool.submit(run_scripted, e, str(out), time_limit) for e in episodes]
         for future in as_completed(futures):
             outcomes.append(future.result())
@@ -554,7 +557,9 @@ def run_bench(
     if episode_timeout is not None and not (isinstance(episode_timeout, (int, float)) and episode_timeout > 0):
         raise ConfigError(f"--episode-timeout must be a positive number of seconds, got {excerpt(episode_timeout)}")
     if workers < 1 or concurrency < 1:
-        raise ConfigError(f"--workers and --concurrency must be at least 1, got {workers} and {concurrency}")
+        raise ConfigError(f"--workers and --concurrency must be at least 1, got {excerpt(workers)} and {excerpt(concurrency)}")
+    if workers > MAX_WORKERS:
+        raise ConfigError(f"--workers must be at most {MAX_WORKERS:,} (processes on this machine), got {excerpt(workers)}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ConfigError(f"--timeout must be a positive number of seconds, got {excerpt(timeout)}")
     check_token_options(max_output_tokens, context_window)

@@ -699,7 +699,7 @@ def _cli_setup(folder: Path) -> dict[str, str]:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(["run", "day_trader_v0", "--episodes", "1", "--max-steps", "3", "--log-dir", str(folder / "runs")])
     (folder / "suite.json").unlink(missing_ok=True)
-    (folder / "suite.json").write_text(json.dumps({"name": "tiny", "seeds": 1, "groups": [
+    (folder / "suite.json").write_text(json.dumps({"name": "tiny", "seeds": 2, "groups": [
         {"env": "commons_v0", "policies": ["greedy"], "conditions": ["baseline"], "max_steps": 3}]}), encoding="utf-8")
     return {"{tmp}": str(folder), "{log}": str(next((folder / "runs").glob("*.jsonl*")))}
 

@@ -646,11 +646,31 @@ def test_bad_workers_concurrency_and_price(tmp_path):
     for kwargs in ({"workers": -1}, {"concurrency": 0}):
         with pytest.raises(ConfigError, match="--workers and --concurrency must be at least 1"):
             run_bench(load_suite("smoke"), tmp_path / "out", progress=False, **kwargs)
+    for workers, shown in ((1_025, "1025"), (10**30, "1000000000000000000000000000000"), (10**300, "a 997-bit integer")):
+        # (a process pool on Linux starts all its workers at once: 10**30 never got past starting them)
+        with pytest.raises(ConfigError, match=f"--workers must be at most 1,024 \\(processes on this machine\\), got {shown}$"):
+            run_bench(load_suite("smoke"), tmp_path / "out", progress=False, workers=workers)
+    assert not (tmp_path / "out" / "logs").exists() or not list((tmp_path / "out" / "logs").glob("*.jsonl*"))
     assert parse_price("0.15,0.60") == (0.15, 0.6) and parse_price(None) is None
     for bad in ("1", "a,b", "-1,2", "1,2,3", "nan,1", "1,inf", "1e400,1", "1," + "9" * 100_000):
         with pytest.raises(ConfigError, match="--price expects IN,OUT") as info:
             parse_price(bad)
         assert len(str(info.value)) < 300  # the value quoted cut short
+
+
+def test_a_bench_starts_no_more_worker_processes_than_episodes(tmp_path, monkeypatch):
+    import benchmarks.bench as bench
+
+    started = []
+
+    class Recording(bench.ProcessPoolExecutor):
+        def __init__(self, max_workers=None, **kwargs):
+            started.append(max_workers)
+            super().__init__(max_workers=max_workers, **kwargs)
+
+    monkeypatch.setattr(bench, "ProcessPoolExecutor", Recording)
+    outcome = run_bench(load_suite(write_suite(tmp_path, SMALL)), tmp_path / "out", workers=64, progress=False, report=False)
+    assert outcome.ran == 4 and not outcome.failed and started == [4]
 
 
 def test_bench_help_lists_the_options(capsys):

@@ -30,7 +30,8 @@ it (cut short) and exits 1 if there was any.
   the LLM client over both transports (the lean one and the `openai` package's, when installed),
   one retry: text or a clear `LLMError` within the timeouts, then a valid reply on the same client
   must be read;
-- `models`: an LLM team (a random env and preset; JSON-constrained a third of the time) whose endpoint
+- `models`: an LLM team (a random env and preset; JSON-constrained a third of the time, with memory,
+  probes or the post-episode interview in some episodes) whose endpoint
   answers well-formed completions of hostile content (nothing, 100k characters, random unicode,
   terminal escapes, JSON- and injection-looking text, several ACTION lines, reasoning tags) with odd
   finish reasons and usage, for 12 steps: the episode ends with a complete log that reads back and
@@ -625,16 +626,21 @@ def _llm_team_episode(env_id: str, kw: dict[str, Any], seed: int, folder: Path) 
     import teamenvs
     from agents.llm.policy import make_llm_policies
     from agents.loop import run_episodes
+    from agents.probes import Prober
     from teamenvs.core.recorder import read_log
 
     env = teamenvs.make(env_id, **kw)
     words = [w for c in env.unwrapped.commands for w in c.name.split()] + list(env.possible_agents)
     server = _hostile_model_server(seed, words)
     try:
+        # the parts that read model text beside the actions, each in some of the episodes: constrained replies,
+        # memories retrieved into prompts, probe questions and the post-episode interview
         policies = make_llm_policies(env, "m", f"http://127.0.0.1:{server.server_address[1]}/v1", api_key="x",
-                                     cache=False, timeout=10, max_retries=0, **({"constrain": "json"} if seed % 3 == 0 else {}))
+                                     cache=False, timeout=10, max_retries=0, memory=seed % 4 == 1,
+                                     **({"constrain": "json"} if seed % 3 == 0 else {}))
         (result,) = run_episodes([{"env": env, "policies": policies, "seed": seed, "log_dir": folder, "log_name": f"models{seed}",
-                                   "max_steps": MODEL_STEPS, "compress": seed % 2 == 0}])
+                                   "max_steps": MODEL_STEPS, "compress": seed % 2 == 0,
+                                   "probes": Prober(every=4) if seed % 5 == 2 else None, "interview": seed % 5 == 3}])
     finally:
         server.shutdown()
         server.server_close()

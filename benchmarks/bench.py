@@ -369,7 +369,9 @@ def run_scripted(episode: Episode, out: str, time_limit: float | None = DEFAULT_
 
 def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, progress: Progress,
                       time_limit: float | None = DEFAULT_EPISODE_TIMEOUT) -> list[Outcome]:
-    outcomes = []
+    outcomes: list[Outcome] = []
+    if not episodes:  # (every episode an LLM team's, or already complete)
+        return outcomes
     if workers == 1 or len(episodes) == 1:
         for episode in episodes:
             outcomes.append(run_scripted(episode, str(out), time_limit))

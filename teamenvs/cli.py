@@ -465,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted: the logs written so far are kept; rerun the same command to resume "
               "(bench skips every episode whose log is complete)", file=sys.stderr)
         return 130
-    except (ConfigError, KeyError, ValueError, TypeError, OSError) as exc:
+    except (ConfigError, KeyError, ValueError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {error_text(message)}", file=sys.stderr)
         return 2

@@ -353,7 +353,11 @@ def fuzz_logs(seed: int, rounds: int) -> list[Failure]:
 _CHAT = json.dumps({"model": "random-valid", "messages": [
     {"role": "user", "content": "Valid actions now:\n- wait: do nothing (e.g. wait)\nEnd with ACTION: <command>"}]}).encode()
 _SPLICES = (b"\r\n", b"\r\n\r\n", b"\x00", b"%", b"{", b'"', b"\xff\xfe", b"Content-Length: 99999999999\r\n",
-            b"Transfer-Encoding: chunked\r\n", b"X-Fault: latency=1e300\r\n")
+            b"Transfer-Encoding: chunked\r\n", b"X-Fault: latency=1e300\r\n", b"HTTP/0.9", b"HTTP/1.0")
+
+
+_METHODS = (b"POST", b"GET", b"HEAD", b"PUT", b"OPTIONS", b"BREW", b"")
+_VERSIONS = (b"HTTP/1.1", b"HTTP/1.0", b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.1 extra", b"", b"HTTP/01.1", b"http/1.1")
 
 
 def _request(body: bytes = _CHAT) -> bytes:
@@ -397,7 +401,10 @@ def fuzz_http(seed: int, rounds: int) -> list[Failure]:
         for _ in range(rounds):
             body = json.dumps(rng.choice([{"model": "random-valid"}, {"messages": "x"}, {"model": 5, "messages": [{"role": 1}]},
                                           {"model": "echo", "messages": [{"role": "user", "content": "\x00" * 1000}]}, []])).encode()
-            data = _mutated_bytes(rng, _request(body if rng.random() < 0.3 else _CHAT))
+            data = _request(body if rng.random() < 0.3 else _CHAT)
+            if rng.random() < 0.2:  # another method or protocol version in the request line
+                data = data.replace(b"POST", rng.choice(_METHODS), 1).replace(b"HTTP/1.1", rng.choice(_VERSIONS), 1)
+            data = _mutated_bytes(rng, data) if rng.random() < 0.8 else data
             started = time.monotonic()
             try:
                 status, answer = _exchange(server.port, data)

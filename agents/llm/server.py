@@ -673,7 +673,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "the request line is empty (expected a line such as "
                                                    "'POST /v1/chat/completions HTTP/1.1')")
             return False
-        return super().parse_request()
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":  # `GET /`, or `... HTTP/0.9`: no headers, so no JSON body could be framed
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/0.9 is not served: send HTTP/1.1 "
+                                                                  "(e.g. 'POST /v1/chat/completions HTTP/1.1')")
+            return False
+        return True
 
     def finish(self) -> None:
         try:
@@ -690,6 +696,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(body).encode()
         self._answered = True
+        if self.request_version == "HTTP/0.9":
+            # the standard library sends no status line or headers to HTTP/0.9 (and never starts the header buffer
+            # this writes to): every answer here is HTTP/1.x, JSON with its length
+            self.request_version = "HTTP/1.0"
         self.connection.settimeout(self.server.read_timeout)  # reads may have left a shorter one
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

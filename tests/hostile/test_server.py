@@ -171,6 +171,9 @@ CORPUS = {
     "request line of blanks": (b" \t \r\nHost: x\r\n\r\n", 400, "the request line is empty"),
     "20 empty lines before the request": (b"\r\n" * 20 + request(chat()), 400, "the request line is empty"),
     "bad HTTP version": (b"GET /v1/models HTTP/9.9\r\n\r\n", 505, "Invalid HTTP version"),
+    # HTTP/0.9: the standard library sends no headers to it, and the server's one-write answer crashed on that
+    "HTTP/0.9 GET": (b"GET / HTTP/0.9\r\n\r\n", 505, "HTTP/0.9 is not served: send HTTP/1.1"),
+    "HTTP/0.9 chat": (b"POST /v1/chat/completions HTTP/0.9\r\nContent-Length: 2\r\n\r\n{}", 505, "HTTP/0.9 is not served"),
     "unknown method": (b"BREW /v1/models HTTP/1.1\r\nHost: x\r\n\r\n", 501, "Unsupported method"),
     "request line of 70 kB": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, "URI Too Long"),
     "header line of 70 kB": (b"GET /v1/models HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431, "Line too long"),

@@ -357,6 +357,8 @@ _SPLICES = (b"\r\n", b"\r\n\r\n", b"\x00", b"%", b"{", b'"', b"\xff\xfe", b"Cont
 
 
 _METHODS = (b"POST", b"GET", b"HEAD", b"PUT", b"OPTIONS", b"BREW", b"")
+_PATHS = (b"/v1/chat/completions", b"/v1/models", b"/v1/embeddings", b"/", b"*", b"//v1//models", b"/v1/models?x=%ff",
+          b"/%ff%fe", b"/v1/chat/completions/../models", b"http://127.0.0.1/v1/models", b"")
 _VERSIONS = (b"HTTP/1.1", b"HTTP/1.0", b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.1 extra", b"", b"HTTP/01.1", b"http/1.1")
 
 
@@ -402,8 +404,9 @@ def fuzz_http(seed: int, rounds: int) -> list[Failure]:
             body = json.dumps(rng.choice([{"model": "random-valid"}, {"messages": "x"}, {"model": 5, "messages": [{"role": 1}]},
                                           {"model": "echo", "messages": [{"role": "user", "content": "\x00" * 1000}]}, []])).encode()
             data = _request(body if rng.random() < 0.3 else _CHAT)
-            if rng.random() < 0.2:  # another method or protocol version in the request line
-                data = data.replace(b"POST", rng.choice(_METHODS), 1).replace(b"HTTP/1.1", rng.choice(_VERSIONS), 1)
+            if rng.random() < 0.2:  # another method, path or protocol version in the request line
+                data = (data.replace(b"POST", rng.choice(_METHODS), 1).replace(b"HTTP/1.1", rng.choice(_VERSIONS), 1)
+                        .replace(b"/v1/chat/completions", rng.choice(_PATHS), 1))
             data = _mutated_bytes(rng, data) if rng.random() < 0.8 else data
             started = time.monotonic()
             try:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from benchmarks.report import PLOT_FORMATS
 from benchmarks.suite import Episode, Suite
 from teamenvs.core.config import ConfigError
 from teamenvs.core.recorder import LogError, dumps, read_log
@@ -49,7 +50,7 @@ from teamenvs.core.text import excerpt, printable
 LOGS = "logs"
 TEMP_PREFIX = ".tmp-"  # logs/.tmp-<pid>/: the logs process <pid> is writing
 REPORT_FILES = ("results.csv", "report.md")
-FIGURE_SUFFIXES = (".png", ".svg", ".pdf")  # what `benchmarks.figures` writes in plots/
+FIGURE_SUFFIXES = tuple(f".{f}" for f in PLOT_FORMATS)  # what `benchmarks.figures` writes in plots/
 MAX_WORKERS = 1_024  # --workers: processes, each running episodes (and reading logs and drawing figures for the report)
 
 

@@ -415,7 +415,9 @@ def _seeds(raw: Any, where: str) -> tuple[int, ...]:
         if raw > MAX_EPISODES:
             raise SuiteError(f"{where}: too many seeds ({excerpt(raw)}); a suite may hold at most {MAX_EPISODES:,} episodes")
         return tuple(range(raw))
-    seeds = _list(raw, where)
+    if not isinstance(raw, list) or not raw:  # (a float such as 2.0 or .inf included: seeds are counted, not measured)
+        raise SuiteError(f"{where}: expected a number of seeds or a non-empty list of seeds, got {excerpt(raw)}")
+    seeds = raw
     if len(seeds) > MAX_EPISODES:
         raise SuiteError(f"{where}: too many seeds ({len(seeds):,}); a suite may hold at most {MAX_EPISODES:,} episodes")
     seen: set[int] = set()

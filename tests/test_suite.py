@@ -376,8 +376,10 @@ def test_unknown_env_suggests_the_closest():
         ({"seeds": [0, True]}, r"groups\[0\]\.seeds\[1\]: a seed must be a non-negative integer, got True"),
         ({"seeds": [0, -2]}, r"groups\[0\]\.seeds\[1\]: a seed must be a non-negative integer, got -2"),
         ({"seeds": [1, 2.0]}, r"groups\[0\]\.seeds\[1\]: a seed must be a non-negative integer"),
-        ({"seeds": []}, r"groups\[0\]\.seeds: expected a non-empty list"),
-        ({"seeds": "3"}, r"groups\[0\]\.seeds: expected a non-empty list"),
+        ({"seeds": []}, r"groups\[0\]\.seeds: expected a number of seeds or a non-empty list of seeds, got \[\]"),
+        ({"seeds": "3"}, r"groups\[0\]\.seeds: expected a number of seeds or a non-empty list of seeds, got '3'"),
+        ({"seeds": 2.0}, r"groups\[0\]\.seeds: expected a number of seeds or a non-empty list of seeds, got 2\.0"),
+        ({"seeds": float("inf")}, r"groups\[0\]\.seeds: expected a number of seeds or a non-empty list of seeds, got inf"),
         # max_steps and title
         ({"max_steps": 0}, r"groups\[0\]\.max_steps: expected a whole number >= 1, got 0"),
         ({"max_steps": "5"}, r"groups\[0\]\.max_steps: expected a whole number >= 1, got '5'"),

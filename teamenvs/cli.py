@@ -465,9 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted: the logs written so far are kept; rerun the same command to resume "
               "(bench skips every episode whose log is complete)", file=sys.stderr)
         return 130
-    except (ConfigError, KeyError, ValueError, OSError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"error: {error_text(message)}", file=sys.stderr)
+    except (ConfigError, ValueError, OSError) as exc:  # (an unknown env id too: `UnknownEnvError` is a ConfigError)
+        print(f"error: {error_text(exc)}", file=sys.stderr)
         return 2
     except RuntimeError as exc:
         from agents.llm.client import LLMError

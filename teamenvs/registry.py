@@ -12,6 +12,7 @@ from typing import Any
 
 import gymnasium
 
+from teamenvs.core.config import ConfigError
 from teamenvs.core.paradigm import Paradigm, discover
 from teamenvs.core.text import close_match, quote
 
@@ -31,12 +32,20 @@ def paradigms() -> list[Paradigm]:
     return list(_REGISTRY.values())
 
 
+class UnknownEnvError(ConfigError, KeyError):
+    """An env id that is not registered: a ConfigError like every other bad name a user gives, and a KeyError, as a
+    lookup in the registry raises (what `spec` and `make` raised before)."""
+
+    def __str__(self) -> str:  # the message as written (KeyError would quote it)
+        return str(self.args[0]) if self.args else ""
+
+
 def spec(env_id: str) -> Paradigm:
-    """The declaration of `env_id`, or a KeyError naming the nearest registered id."""
-    if env_id not in _REGISTRY:
+    """The declaration of `env_id`, or an `UnknownEnvError` naming the nearest registered id."""
+    if not isinstance(env_id, str) or env_id not in _REGISTRY:
         close = close_match(str(env_id), list(_REGISTRY))
         hint = f" Did you mean '{close}'?" if close else ""
-        raise KeyError(f"unknown env id {quote(str(env_id))}.{hint} Registered: {', '.join(_REGISTRY)}")
+        raise UnknownEnvError(f"unknown env id {quote(str(env_id))}.{hint} Registered: {', '.join(_REGISTRY)}")
     return _REGISTRY[env_id]
 
 

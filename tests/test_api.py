@@ -109,3 +109,18 @@ def test_text_space_membership():
     assert action_space.contains("")
     sample = action_space.sample()
     assert isinstance(sample, str) and action_space.contains(sample)
+
+
+@pytest.mark.parametrize("env_id, shown", [("day_trader_v1", "'day_trader_v1'. Did you mean 'day_trader_v0'?"),
+                                           (["day_trader_v0"], "'['day_trader_v0']'."), (None, "'None'.")])
+def test_an_unknown_env_id_is_a_config_error_and_a_key_error(env_id, shown):
+    """One kind of error for every bad name a user gives (the command line shows ConfigErrors as its errors), still a
+    KeyError as before; an id that is not a string is unknown too (a list raised TypeError: unhashable)."""
+    from teamenvs.core.config import ConfigError
+    from teamenvs.registry import UnknownEnvError
+
+    for call in (teamenvs.make, teamenvs.spec):
+        with pytest.raises(UnknownEnvError) as info:
+            call(env_id)
+        assert isinstance(info.value, ConfigError) and isinstance(info.value, KeyError)
+        assert str(info.value).startswith(f"unknown env id {shown}") and "Registered: day_trader_v0" in str(info.value)

@@ -120,8 +120,9 @@ def test_the_audit_finds_the_patterns_it_must_cover():
 def test_every_regex_is_linear_on_adversarial_input(name):
     pattern = package_patterns()[name]
     flagged = superlinear_cases(pattern)
-    if flagged:  # a timing blip on a loaded machine is re-measured once before failing
-        flagged = [case for case in flagged if superlinear_cases(re.compile(pattern.pattern, pattern.flags))]
+    for _ in range(2):  # a timing blip on a loaded machine is re-measured (twice at most) before failing
+        if flagged:  # (it failed once at 52x on a linear pattern, both cores busy with other tests)
+            flagged = [case for case in flagged if superlinear_cases(re.compile(pattern.pattern, pattern.flags))]
     assert not flagged, f"{name} = {pattern.pattern!r} grows super-linearly on: {max(flagged)}"
 
 

@@ -367,7 +367,8 @@ def _request(body: bytes = _CHAT) -> bytes:
             b"Content-Length: %d\r\n\r\n" % len(body)) + body
 
 
-def _mutated_bytes(rng: random.Random, data: bytes) -> bytes:
+def _mutated_bytes(rng: random.Random, data: bytes, splices: tuple[bytes, ...] = _SPLICES) -> bytes:
+    """`data` with bytes flipped, inserted and dropped, one of `splices` inserted, or cut short (1-6 times)."""
     b = bytearray(data)
     for _ in range(rng.randint(1, 6)):
         i, op = rng.randrange(len(b) + 1), rng.randrange(5)
@@ -378,7 +379,7 @@ def _mutated_bytes(rng: random.Random, data: bytes) -> bytes:
         elif op == 2:
             del b[i:i + rng.randint(1, 30)]
         elif op == 3:
-            b[i:i] = rng.choice(_SPLICES)
+            b[i:i] = rng.choice(splices)
         else:
             b = b[:i]
     return bytes(b)
@@ -473,20 +474,8 @@ def _hostile_reply(rng: random.Random) -> bytes:
         body = json.dumps(_odd_completion(rng)).encode() if rng.random() < 0.8 else _mutated_bytes(rng, json.dumps(_COMPLETION).encode())
     except ValueError:
         body = b"{}"
-    status = rng.choice(_STATUS_LINES) if rng.random() < 0.3 else _STATUS_LINES[0]
-    head = status + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
-    data = head + body
-    return _mutated_bytes_with(rng, data, _REPLY_SPLICES) if rng.random() < 0.5 else data
-
-
-def _mutated_bytes_with(rng: random.Random, data: bytes, splices: tuple[bytes, ...]) -> bytes:
-    b = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        i = rng.randrange(len(b) + 1)
-        b[i:i] = rng.choice(splices) if rng.random() < 0.5 else b""
-        if rng.random() < 0.5:
-            b = bytearray(_mutated_bytes(rng, bytes(b)))
-    return bytes(b)
+    data = _reply_bytes(body, rng.choice(_STATUS_LINES) if rng.random() < 0.3 else _STATUS_LINES[0])
+    return _mutated_bytes(rng, data, _REPLY_SPLICES) if rng.random() < 0.5 else data
 
 
 def _chat_against(replies: list[bytes], close: bool, transport: str) -> None:
@@ -542,8 +531,8 @@ def _chat_against(replies: list[bytes], close: bool, transport: str) -> None:
     asyncio.run(run())
 
 
-def _reply_bytes(body: bytes) -> bytes:
-    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+def _reply_bytes(body: bytes, status: bytes = _STATUS_LINES[0]) -> bytes:
+    return status + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
 
 
 def fuzz_replies(seed: int, rounds: int) -> list[Failure]:

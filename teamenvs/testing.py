@@ -291,7 +291,7 @@ MAX_ERROR_CHARS = 2_000  # an error an agent is shown, and that a log holds for 
 
 
 def hostile_action(rng: np.random.Generator, env: Any, agent: str, info: dict[str, Any]) -> Any:
-    """One hostile (or, three times in ten, valid) action for `agent`: empty, 100k characters, random unicode
+    """One hostile (or, in three kinds of ten, twelve with discrete actions, valid) action for `agent`: empty, 100k characters, random unicode
     with control characters, JSON-looking text, prompt-injection-looking text, command fragments, non-strings;
     with discrete actions (an `action_mask` in `info`), also indices outside the mask or the catalogue and
     values that are not indices. The valid ones, sometimes wrapped in prose, let episodes progress."""

@@ -285,14 +285,21 @@ def line_points(g: GroupReport, metric: str, order: Ordering, policy: str, serie
     return sorted(out, key=lambda p: p[0])
 
 
+LINE_STYLES = ("-", "--", ":", "-.")
+"""Dash patterns of the lines of one panel, in order (the survival figure's conditions use them too)."""
+
+
 def draw_lines(ax: Any, lines: Sequence[Line], dots: bool = True, span: float = 1.0) -> None:
-    """Each line: the means joined, the CI as a band (an error bar where it has one point), the seeds as dots."""
+    """Each line: the means joined, the CI as a band (an error bar where it has one point), the seeds as dots.
+    Each line has its own dash pattern as well as its colour, so a line drawn over an equal one (two policies
+    that both rescue no one) still shows the one beneath."""
     for k, line in enumerate(lines):
         if not line.points:
             continue
         xs = [x for x, _ in line.points]
         es = [e for _, e in line.points]
-        ax.plot(xs, [e.mean for e in es], marker="o", markersize=4, linewidth=1.6, color=line.colour, label=line.label)
+        ax.plot(xs, [e.mean for e in es], marker="o", markersize=4, linewidth=1.6, color=line.colour, label=line.label,
+                linestyle=LINE_STYLES[k % len(LINE_STYLES)])
         if len(xs) > 1:
             ax.fill_between(xs, [e.lo for e in es], [e.hi for e in es], color=line.colour, alpha=0.15, linewidth=0)
         else:
@@ -524,13 +531,12 @@ def survival_figure(g: GroupReport) -> Figure:
     ax = fig.subplots()
     horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
     horizon = min(horizon, MAX_MONTHS)
-    styles = ["-", "--", ":", "-."]
     for i, c in enumerate(g.conditions):
         for j, p in enumerate(g.policies):
             cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
             if cell:
                 curve = survival_curve([r.metrics["survival_time"] for r in cell], [bool(r.metrics.get("survived")) for r in cell], horizon)
-                ax.step(range(horizon + 1), curve, where="post", linestyle=styles[i % 4], color=_colour(j), linewidth=1.5,
+                ax.step(range(horizon + 1), curve, where="post", linestyle=LINE_STYLES[i % len(LINE_STYLES)], color=_colour(j), linewidth=1.5,
                         label=f"{p} · {c}")
     ax.set_xlabel("month")
     ax.set_ylabel("share of runs with fish left after the month")

@@ -181,6 +181,14 @@ def test_team_sizes_are_drawn_as_lines_and_unordered_conditions_as_bars(runs):
     lines = {line.get_label(): list(line.get_xdata()) for line in ax.get_lines()}
     assert lines == {"cooperator": [3.0, 6.0], "random": [3.0, 6.0]}  # one line per policy over the team size
     assert ax.get_xlabel() == "team size (agents)" and not ax.patches  # no bars
+    # each policy's line has its own dash pattern, so one drawn over an equal one leaves it visible
+    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert len(set(styles.values())) == len(styles) == 2, styles
+    for g in (trade, fish):
+        fig = DRAW["series"](g)
+        for ax in fig.axes:
+            styles = [line.get_linestyle() for line in ax.get_lines() if not line.get_label().startswith("_")]
+            assert len(styles) == len(g.policies) and len(set(styles)) == len(styles), styles
 
     assert ordered_conditions(fish) is None  # communication on / off: no number between them
     fig = DRAW["headline"](fish)

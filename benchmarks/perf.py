@@ -37,7 +37,10 @@ Rows, every number measured by this run:
   encoding and masks (numeric mode). Value: the most the numeric mode could gain over text
   while its vector is an encoding of the view, i.e. if encoding, masks, parsing and the
   bookkeeping cost nothing (text step time / (rules + views)); the notes add the bound with
-  no view either (text step time / rules).
+  no view either (text step time / rules), and the bound that keeps the rest of the step (the
+  shared step: parsing, the forms each agent may use, messages, infos; text step time less its
+  rules, views and rendering), which a discrete action goes through as the command it stands for:
+  text step time / (rules + rest).
 * `vector env`: the single-agent view (numeric, discrete) of an env in Gymnasium's
   `AsyncVectorEnv` (2 worker processes) against `SyncVectorEnv` (same 2 envs, one process),
   alternating rounds within one run. Value: the ratio of env steps/s. Where workers can be pinned,
@@ -318,11 +321,15 @@ def parts_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     for env_id in teamenvs.list_envs():
         parts = step_parts(env_id, seconds, seed)
         text, numeric = parts[False], parts[True]
+        rest = max(text["step"] - text["rules"] - text["views"] - text["text"], 0.0)
         rows.append(["step parts", env_id, f"{text['step'] / (text['rules'] + text['views']):.1f}", "x bound on numeric vs text",
                      f"text step {text['step']:.0f} us: rules {text['rules']:.0f}, views {text['views']:.0f}, "
                      f"rendering {text['text']:.0f}; numeric step {numeric['step']:.0f} us: rules {numeric['rules']:.0f}, "
                      f"views {numeric['views']:.0f}, encoding {numeric['encode']:.0f}, masks {numeric['mask']:.0f}; "
-                     f"bound without views {text['step'] / text['rules']:.1f}x"])
+                     f"bound without views {text['step'] / text['rules']:.1f}x; the rest of the text step {rest:.0f} us "
+                     f"(parsing, what each agent may do now, messages, infos: the shared step, which numeric actions "
+                     f"go through as commands), and with it kept and views, text, encoding and masks all free: "
+                     f"at most {text['step'] / (text['rules'] + rest):.1f}x"])
     return rows
 
 

@@ -63,6 +63,9 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         text_step, rules, views = (number(re.search(pattern, notes).group(1))
                                    for pattern in (r"text step (\d+) us", r"rules (\d+)", r"views (\d+)"))
         assert 0 < rules + views < text_step and number(value) >= 1.0  # a part of the step takes less than the step
+        kept = number(re.search(r"and masks all free: at most ([\d.]+)x", notes).group(1))
+        without_views = number(re.search(r"bound without views ([\d.]+)x", notes).group(1))
+        assert 1.0 <= kept <= without_views + 0.05  # keeping the shared step can only lower that bound (to rounding)
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
     assert len(vector) == (14 if pinnable else 10) and all(number(v[0]) > 0 for v in vector.values())

@@ -10,6 +10,7 @@ policy crash leaves the steps already done on disk plus an `error` line.
 from __future__ import annotations
 
 import json
+import pickle
 import random
 
 import numpy as np
@@ -226,3 +227,57 @@ def test_an_action_sent_again_in_the_same_situation_is_not_parsed_again(monkeypa
         if not env.agents:
             env.reset(seed=k)
     assert largest == core_env.MEMO_ENTRIES
+
+
+def test_the_memos_of_all_situations_together_are_bounded(monkeypatch):
+    """Free text sent in many situations (the commons' fish stock makes many) would otherwise fill up to 4,096
+    situations x 512 memo entries: the situation cache starts afresh past `MAX_MEMO_TOTAL` entries over all of them."""
+    from teamenvs.core import env as core_env
+
+    monkeypatch.setattr(core_env, "MAX_MEMO_TOTAL", 300)
+    env = teamenvs.make("commons_v0")
+    rng = np.random.default_rng(0)
+    most = cleared = 0
+    for episode in range(60):
+        obs, infos = env.reset(seed=episode)
+        while env.agents:
+            before = env._situations.memo_entries
+            actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                       for a in env.agents if infos[a]["needs_action"]}
+            actions.update({a: f"say note {episode}.{env.step_count} from {a}" for a in list(actions)[:2]})
+            obs, _, _, _, infos = env.step(actions)
+            cleared += env._situations.memo_entries < before
+            held = sum(len(entry[3]) for entry in env._situations.values())
+            most = max(most, held)
+            assert held <= core_env.MAX_MEMO_TOTAL and env._situations.memo_entries <= core_env.MAX_MEMO_TOTAL
+    assert most > 250 and cleared >= 2  # the bound was reached, more than once, and the cache started afresh
+
+
+@pytest.mark.parametrize("env_id", ["commons_v0", "shape_factory_v0"])
+def test_a_cache_that_keeps_almost_nothing_plays_the_same_episodes(monkeypatch, env_id):
+    """The situation cache and its memos are caches: bounded to almost nothing, the same seeds give the same
+    observations, rewards and infos, in text and in numeric mode (whose masks are memoized there too)."""
+    from teamenvs.core import env as core_env
+
+    def play(kwargs):
+        env = teamenvs.make(env_id, **kwargs)
+        rng, trace = np.random.default_rng(1), []
+        for episode in range(3):
+            obs, infos = env.reset(seed=episode)
+            while env.agents:
+                if kwargs:
+                    actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+                else:
+                    actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                               for a in env.agents if infos[a]["needs_action"]}
+                obs, rewards, _, _, infos = env.step(actions)
+                trace.append(pickle.dumps((obs, rewards, [(i["last_action"], [f.usage for f in i["valid_actions"]], i.get("action_mask"))
+                                                          for i in infos.values()])))
+        return trace
+
+    for kwargs in ({}, {"obs_type": "both", "action_type": "discrete"}):
+        kept = play(kwargs)
+        monkeypatch.setattr(core_env, "MAX_MEMO_TOTAL", 3)
+        monkeypatch.setattr(core_env, "MAX_SITUATIONS", 2)
+        assert play(kwargs) == kept
+        monkeypatch.undo()

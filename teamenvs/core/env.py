@@ -32,12 +32,49 @@ IGNORED = {"ok": None, "ignored": True}
 # (messages) cannot grow it without end. (The command set's own recent parses serve an LLM policy's check of the
 # text it then sends; without this per-situation memo, which outlasts episodes, random play ran 3-8% slower.)
 MEMO_ENTRIES = 512
+MAX_SITUATIONS = 4096  # situations an env keeps (`SituationCache`)
+# Memo entries (parses and masks) an env keeps over all its situations: without this bound, free text sent in many
+# situations filled up to 4,096 x 512 entries (random play of the commons grew by 2.6 MB per 1,000 episodes, to
+# 125 MB after 38,000 and still growing); 16,384 entries are about 11 MB, several times what random play of any env
+# reuses (DayTrader about 2,000).
+MAX_MEMO_TOTAL = 16_384
 # How an observation's last-action line begins (`TeamEnv.last_action_line`): the numeric encoders read it back
 LAST_ACTION = "Your last action: "  # then the accepted command, " (accepted).", or the idle line's rest
 LAST_ACTION_REJECTED = "Your last action was REJECTED"  # then ": " and why
 NO_LAST_ACTION = "Your last action: none yet."  # before the agent's first action
 
-__all__ = ["IGNORED", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "TeamEnv", "event"]
+__all__ = ["IGNORED", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv", "event"]
+
+
+class SituationCache(dict):
+    """What an agent may do, per situation key (`TeamEnv._situation_for`): the situation, its forms, their usage line
+    and the situation's memo of parses and masks. A cache, so bounded: past `MAX_SITUATIONS` situations or
+    `MAX_MEMO_TOTAL` memo entries over all of them it starts afresh, and what it held is worked out again when asked
+    (the same forms, parses and masks: each is a function of the situation and the text)."""
+
+    __slots__ = ("memo_entries",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memo_entries = 0
+
+    def clear(self) -> None:
+        super().clear()
+        self.memo_entries = 0
+
+    def add(self, key: Hashable, entry: tuple[Situation, tuple[ActionForm, ...], str, dict[str, Any]]) -> None:
+        """Keep a new situation's entry."""
+        if len(self) >= MAX_SITUATIONS:
+            self.clear()
+        self[key] = entry
+
+    def remember(self, memo: dict[Any, Any], key: Any, value: Any) -> None:
+        """Put `key: value` in `memo`, the memo of one of these situations, within the bound over all of them."""
+        if self.memo_entries >= MAX_MEMO_TOTAL:
+            self.clear()  # `memo`'s situation goes too: it is worked out again when next asked for
+            return
+        memo[key] = value
+        self.memo_entries += 1
 
 
 class TeamEnv(Conversation, ParallelEnv, ABC):
@@ -82,7 +119,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self._was_reset = False
         self.messenger = Messenger(self.possible_agents, self.config)
         self.step_count = 0
-        self._situations: dict[Hashable, tuple[Situation, tuple[ActionForm, ...], str, dict[str, Any]]] = {}
+        self._situations = SituationCache()
 
     # ------------------------------------------------------------------ hooks for paradigms
     def _agent_ids(self) -> list[str]:
@@ -213,7 +250,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self.agents = list(self.possible_agents)
         self.step_count = 0
         self.messenger.reset()
-        self._situations = self.__dict__.setdefault("_lasting_situations", {}) if self.situations_outlast_episodes else {}
+        self._situations = self.__dict__.setdefault("_lasting_situations", SituationCache()) if self.situations_outlast_episodes else SituationCache()
         self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]], int]] = {}
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
@@ -256,7 +293,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
                 else:
                     result = self.interface.parse(self, agent, text, offered[0])
                     if type(text) is str and len(text) <= MEMO_TEXT_CHARS and len(offered[3]) < MEMO_ENTRIES:
-                        offered[3][text] = result  # parsing reads only the text and the situation
+                        self._situations.remember(offered[3], text, result)  # parsing reads only the text and the situation
             parsed[agent] = result if isinstance(result, Action) else None
             self._last_action[agent] = result.to_json()
         for agent, action in parsed.items():
@@ -380,9 +417,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             forms = self.commands.forms(situation)
             # the last item memoizes, in this situation, parses of catalogue commands and action masks (core.rl)
             cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)", {})
-            if len(self._situations) > 4096:
-                self._situations.clear()
-            self._situations[key] = cached
+            self._situations.add(key, cached)
         return cached
 
     def _observe(self, final: bool = False) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

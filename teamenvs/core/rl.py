@@ -298,7 +298,7 @@ class Interface:
                 mask[i] = 1
                 commands[i] = command
         if memo is not None:
-            memo[("mask", key)] = (mask.copy(), tuple(commands))
+            env._situations.remember(memo, ("mask", key), (mask.copy(), tuple(commands)))
         return mask, tuple(commands)
 
     def command_now(self, agent: str, index: int) -> str | None:

@@ -1,4 +1,4 @@
-"""Performance report: one table of env speed, the cost of recording a log, the RL interface, LLM step-loop efficiency and client speed, memory retrieval time, and the speed targets' other figures (peer ratio, scaling, map generation).
+"""Performance report: one table of env speed, the cost of recording a log, the RL interface, LLM step-loop efficiency and client speed, memory retrieval time, and the speed targets' other figures (peer ratio, scaling, map generation, memory in a long run).
 
     python -m benchmarks.perf                 # about 6 minutes
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
@@ -63,6 +63,10 @@ Rows, every number measured by this run:
   size over the smallest (about 1.0 when a step's cost is linear in the number of agents).
 * `map generation` and `reset on a new map`: the map task's default map (median ms over `--seeds`
   maps) and the search-and-rescue reset on a new 100x100 map over one on a new 30x30 map.
+* `long run`: one commons env playing random valid actions (free-text messages among them) for
+  4 x `--seconds`. Value: its resident memory at the end less after the first third (a cache
+  without bound grows here; target: flat); the notes add env steps/s in the first and last third
+  and the memo entries its situation cache holds (`teamenvs.core.env.MAX_MEMO_TOTAL`).
 * `LLM client`: `benchmarks.llm_loop --speed`'s measurements against `teamenvs serve-llm` in its
   own process: the full stack's calls/s over a bare asyncio HTTP client's at 8 and 64 concurrent
   9-agent DayTrader episodes (no added latency), synchronous `act()` over `await aact()` in CPU
@@ -84,6 +88,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import asyncio
+import gc
 import io
 import json
 import platform
@@ -791,6 +796,52 @@ def scaling_rows(seconds: float) -> list[list[str]]:
     return rows
 
 
+def resident_mb() -> float | None:
+    """This process's resident memory in MB (Linux: /proc/self/statm), None where that cannot be read."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def long_run_rows(seconds: float, env_id: str = "commons_v0", seed: int = 0) -> list[list[str]]:
+    """One env playing random valid actions (free-text messages among them) for `seconds`: its resident memory after
+    the first third and at the end (a cache without bound grows here; target: flat) and its env steps/s in the first
+    and the last third (a growing cache also slows every garbage collection)."""
+    from teamenvs.core.env import MAX_MEMO_TOTAL
+
+    env = teamenvs.make(env_id)
+    rng = np.random.default_rng(seed)
+    marks: list[tuple[int, float, float | None]] = []  # (env steps, seconds in env.step, MB) at each third
+    steps, spent, episodes = 0, 0.0, 0
+    start = time.perf_counter()
+    for third in (1, 2, 3):
+        while time.perf_counter() - start < seconds * third / 3:
+            _, infos = env.reset(seed=seed + episodes)
+            episodes += 1
+            while env.agents:
+                actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                           for a in env.agents if infos[a]["needs_action"]}
+                t0 = time.perf_counter()
+                _, _, _, _, infos = env.step(actions)
+                spent += time.perf_counter() - t0
+                steps += 1
+        gc.collect()
+        marks.append((steps, spent, resident_mb()))
+    (s1, t1, m1), _, (s3, t3, m3) = marks
+    s2, t2 = marks[1][0], marks[1][1]
+    held = sum(len(entry[3]) for entry in env._situations.values())
+    rates = f"env steps/s {s1 / t1:,.0f} in the first third, {(s3 - s2) / (t3 - t2):,.0f} in the last"
+    if m1 is None or m3 is None:
+        return [["long run", f"{env_id}, random valid actions, one env for {seconds:.0f} s", "not measured",
+                 "MB resident over the last two thirds", f"no /proc/self/statm on this system; {rates}"]]
+    return [["long run", f"{env_id}, random valid actions, one env for {seconds:.0f} s", f"{m3 - m1:+.1f}",
+             "MB resident over the last two thirds", f"{m1:.1f} MB after the first third, {m3:.1f} MB at the end; {rates}; "
+             f"{episodes:,} episodes, {steps:,} env steps; the situation cache holds {held:,} memo entries (at most "
+             f"{MAX_MEMO_TOTAL:,}); target: flat"]]
+
+
 def generation_rows(seeds: int) -> list[list[str]]:
     """The map task's default map generation (median ms, target at most 20) and the search-and-rescue reset on a
     new 100x100 map over one on a new 30x30 map (medians, target at most 2x)."""
@@ -920,7 +971,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
     rows += peer_rows(args.seconds / 10, rounds=args.rounds) + scaling_rows(args.seconds)
-    rows += generation_rows(args.seeds) + llm_client_rows(args.steps, args.rounds)
+    rows += generation_rows(args.seeds) + long_run_rows(4 * args.seconds) + llm_client_rows(args.steps, args.rounds)
     rows += then_rows(args.seconds, args.rounds)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])
     print(f"\nTotal {time.perf_counter() - start:.1f} s")

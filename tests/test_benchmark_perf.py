@@ -103,6 +103,10 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     assert number(value) > 0 and unit.startswith("ms")
     value, _, notes = rows["reset on a new map", "search_rescue_v0, 100x100 over 30x30"]
     assert number(value) > 1.0 and "100x100" in notes  # a map with ten times the rooms takes longer to draw
+    ((setting, (value, unit, notes)),) = [(s, v) for (m, s), v in rows.items() if m == "long run"]
+    assert setting.startswith("commons_v0, random valid actions, one env for") and unit == "MB resident over the last two thirds"
+    held, bound = (number(x) for x in re.search(r"holds ([\d,]+) memo entries \(at most ([\d,]+)\)", notes).groups())
+    assert 0 < held <= bound and (value == "not measured" or abs(number(value)) < 1_000)
     client = {s: v for (m, s), v in rows.items() if m == "LLM client"}
     assert len(client) == 4 and all(number(v[0]) > 0 for v in client.values())
     for size in (8, 64):
@@ -116,7 +120,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         assert number(value) > 0 and "target at least 4x" in notes and re.search(r"now [\d,]+ env steps/s, then [\d,]+", notes)
 
     assert len(rows) == (4 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(vector) + 2 + 2
-                         + len(peer) + len(scaling) + 2 + len(client) + 1)
+                         + len(peer) + len(scaling) + 2 + 1 + len(client) + 1)  # ... generation rows, the long run, ...
 
 
 def test_then_row_says_why_without_the_commit() -> None:

@@ -58,6 +58,12 @@ MENTIONS = [
     ("C is the best, trust me", False),  # the letter without a key fact
     ("C has the most flight hours", False),  # a fact, but not a key one
     ("C notices details others miss and cares for passengers", True),
+    # talk of the vote is not the clue of quick and correct decisions ('decide' is the vote command)
+    ("I think we should decide on C now", False),
+    ("Our decision should be C", False),
+    ("C is decisive in a crisis", True),
+    ("C decides quickly", True),
+    ("C's decisions were sound every time", True),
 ]
 
 
@@ -69,13 +75,13 @@ def test_mention_rate_matches_a_key_fact_paraphrase_and_the_letter(text, hit):
 def test_mention_rate_and_key_facts_over_a_conversation():
     texts = [("member_1", t) for t, _ in MENTIONS]
     m = hidden_profile_metrics(log({a: "A" for a in AGENTS}, {a: "C" for a in AGENTS}, texts))
-    assert m["mention_rate"] == pytest.approx(5 / 10)
-    assert m["total_messages"] == 10
-    assert m["mean_message_words"] == pytest.approx(sum(len(t.split()) for t, _ in MENTIONS) / 10)
+    assert m["mention_rate"] == pytest.approx(8 / 15)
+    assert m["total_messages"] == 15
+    assert m["mean_message_words"] == pytest.approx(sum(len(t.split()) for t, _ in MENTIONS) / 15)
     # decisions, stress, atmosphere, conscientious, details, concern: 6 of the 7 key facts (not 'technical')
     assert key_facts_surfaced([t for t, _ in MENTIONS], AIRLINE) == pytest.approx(6 / 7)
     assert m["final_vote_accuracy"] == 1.0 and m["vote_change_rate"] == 1.0
-    assert m["messages_per_agent"] == {"member_1": 10, "member_2": 0, "member_3": 0}
+    assert m["messages_per_agent"] == {"member_1": 15, "member_2": 0, "member_3": 0}
 
 
 def test_the_letter_pattern_stands_alone():

@@ -97,7 +97,11 @@ def test_a_paradigm_can_ship_its_own_wording_of_the_probe_questions():
     hidden = task_questions("hidden_profile_v0")  # CollabSim App. D.2's wording for the hidden profile
     assert set(hidden) == set(PROBE_QUESTIONS) and hidden != PROBE_QUESTIONS
     assert "partners" in hidden["teammates"]
-    assert task_questions("day_trader_v0") == PROBE_QUESTIONS  # no file: the general wording
+    # App. D.1 is one wording for Shape Factory and DayTrader, D.3 the map task's
+    assert task_questions("day_trader_v0") == task_questions("shape_factory_v0") != PROBE_QUESTIONS
+    assert task_questions("day_trader_v0")["task_state"] == "At this moment, how do you assess the current situation?"
+    assert task_questions("map_task_v0")["teammates"] == "At this moment, what do you think your partner is trying to do?"
+    assert task_questions("commons_v0") == PROBE_QUESTIONS  # no file (not a CollabSim task): the general wording
     prober = Prober.for_env("hidden_profile_v0", every=3)
     assert prober.every == 3 and hidden["plan"] in prober.prompt()
     with pytest.raises(ValueError, match="keyed"):

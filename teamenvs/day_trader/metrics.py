@@ -17,7 +17,10 @@ def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """CollabSim's DayTrader measures: wealth (outcome), cooperation rate, pool size, messages (process).
 
     cooperation_rate = group investments / all investments (0.0 when nobody invested);
-    mean_group_pool = total group contributions / rounds played.
+    mean_group_pool = mean pool over the rounds whose pool was not empty (0.0 when none was): CollabSim's "average group
+    pool size" as its Table 3 reports it (1.8% cooperation beside a $50 pool, 0.4% with 9 traders beside $50: over every
+    round played these would be at most $5.56 and $3.70);
+    group_pool_per_round = total group contributions / rounds played (the definition's "per round" read literally).
     """
     head = header(records)
     agents = head["agents"]
@@ -28,12 +31,14 @@ def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         wealth = {a: float(head["config"]["starting_money"]) for a in agents}
     investments = [c for r in rounds for c in r["choices"].values() if c["kind"] != "wait"]
     group = sum(1 for c in investments if c["kind"] == "group")
+    pools = [r["pool"] for r in rounds if r["pool"]]
     messages = message_events(records)
     return {
         "mean_final_wealth": sum(wealth.values()) / len(wealth),
         "wealth": wealth,
         "cooperation_rate": group / len(investments) if investments else 0.0,
-        "mean_group_pool": sum(r["pool"] for r in rounds) / len(rounds) if rounds else 0.0,
+        "mean_group_pool": sum(pools) / len(pools) if pools else 0.0,
+        "group_pool_per_round": sum(pools) / len(rounds) if rounds else 0.0,
         "total_messages": len(messages),
         "messages_per_agent": messages_per_agent(records, agents),
         "gini_wealth": gini(wealth.values()),

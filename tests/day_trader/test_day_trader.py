@@ -602,3 +602,28 @@ def test_public_copy_is_a_deep_copy_sharing_nothing_mutable():
         assert not _mutable_ids(copied) & _mutable_ids(public)
         seen_round |= public["last_round"] is not None and public["balances"] is not None
     assert seen_round
+
+
+def test_pool_size_is_averaged_over_the_rounds_that_had_a_pool():
+    """CollabSim Table 3 reports a $50 pool beside 1.8% cooperation: its "average group pool size" is the mean over
+    rounds whose pool was not empty; `group_pool_per_round` keeps the literal per-round mean beside it."""
+    from teamenvs.core.recorder import EpisodeRecorder
+    from teamenvs.day_trader.metrics import day_trader_metrics
+
+    env = teamenvs.make("day_trader_v0")
+    pooled = {2: {"trader_1": "invest group 50"}, 7: {"trader_1": "invest group 30", "trader_2": "invest group 20"}}
+    with env.recording(EpisodeRecorder()) as recorder:
+        env.reset(seed=0)
+        decisions = 0
+        while env.agents:
+            actions = {a: "wait" for a in env.agents}
+            if env.phase.kind == "decision":
+                decisions += 1
+                if decisions in pooled:  # two rounds with a pool of $50 each, one investor beside each group investor
+                    actions = {a: pooled[decisions].get(a, "invest individual 15") for a in env.agents}
+            env.step(actions)
+    m = day_trader_metrics(recorder.records)
+    assert m["rounds_played"] == 30
+    assert m["mean_group_pool"] == 50  # (50 + 50) / the 2 rounds with a pool
+    assert m["group_pool_per_round"] == pytest.approx(100 / 30)
+    assert m["cooperation_rate"] == 0.5  # 3 group investments of the 6 made

@@ -34,7 +34,7 @@ def test_same_seed_and_actions_give_a_byte_identical_log(tmp_path):
     second = random_episode(tmp_path, "second")
     assert first.log_path == tmp_path / "first.jsonl" and second.log_path == tmp_path / "second.jsonl"
     data = first.log_path.read_bytes()
-    assert len(data.splitlines()) == 1 + 1 + 45 + 1  # header, reset, 45 steps, end
+    assert len(data.splitlines()) == 1 + 1 + 48 + 1  # header, reset, 48 steps, end
     assert data == second.log_path.read_bytes()
     assert first.returns == second.returns and first.metrics == second.metrics
 
@@ -84,8 +84,8 @@ def test_step_lines(tmp_path):
     assert set(records[1]["agents"]) == {"trader_1", "trader_2", "trader_3"}
     assert records[1]["agents"]["trader_1"]["observation"].startswith("DayTrader, round 1/30")
     steps = list(step_records(records))
-    assert [s["step"] for s in steps] == list(range(1, 46))
-    assert [s["done"] for s in steps] == [False] * 44 + [True]
+    assert [s["step"] for s in steps] == list(range(1, 49))
+    assert [s["done"] for s in steps] == [False] * 47 + [True]
     for step in steps:
         for agent, entry in step["agents"].items():
             assert {"observation", "raw_action", "action", "reward", "events"} <= set(entry)
@@ -99,7 +99,7 @@ def test_step_lines(tmp_path):
     # rewards in the log add up to the returns
     for agent in result.returns:
         assert sum(s["agents"][agent]["reward"] for s in steps) == pytest.approx(result.returns[agent])
-    assert records[-1]["type"] == "end" and records[-1]["steps"] == 45
+    assert records[-1]["type"] == "end" and records[-1]["steps"] == 48
 
 
 def test_metrics_recompute_from_the_file_alone(tmp_path):

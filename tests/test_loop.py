@@ -111,7 +111,7 @@ def test_max_steps_stops_early_and_returns_are_the_sum_of_rewards():
 def test_returns_match_final_wealth_minus_starting_money():
     env = teamenvs.make("day_trader_v0", preset="group_size_6")
     result = agents.run_episode(env, agents.make_policies(env, "random", seed=2), seed=2)
-    assert result.steps == 45 and env.agents == []
+    assert result.steps == 48 and env.agents == []
     for agent in env.possible_agents:
         assert result.returns[agent] == pytest.approx(result.metrics["wealth"][agent] - 200, abs=1e-6)
         assert env.state()["balances"][agent] == pytest.approx(result.metrics["wealth"][agent], abs=1e-6)
@@ -130,9 +130,9 @@ def test_all_cooperators():
     assert metrics["mean_group_pool"] == 300
     assert metrics["rounds_played"] == 30
     assert metrics["invalid_action_rate"] == 0.0
-    # the cooperators' pitch: one message each in each of the 5 discussion phases
-    assert metrics["total_messages"] == 15
-    assert metrics["messages_per_agent"] == {a: 5 for a in env.possible_agents}
+    # the cooperators' pitch: one message each in each of the 6 discussion phases (after rounds 5, 10, ..., 30)
+    assert metrics["total_messages"] == 18
+    assert metrics["messages_per_agent"] == {a: 6 for a in env.possible_agents}
 
 
 def test_all_defectors():

@@ -212,7 +212,7 @@ def test_quickstart_runs(tmp_path, monkeypatch):
     assert "'mean_final_wealth': 7070.0" in scripted_text and "'cooperation_rate': 1.0" in scripted_text
     assert state["scripted"]["cooperation_rate"] == 1.0 and state["scripted"]["rounds_played"] == 30
     # the replay of the scripted log
-    assert "re-simulated: every observation matches the log" in text and "== step 3/45" in text
+    assert "re-simulated: every observation matches the log" in text and "== step 3/48" in text
     # the LLM episode: usage, every call answered by the local server, a rationale from the log
     calls = [int(n) for n in re.findall(r"model calls: (\d+)", text)]
     assert calls and calls[0] > 0

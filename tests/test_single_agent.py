@@ -41,7 +41,7 @@ def test_defecting_learner_among_cooperators_earns_what_the_rules_imply():
     # top earner, takes the 90 bonus from round 2 on: 30 * 300 + 29 * 90 = 11610.
     assert total == pytest.approx(11610.0)
     assert info["view"]["money"] == pytest.approx(200 + 11610.0)
-    assert steps == 45  # 30 decisions + 5 discussions of 3 turns: the learner acts every step
+    assert steps == 48  # 30 decisions + 6 discussions of 3 turns: the learner acts every step
 
 
 def test_teammates_can_be_given_as_policy_objects():

@@ -2,8 +2,9 @@
 the scripted baseline that talks once per discussion phase and otherwise applies its rule.
 
 A game of R rounds is a schedule of env steps: one decision step per round (a DayTrader
-investment, a commons harvest) and, after every k-th round but the last, `discussion_turns`
-steps in which agents may talk. Without communication there are no discussion steps.
+investment, a commons harvest) and, after every k-th round (the last one too where the game
+says so), `discussion_turns` steps in which agents may talk. Without communication there are no
+discussion steps.
 """
 
 from __future__ import annotations
@@ -25,18 +26,19 @@ class Phase(NamedTuple):
 
 
 def phase_schedule(
-    rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision"
+    rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision",
+    after_last: bool = False,
 ) -> tuple[Phase, ...]:
     """One `decision` step per round, then `discussion_turns` discussion steps after every k-th round.
 
-    There is no discussion after the last round, and none at all when communication is off
-    (or when `discussion_every` or `discussion_turns` is 0).
+    There is no discussion after the last round unless `after_last`, and none at all when communication
+    is off (or when `discussion_every` or `discussion_turns` is 0).
     """
     steps: list[Phase] = []
     talk = communication and discussion_every > 0 and discussion_turns > 0
     for r in range(1, rounds + 1):
         steps.append(Phase(decision, r))
-        if talk and r % discussion_every == 0 and r < rounds:
+        if talk and r % discussion_every == 0 and (r < rounds or after_last):
             steps.extend(Phase("discussion", r, t) for t in range(1, discussion_turns + 1))
     return tuple(steps)
 
@@ -52,13 +54,14 @@ class ScheduledGame(TeamEnv):
         return self.schedule[min(self.step_count, len(self.schedule) - 1)]
 
 
-def discussion_briefing(conditions: MessagingConditions, every: int, turns: int, round_name: str, people: str) -> str:
+def discussion_briefing(conditions: MessagingConditions, every: int, turns: int, round_name: str, people: str,
+                        after_last: bool = False) -> str:
     """The briefing sentences on when agents may talk and under which bandwidth limits."""
     if not (conditions.communication and every and turns):
         return f"There is no communication between {people} in this condition."
     when = f"every {round_name}" if every == 1 else f"every {every} {round_name}s"
     text = (
-        f"After {when} (not after the last) there is a discussion phase of {turns} turns in which you may send "
+        f"After {when} ({'the last one too' if after_last else 'not after the last'}) there is a discussion phase of {turns} turns in which you may send "
         "messages ('say' reaches everyone, 'tell' one person); a message sent in one turn is read in the next."
     )
     limits = []

@@ -12,6 +12,6 @@ PARADIGM = Paradigm(
     smoke_conditions=("baseline",),
     order=10,
     # len(rules.schedule(DayTraderConfig())): 30 decision steps (one per round) plus a discussion of
-    # 3 turns after every 5th round but the last (rounds 5, 10, 15, 20, 25): 30 + 5 * 3 = 45
-    max_episode_steps=45,
+    # 3 turns after every 5th round (rounds 5, 10, 15, 20, 25 and 30): 30 + 6 * 3 = 48
+    max_episode_steps=48,
 )

@@ -18,10 +18,11 @@ its reported numbers need, and the other reading is a named condition:
   (B.2): `tell` is refused in the presets (`private_messages=False`); condition
   `private_messages` allows it.
 - **The discussion schedule.** Table 9 lists discussions "after rounds 5, 10, 15, 20, 25, and
-  30"; B.2 says "every 5 rounds (i.e., after rounds 5, 10 and 15)". The schedule has one after
-  every `discussion_every`-th round except the last: a discussion after round 30 comes after the
-  last decision and can change nothing in the game (30 decision steps + 5 discussions x 3 turns
-  = 45 steps).
+  30"; B.2 says "every 5 rounds (i.e., after rounds 5, 10 and 15)". The schedule follows Table 9:
+  one after every `discussion_every`-th round, the last one too (`discussion_after_last`). The
+  discussion after round 30 changes no money, but its messages count: Table 3's 18 messages of
+  every team under the bandwidth limit (one message per trader and discussion) are 3 traders x 6
+  discussions (30 decision steps + 6 discussions x 3 turns = 48 steps).
 """
 
 from __future__ import annotations
@@ -59,10 +60,10 @@ class DayTraderConfig(MessagingConditions):
     )
     bonus: int = setting(90, low=0, high=MAX_DOLLARS, doc="the round's top-earner bonus in dollars, split equally (rounded down) between tied traders")
     bonus_from_round: int = setting(2, low=1, doc="the first round with a top-earner bonus")
-    discussion_every: int = setting(
-        5, low=0,
-        doc="a discussion phase follows every this many rounds, except the last round (Table 9 also lists one "
-            "after round 30, which could change nothing); 0: none",
+    discussion_every: int = setting(5, low=0, doc="a discussion phase follows every this many rounds; 0: none")
+    discussion_after_last: bool = setting(
+        True, doc="whether the last round is followed by a discussion when it falls on the schedule (Table 9: after "
+                  "round 30 too; it changes no money, but its messages count, as Table 3's do)",
     )
     discussion_turns: int = setting(3, low=0, high=100, doc="steps of each discussion phase")
     private_messages: bool = setting(

@@ -28,11 +28,11 @@ WAIT = "wait"
 
 
 def schedule(config: DayTraderConfig) -> tuple[Phase, ...]:
-    """All steps of an episode: one decision step per round, discussion steps after every k-th round.
-
-    There is no discussion after the last round, and none at all when communication is off.
+    """All steps of an episode: one decision step per round, discussion steps after every k-th round (after the
+    last one too under `discussion_after_last`), and none at all when communication is off.
     """
-    return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns, DECISION)
+    return phase_schedule(config.rounds, config.communication, config.discussion_every, config.discussion_turns, DECISION,
+                          after_last=config.discussion_after_last)
 
 
 Money = int | Fraction

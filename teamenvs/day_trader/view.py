@@ -211,7 +211,7 @@ BROADCAST_CLAUSE = "(with 'say': every message reaches everyone; there are no pr
 def briefing(agent: str, config: DayTraderConfig) -> str:
     """The role and rules part of a trader's briefing."""
     cfg = config
-    talk = discussion_briefing(cfg, cfg.discussion_every, cfg.discussion_turns, "round", "traders")
+    talk = discussion_briefing(cfg, cfg.discussion_every, cfg.discussion_turns, "round", "traders", cfg.discussion_after_last)
     if not cfg.private_messages:
         talk = talk.replace(PRIVATE_CLAUSE, BROADCAST_CLAUSE)
     return (

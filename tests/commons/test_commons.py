@@ -136,9 +136,10 @@ def test_schedule():
     assert steps[-1] == ("harvest", 12, 0)
     assert [p.kind for p in schedule(CommonsConfig(communication=False))] == ["harvest"] * 12
     assert len(schedule(CommonsConfig(discussion_every=3))) == 12 + 3 * 3
-    # the shared schedule still gives DayTrader's: discussion after rounds 5, 10, ..., 25
+    # the shared schedule still gives DayTrader's: discussion after rounds 5, 10, ..., 30 (Table 9: the last one too)
     dt = day_trader_schedule(DayTraderConfig())
-    assert len(dt) == 30 + 5 * 3 and dt[5] == ("discussion", 5, 1) and dt[0] == ("decision", 1, 0)
+    assert len(dt) == 30 + 6 * 3 and dt[5] == ("discussion", 5, 1) and dt[0] == ("decision", 1, 0) and dt[-1] == ("discussion", 30, 3)
+    assert len(day_trader_schedule(DayTraderConfig(discussion_after_last=False))) == 30 + 5 * 3
 
 
 def test_config_validation_and_presets():

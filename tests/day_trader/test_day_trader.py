@@ -165,16 +165,18 @@ def test_affordable_max():
 # ---------------------------------------------------------------------- schedule
 def test_schedule_baseline():
     steps = schedule(BASE)
-    assert len(steps) == 45  # 30 decisions + 5 discussions x 3 turns
+    assert len(steps) == 48  # 30 decisions + 6 discussions x 3 turns (CollabSim Table 9: after rounds 5, 10, ..., 30)
     assert sum(p.kind == "decision" for p in steps) == 30
     discussions = [p for p in steps if p.kind == "discussion"]
-    assert sorted({p.round for p in discussions}) == [5, 10, 15, 20, 25]
+    assert sorted({p.round for p in discussions}) == [5, 10, 15, 20, 25, 30]
     assert [p.turn for p in discussions[:3]] == [1, 2, 3]
     assert steps[:8] == (
         Phase("decision", 1), Phase("decision", 2), Phase("decision", 3), Phase("decision", 4),
         Phase("decision", 5), Phase("discussion", 5, 1), Phase("discussion", 5, 2), Phase("discussion", 5, 3),
     )
-    assert steps[-1] == Phase("decision", 30)  # no discussion after the last round
+    assert steps[-4:] == (Phase("decision", 30), Phase("discussion", 30, 1), Phase("discussion", 30, 2), Phase("discussion", 30, 3))
+    last = schedule(DayTraderConfig(discussion_after_last=False))
+    assert len(last) == 45 and last[-1] == Phase("decision", 30)  # the condition without the last discussion
 
 
 def test_schedule_without_communication():
@@ -440,7 +442,7 @@ def test_state_and_render():
     assert state["step"] == 1 and state["phase"] == "decision" and state["round"] == 2
     assert state["balances"] == {"trader_1": 250.0, "trader_2": 250.0, "trader_3": 340.0}
     frame = env.render()
-    assert frame.startswith("DayTrader step 1/45 | round 2 | decision")
+    assert frame.startswith("DayTrader step 1/48 | round 2 | decision")
     assert "$340.00" in frame and "last: individual 40" in frame and "last: group 50" in frame
     assert teamenvs.make("day_trader_v0").render() is None
 

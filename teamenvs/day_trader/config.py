@@ -20,9 +20,9 @@ its reported numbers need, and the other reading is a named condition:
 - **The discussion schedule.** Table 9 lists discussions "after rounds 5, 10, 15, 20, 25, and
   30"; B.2 says "every 5 rounds (i.e., after rounds 5, 10 and 15)". The schedule follows Table 9:
   one after every `discussion_every`-th round, the last one too (`discussion_after_last`). The
-  discussion after round 30 changes no money, but its messages count: Table 3's 18 messages of
-  every team under the bandwidth limit (one message per trader and discussion) are 3 traders x 6
-  discussions (30 decision steps + 6 discussions x 3 turns = 48 steps).
+  discussion after round 30 changes no money, but its messages count: under the bandwidth limit
+  (one message per trader and discussion) six of Table 3's eight cells are exactly 18 messages and
+  none is higher, 3 traders x 6 discussions (30 decision steps + 6 discussions x 3 turns = 48 steps).
 """
 
 from __future__ import annotations

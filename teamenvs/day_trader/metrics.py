@@ -18,8 +18,8 @@ def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     cooperation_rate = group investments / all investments (0.0 when nobody invested);
     mean_group_pool = mean pool over the rounds whose pool was not empty (0.0 when none was): CollabSim's "average group
-    pool size" as its Table 3 reports it (1.8% cooperation beside a $50 pool, 0.4% with 9 traders beside $50: over every
-    round played these would be at most $5.56 and $3.70);
+    pool size" as its Table 3 reports it (1.8% cooperation beside a $50 pool with 3 traders, 0.4% beside $50 with 9:
+    over every round played these would be at most $5.40 and $3.60, cooperation x traders x the $100 cap);
     group_pool_per_round = total group contributions / rounds played (the definition's "per round" read literally).
     """
     head = header(records)

@@ -121,6 +121,115 @@ def test_gymnasium_vector_envs_and_flatten_observation(env_id):
             envs.close()
 
 
+def test_text_flattens_to_code_points_and_back():
+    from gymnasium.spaces.utils import flatdim, flatten, flatten_space, unflatten
+
+    space = teamenvs.make("commons_v0").observation_space("fisher_1")
+    text = "Lake: 100 tons\nfisher_2: «on y va» 魚 <b>|"
+    flat = flatten(space, text)
+    assert flat.shape == (flatdim(space),) and flat.dtype == np.int32 and flatten_space(space).contains(flat)
+    assert flat[:4].tolist() == [ord(c) for c in "Lake"] and unflatten(space, flat) == text
+
+
+@pytest.mark.parametrize("obs_type", ["text", "both"])
+def test_text_observations_in_vector_envs(obs_type):
+    """Text goes through FlattenObservation and vector envs whole (a newline or an accent made Gymnasium fail), the
+    info is stacked with flat_info=True, and shared memory, which would hand back only the first text, is refused."""
+    gym_id = teamenvs.spec("commons_v0").gym_id
+    single = gymnasium.make(gym_id, obs_type=obs_type, action_type="discrete")
+    first, _ = single.reset(seed=0)
+    first_text = first if obs_type == "text" else first["text"]
+    flat, _ = FlattenObservation(gymnasium.make(gym_id, obs_type=obs_type, action_type="discrete")).reset(seed=0)
+    assert flat.shape == FlattenObservation(single).observation_space.shape
+    codes = flat[: len(first_text)] if obs_type == "text" else None
+    if codes is not None:
+        assert "".join(map(chr, codes)) == first_text
+    make = lambda: gymnasium.make(gym_id, obs_type=obs_type, action_type="discrete", flat_info=True)  # noqa: E731
+    with pytest.raises(ValueError, match="shared_memory=False") as refused:
+        gymnasium.vector.AsyncVectorEnv([make, make])
+    assert "text observations cannot travel through AsyncVectorEnv's shared memory" in str(refused.value.__cause__)
+    for envs in (gymnasium.vector.SyncVectorEnv([make, make]),
+                 teamenvs.wrappers.make_async("commons_v0", 2, obs_type=obs_type, action_type="discrete")):
+        try:
+            observations, infos = envs.reset(seed=[0, 1])
+            texts = observations if obs_type == "text" else observations["text"]
+            assert texts[0] == first_text
+            rng = np.random.default_rng(0)
+            for _ in range(60):  # past the first month, when a last month appears in the view
+                actions = np.array([masked(infos["action_mask"][i], rng) for i in range(2)])
+                observations, rewards, terminated, truncated, infos = envs.step(actions)
+                texts = observations if obs_type == "text" else observations["text"]
+                assert all(t.startswith("Fishery") for t in texts)
+                assert set(infos) >= {"needs_action", "action_rejected", "action_mask", "env_steps"}
+        finally:
+            envs.close()
+
+
+def test_a_seedless_reset_continues_the_seeded_run():
+    """A vector env's autoreset passes no seed: the teammates' seeds then come from the view's generator, so that two
+    runs from the same seed play the same episodes (random teammates drew fresh entropy before)."""
+    def run():
+        env = gymnasium.make("teamenvs/DayTrader-v0", obs_type="vector", action_type="discrete", teammates="random")
+        obs, _ = env.reset(seed=3)
+        rng, returns = np.random.default_rng(0), []
+        for _ in range(3):
+            total, done = 0.0, False
+            while not done:
+                obs, reward, terminated, truncated, _ = env.step(masked(obs["action_mask"], rng))
+                total, done = total + reward, terminated or truncated
+            returns.append(total)
+            obs, _ = env.reset()
+        return returns
+    first = run()
+    assert first == run() and len(set(first)) > 1
+
+
+def test_a_config_longer_than_the_registered_time_limit_is_said():
+    env = gymnasium.make("teamenvs/DayTrader-v0", rounds=60, obs_type="vector", action_type="discrete")
+    obs, _ = env.reset(seed=0)
+    steps, truncated = 0, False
+    while not truncated:
+        obs, _, terminated, truncated, _ = env.step(0)
+        steps += 1
+        assert not terminated
+    assert steps == gymnasium.spec("teamenvs/DayTrader-v0").max_episode_steps
+    with pytest.warns(UserWarning, match="cut after 48 learner steps.*pass max_episode_steps=... to gymnasium.make"):
+        env.reset(seed=1)
+    whole = gymnasium.make("teamenvs/DayTrader-v0", rounds=60, obs_type="vector", action_type="discrete",
+                           max_episode_steps=-1)
+    whole.reset(seed=0)
+    steps, terminated = 0, False
+    while not terminated:
+        terminated = whole.step(0)[2]
+        steps += 1
+    assert steps > 48
+
+
+def test_calls_before_reset_and_odd_indices_are_clear_errors():
+    env = teamenvs.make("commons_v0", render_mode="ansi", obs_type="vector", action_type="discrete")
+    for call in (env.render, env.state):
+        with pytest.raises(RuntimeError, match=r"commons_v0: (render|state)\(\) was called before reset\(\)"):
+            call()
+    env.reset(seed=0)
+    agent = env.agents[0]
+    assert env.action_text(agent, 1) == env.action_text(agent, np.int64(1)) == env.action_text(agent, np.array(1))
+    for odd in ("1", 1.0):
+        with pytest.raises(TypeError, match="a discrete action is an integer index"):
+            env.action_text(agent, odd)
+    with pytest.raises(ValueError, match="unknown agent 'bogus'"):
+        env.action_text("bogus", 1)
+
+    class Index:  # a 0-d integer tensor, as far as an index goes
+        def __index__(self):
+            return 1
+
+    command = env.action_text(agent, 1)
+    _, _, _, _, infos = env.step({a: Index() for a in env.agents})
+    assert infos[agent]["last_action"]["ok"] and infos[agent]["last_action"]["text"] == command
+    _, _, _, _, infos = env.step({a: 2.0 for a in env.agents})
+    assert infos[agent]["last_action"]["error"].startswith("a discrete action is an integer from 0 to 11 (or a command string), got float")
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_supersuit_vectorises_the_multi_agent_env(env_id):
     import supersuit as ss

@@ -23,7 +23,7 @@ from teamenvs.core.commands import MEMO_TEXT_CHARS, Action, ActionError, ActionF
 from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
-from teamenvs.core.rl import Feature, Interface
+from teamenvs.core.rl import Feature, Interface, integer_of
 from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation, excerpt
 
 IGNORED = {"ok": None, "ignored": True}
@@ -266,7 +266,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
 
     def step(self, actions: Mapping[str, Any]):
         if not self._was_reset:
-            raise RuntimeError(f"{self.env_id}: step() was called before reset(); call env.reset(seed=...) first")
+            self._check_reset("step")
         if not self.agents:
             return {}, {}, {}, {}, {}
         if not isinstance(actions, Mapping):
@@ -319,11 +319,17 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
+        self._check_reset("render")
         return self._render_frame()
+
+    def _check_reset(self, called: str) -> None:
+        if not self._was_reset:
+            raise RuntimeError(f"{self.env_id}: {called}() was called before reset(); call env.reset(seed=...) first")
 
     def state(self) -> Any:
         """The omniscient global state as a dict (for analysis and replay, never given to agents); with
         numeric observations, the array `state_space` describes (every agent's observation vector)."""
+        self._check_reset("state")
         return self._state() if self.interface.features is None else self.interface.state()
 
     @property
@@ -333,7 +339,12 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
 
     def action_text(self, agent: str, index: int) -> str | None:
         """The command discrete action `index` stands for now for `agent` (None: not available now)."""
-        return self.interface.command_now(agent, index)
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {excerpt(agent)}; agents are {', '.join(self.possible_agents)}")
+        value = integer_of(index)
+        if value is None:
+            raise TypeError(f"a discrete action is an integer index, got {type(index).__name__}")
+        return self.interface.command_now(agent, value)
 
     def close(self) -> None:
         pass

@@ -27,6 +27,8 @@ share: the feature declaration, the spaces, and building masks.
 
 from __future__ import annotations
 
+import operator
+
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -182,14 +184,25 @@ def observation(obs_type: str, text: Any, vector: np.ndarray | None, mask: np.nd
     return parts
 
 
-def as_index(action: Any, n: int) -> int | None:
-    """An integer action (Python or numpy) within [0, n), else None."""
-    if isinstance(action, (bool, np.bool_)):
+def integer_of(action: Any) -> int | None:
+    """An integer action as a Python int: an int, a numpy integer or 0-d integer array, or any other integer
+    scalar (`__index__`: a 0-d integer tensor); None for anything else (a bool, a float, a string, a 1-element array)."""
+    if isinstance(action, (bool, np.bool_, str)):
         return None
     if isinstance(action, (int, np.integer)) or (isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
-        value = int(action)
-        return value if 0 <= value < n else None
+        return int(action)
+    if hasattr(type(action), "__index__"):
+        try:
+            return operator.index(action)
+        except Exception:  # noqa: BLE001 - an array of more than one element, a tensor of floats: not an integer
+            return None
     return None
+
+
+def as_index(action: Any, n: int) -> int | None:
+    """An integer action (`integer_of`) within [0, n), else None."""
+    value = integer_of(action)
+    return value if value is not None and 0 <= value < n else None
 
 
 def check_learners(learners: Iterable[str] | None, agents: Sequence[str]) -> frozenset[str]:
@@ -328,8 +341,12 @@ class Interface:
             index = as_index(action, len(self.labels))
             if index is not None:
                 return ActionError(f"action {index} ({self.labels[index]}) is not available now (its mask is 0)", "not_allowed")
-            if as_index(action, 2**63) is not None or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
-                return ActionError(f"action {int(action)} is outside the action space (0 to {len(self.labels) - 1})", "bad_argument")
+            value = integer_of(action)
+            if value is not None:
+                return ActionError(f"action {value} is outside the action space (0 to {len(self.labels) - 1})", "bad_argument")
+            if not isinstance(action, str):
+                return ActionError(f"a discrete action is an integer from 0 to {len(self.labels) - 1} (or a command string), "
+                                   f"got {type(action).__name__}", "not_a_string")
         return env.commands.parse(action, situation)
 
     def state(self) -> np.ndarray:

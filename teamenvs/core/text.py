@@ -18,7 +18,10 @@ import string
 from typing import Any, Sequence
 
 import numpy as np
-from gymnasium.spaces import Text
+from gymnasium.spaces import Box, Text
+from gymnasium.spaces.utils import flatten, flatten_space, unflatten
+from gymnasium.error import CustomSpaceError
+from gymnasium.vector.utils.shared_memory import create_shared_memory
 
 SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
 OBSERVATION_MAX_CHARS = 65_536
@@ -38,6 +41,44 @@ class TextSpace(Text):
 
     def __repr__(self) -> str:
         return f"TextSpace(min_length={self.min_length}, max_length={self.max_length}, printable unicode)"
+
+
+# Gymnasium flattens a `Text` space to indexes into its charset (`flatten`, `FlattenObservation`), which fails on
+# any character outside it ("\n", "é"). A `TextSpace` holds every printable character, so it flattens to code points
+# instead: int32, padded with END (one past the last code point, as `Text` pads with its charset's length), and back
+# with `unflatten`, character for character.
+END = 0x110000
+
+
+@flatten.register(TextSpace)
+def _flatten_text(space: TextSpace, x: str) -> np.ndarray:
+    codes = np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype=np.int32)
+    if len(codes) > space.max_length:
+        raise ValueError(f"a text of {len(codes):,} characters does not fit a TextSpace of at most {space.max_length:,}")
+    flat = np.full(space.max_length, END, dtype=np.int32)
+    flat[: len(codes)] = codes
+    return flat
+
+
+@unflatten.register(TextSpace)
+def _unflatten_text(space: TextSpace, x: np.ndarray) -> str:
+    codes = np.asarray(x)
+    return codes[(codes >= 0) & (codes < END)].astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@flatten_space.register(TextSpace)
+def _flatten_space_text(space: TextSpace) -> Box:
+    return Box(low=0, high=END, shape=(space.max_length,), dtype=np.int32)
+
+
+@create_shared_memory.register(TextSpace)
+def _no_shared_text(space: TextSpace, n: int = 1, ctx: Any = None) -> Any:
+    # AsyncVectorEnv reads its shared observations once, when it is built, as views that later steps fill in; a text
+    # read that way is a copy, so every later text would be lost. Said here, before a single step returns one.
+    raise CustomSpaceError(
+        "text observations cannot travel through AsyncVectorEnv's shared memory: pass shared_memory=False, or use "
+        "teamenvs.wrappers.make_async, which does"
+    )
 
 
 _PROTOTYPES: dict[tuple[int, int], TextSpace] = {}

@@ -19,11 +19,18 @@ in idle ones the learner's action is ignored (`info["needs_action"]` is false).
 
 With numeric observations `info` is flat (needs_action, action_rejected, action_mask, env_steps,
 skipped_steps), so that Gymnasium's vector envs can stack it; with text observations it is the
-team env's full info (view, valid_actions, ...) plus the step counts.
+team env's full info (view, valid_actions, ...) plus the step counts. The view's structure changes
+from step to step (a last round appears, ...), which Gymnasium's vector envs cannot stack: vectorise
+text observations with `flat_info=True` (`teamenvs.wrappers.make_async` does).
+
+`gymnasium.make` wraps the view in a `TimeLimit` of the default config's episode length
+(`max_episode_steps` of the registration); a config with longer episodes (more rounds, a larger
+`max_steps`) needs `max_episode_steps=...` (or -1) too, and the view warns once if it was cut short.
 """
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, Mapping
 
@@ -55,6 +62,7 @@ class SingleAgentEnv(gymnasium.Env):
         obs_type: str = "text",
         action_type: str = "text",
         skip_idle: bool = True,
+        flat_info: bool | None = None,
         **config: Any,
     ) -> None:
         self.team_env = make(env_id, render_mode=render_mode, **config)
@@ -68,6 +76,9 @@ class SingleAgentEnv(gymnasium.Env):
             # for encoding and masking observations that no learner reads
             self.team_env = make(env_id, render_mode=render_mode, obs_type=obs_type, action_type=action_type,
                                  learners=(self.agent,), **config)
+        # flat: numbers only, the same keys every step (what vector envs stack); by default with numeric observations
+        self.flat_info = (obs_type != "text") if flat_info is None else bool(flat_info)
+        self._episode_live, self._learner_steps, self._time_limit_said = False, 0, False
         self.teammates_spec = teammates
         self.render_mode = render_mode
         self.observation_space = self.team_env.observation_space(self.agent)
@@ -90,7 +101,11 @@ class SingleAgentEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        self._teammates = self._make_teammates(seed)
+        if self._episode_live and self._learner_steps and self._learner_steps == self._registered_limit():
+            self._warn_time_limit()
+        # without a seed (a vector env's autoreset) the teammates' seeds come from the view's own generator, seeded
+        # by the last reset with a seed, so that a seeded run stays reproducible episode after episode
+        self._teammates = self._make_teammates(seed if seed is not None else int(self.np_random.integers(2**31)))
         # teammates whose policies never read their text observation (the baselines) get none: nothing renders it
         self._unread = frozenset(a for a, p in self._teammates.items() if not getattr(p, "reads_observation", True))
         self.team_env.interface.deferred = self._unread if self.defer_skipped_observations else frozenset()
@@ -102,7 +117,28 @@ class SingleAgentEnv(gymnasium.Env):
         if self.skip_idle:
             with self._deferring():
                 steps = self._advance_teammates()[3]
+        self._episode_live, self._learner_steps = bool(self.team_env.agents), 0
         return self._obs[self.agent], self._learner_info(steps, steps)
+
+    def _registered_limit(self) -> int | None:
+        """The `max_episode_steps` Gymnasium registered this view's id with (None: made without `gymnasium.make`)."""
+        if self.spec is None:
+            return None
+        try:
+            return gymnasium.spec(self.spec.id).max_episode_steps
+        except gymnasium.error.Error:
+            return None
+
+    def _warn_time_limit(self) -> None:
+        # Gymnasium's TimeLimit wraps the view from outside with the length of the default config's episodes; a config
+        # with longer ones is cut there, and only the view can notice (its team's episode was still going)
+        if not self._time_limit_said:
+            self._time_limit_said = True
+            warnings.warn(
+                f"{self.spec.id}: the last episode was cut after {self._learner_steps} learner steps, the time limit "
+                f"Gymnasium registered for the default config, while the team's episode went on; this config's "
+                f"episodes are longer: pass max_episode_steps=... to gymnasium.make (-1: no limit, the env ends its "
+                f"own episodes)", UserWarning, stacklevel=3)
 
     @contextmanager
     def _deferring(self) -> Iterator[None]:
@@ -147,13 +183,13 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _learner_info(self, env_steps: int, skipped: int) -> dict[str, Any]:
         full = self._infos.get(self.agent, {})
-        if self.team_env.interface.obs_type == "text":
+        if not self.flat_info:
             info = {**full, "env_steps": env_steps, "skipped_steps": skipped}
             if self.team_env.views_share_parts_across_steps and info.get("view") is not None:
                 info["view"] = thaw(info["view"])  # its read-only parts, which later views hold too, as the learner's own
             return info
-        # numeric observations: a flat info of numbers and arrays, which vector envs can stack
-        # (the view's nested, step-varying structure is for text and scripted policies)
+        # a flat info of numbers and arrays, which vector envs can stack (the view's nested, step-varying
+        # structure is for text and scripted policies)
         info = flat_info(full)
         mask = info.pop("action_mask", None)  # kept last, where it has always been
         info["env_steps"], info["skipped_steps"] = env_steps, skipped
@@ -172,6 +208,7 @@ class SingleAgentEnv(gymnasium.Env):
             if self.skip_idle and not (terminated or truncated):
                 more, terminated, truncated, skipped = self._advance_teammates()
                 reward += more
+        self._episode_live, self._learner_steps = bool(self.team_env.agents), self._learner_steps + 1
         return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
 
     def render(self) -> str | None:

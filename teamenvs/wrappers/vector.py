@@ -91,11 +91,16 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
         raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {excerpt(workers)}")
     gym_id = spec(env_id).gym_id
 
+    # vector envs stack infos key by key, which the nested view of a text info does not allow
+    kwargs.setdefault("flat_info", True)
+
     def make() -> Any:
         return gymnasium.make(gym_id, **kwargs)
 
     if workers is None or workers == num_envs:
-        return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers))
+        # text cannot travel through shared memory (see teamenvs.core.text); arrays alone can
+        shared = kwargs.get("obs_type", "text") == "vector"
+        return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers), shared_memory=shared)
     return ProcessVectorEnv([make] * num_envs, workers, pin_workers=pin_workers)
 
 

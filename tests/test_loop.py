@@ -192,6 +192,7 @@ def test_make_policies_spellings():
         ("nobody", r"unknown baseline 'nobody'.*Available: scripted, cooperator, defector, conditional, tit_for_tat, random"),
         ("random,defector", r"2 policy names given for 3 agents"),
         ({"trader_9": "random"}, r"unknown agents \['trader_9'\]"),
+        ("llm", r"'llm' policies need a model and an endpoint: build them with agents\.llm\.make_llm_policies"),
     ],
 )
 def test_make_policies_errors(kind, message):

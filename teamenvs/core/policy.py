@@ -149,8 +149,11 @@ def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: in
     policies: dict[str, ScriptedPolicy] = {}
     for i, (agent, name) in enumerate(zip(agents, names)):
         resolved = default_baseline(env_id) if name == "scripted" else name
+        if resolved == "llm":  # a kind of the command line's --policy, which needs a model, not a baseline
+            raise ValueError("'llm' policies need a model and an endpoint: build them with "
+                             "agents.llm.make_llm_policies(env, model, base_url=...) and pass them as a dict agent -> policy")
         if resolved not in available:
-            close = close_match(str(resolved), ["scripted", "llm", *available])
+            close = close_match(str(resolved), ["scripted", *available])
             hint = f" Did you mean '{close}'?" if close else ""
             raise ValueError(f"unknown baseline {quote(str(name))} for {env_id}.{hint} Available: scripted, {', '.join(available)}")
         policies[agent] = available[resolved](seed=agent_seed(seed, i))

@@ -18,10 +18,12 @@ look like API keys are masked in them, argparse's included (it echoes unknown ar
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
-from typing import Any, Mapping, NoReturn, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from teamenvs.core.config import ConfigError, describe_config, range_text
 from teamenvs.core.constrain import CONSTRAIN_MODES
@@ -218,9 +220,34 @@ class RunProgress:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    for paradigm in paradigms():
-        print(printable(f"{paradigm.env_id:<16} {paradigm.gym_id:<26} {paradigm.summary}"))
+    listed = paradigms()
+    ids = max((len(p.env_id) for p in listed), default=0)
+    gym_ids = max((len(p.gym_id) for p in listed), default=0)
+    for paradigm in listed:
+        print(printable(f"{paradigm.env_id:<{ids}}  {paradigm.gym_id:<{gym_ids}}  {paradigm.summary}"))
     return 0
+
+
+def claim_log_name(log_dir: str | Path, name: str) -> str:
+    """`name`, or the first of `name-2`, `name-3`, ... with no `.jsonl` log in `log_dir` yet. The file is
+    created (empty, exclusively) at once, so a run beside this one cannot claim it too: `run` never overwrites a log."""
+    folder = Path(log_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        claimed = name if n == 1 else f"{name}-{n}"
+        try:
+            (folder / f"{claimed}.jsonl").open("x").close()
+            return claimed
+        except FileExistsError:
+            n += 1
+
+
+def _note_renamed(renamed: Sequence[Path], log_dir: str) -> None:
+    """Say on stderr which logs got a new name because a log of the same name was already in `log_dir`."""
+    if renamed:
+        print(printable(f"note: {len(renamed)} log name(s) were already taken in {log_dir}, so those logs got the next free "
+                        f"name (first: {renamed[0]}); run never overwrites a log"), file=sys.stderr)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -233,8 +260,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     env = make(args.env_id, **config)
     if not 1 <= args.episodes <= MAX_EPISODES:  # each episode writes a log: a typo of a few digits would fill the disk
         raise ConfigError(f"--episodes must be from 1 to {MAX_EPISODES:,} (a bench suite's limit too), got {excerpt(args.episodes)}")
-    if args.max_steps is not None and args.max_steps < 1:
-        raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     llm_only = {"--constrain": args.constrain != "off", "--timeout": args.timeout is not None, "--concurrency": args.concurrency is not None,
                 "--temperature": args.temperature is not None, "--max-calls": args.max_calls is not None,
                 "--token-budget": args.token_budget is not None, "--max-output-tokens": args.max_output_tokens is not None,
@@ -246,8 +271,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.policy == "llm":
         args.timeout = 60.0 if args.timeout is None else args.timeout
         args.concurrency = 16 if args.concurrency is None else args.concurrency
-        if not args.timeout > 0 or args.concurrency < 1:
-            raise ConfigError(f"--timeout must be positive and --concurrency at least 1, got {args.timeout:g} and {args.concurrency}")
         from benchmarks.bench import check_token_options
 
         args.max_output_tokens = 512 if args.max_output_tokens is None else args.max_output_tokens
@@ -261,7 +284,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         base_url, server = resolve_endpoint(args.model, args.base_url)
     elif args.model or args.base_url:
         raise ConfigError("--model and --base-url go with --policy llm")
-    results = []
+    results, renamed = [], []
     label = f"llm-{args.model}" if args.policy == "llm" else args.policy.replace(",", "+")
     progress = RunProgress()
     try:
@@ -280,8 +303,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 )
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)
+            name = f"{args.env_id}_{label.replace('/', '_')}_seed{seed}"
+            log_name = claim_log_name(args.log_dir, name)
+            if log_name != name:
+                renamed.append(Path(args.log_dir) / f"{log_name}.jsonl")
             result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, max_steps=args.max_steps,
-                                        log_name=f"{args.env_id}_{label.replace('/', '_')}_seed{seed}", on_step=progress)
+                                        log_name=log_name, on_step=progress)
             results.append(result)
     except KeyboardInterrupt:
         progress.done()
@@ -289,12 +316,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         if results:
             print(format_summary(args.env_id, label, results))
+        _note_renamed(renamed, args.log_dir)
         return 130
     finally:
         progress.done()
         if server is not None:
             server.stop()
     print(format_summary(args.env_id, label, results))
+    _note_renamed(renamed, args.log_dir)
     for result in results:
         if result.status == "budget":  # a clean stop: the summary above covers the steps played
             print(printable(f"warning: seed {result.seed}: {result.warning}"), file=sys.stderr)
@@ -353,6 +382,45 @@ PLOTS_HELP = ("figure formats to write, comma-separated: png, svg, pdf (default:
               "or none (draw them later with teamenvs report --plots)")
 
 
+def _shown(text: str) -> str:
+    return repr(printable(text)[:40])
+
+
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` (to `high`). It raises ArgumentTypeError, so argparse's
+    error names the option and exits 2."""
+    def parse(text: str) -> int:
+        value: int | None
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {range_text(low, high)}, got {_shown(text)}")
+        return value
+    return parse
+
+
+def finite_number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number (not NaN or inf) from `low` (to `high`); above `low` with `above`."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value > low if above else value >= low) and (high is None or value <= high)):
+            bounds = f"> {low:g}" if above else range_text(f"{low:g}", None if high is None else f"{high:g}")
+            raise argparse.ArgumentTypeError(f"expected a finite number {bounds}, got {_shown(text)}")
+        return value
+    return parse
+
+
+SEED = whole_number(0)  # numpy's generators refuse negative seeds, and bench suites do too
+COUNT = whole_number(1)  # model calls, tokens, steps, requests in flight
+SECONDS = finite_number(0, above=True)
+TEMPERATURE = finite_number(0, 2)  # the range the OpenAI API accepts
+
+
 def context_window_arg(text: str) -> int | str:
     """`--context-window`: a whole number of tokens, or 'auto'."""
     if text.strip().lower() == "auto":
@@ -360,7 +428,7 @@ def context_window_arg(text: str) -> int | str:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of tokens or 'auto', got {printable(text)[:40]!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of tokens or 'auto', got {_shown(text)}") from None
 
 
 class RenamedOption(argparse.Action):
@@ -390,23 +458,23 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run seeded episodes with scripted or random policies")
     p_run.add_argument("env_id")
     p_run.add_argument("--policy", default="scripted", help="scripted | random | a baseline name | comma list, one per agent | llm")
-    p_run.add_argument("--seed", type=int, default=0, help="seed of the first episode (episode k uses seed+k)")
+    p_run.add_argument("--seed", type=SEED, default=0, help="seed of the first episode (episode k uses seed+k)")
     p_run.add_argument("--episodes", type=int, default=1)
     p_run.add_argument("--preset", default=None, help="a named condition, e.g. group_size_6")
     p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
     p_run.add_argument("--log-dir", default="runs", help="folder for the JSONL episode logs (default: runs)")
     p_run.add_argument("--model", default=None, help="with --policy llm: the model name at the endpoint")
     p_run.add_argument("--base-url", default=None, help="with --policy llm: an OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
-    p_run.add_argument("--temperature", type=float, default=None, help="with --policy llm (default 0; the response cache is on at 0)")
-    p_run.add_argument("--max-calls", type=int, default=None, help="with --policy llm: model calls allowed per episode")
-    p_run.add_argument("--token-budget", type=int, default=None, help="with --policy llm: tokens (prompt + completion) allowed per episode")
-    p_run.add_argument("--max-output-tokens", type=int, default=None, help="with --policy llm: each reply's output limit (default 512)")
+    p_run.add_argument("--temperature", type=TEMPERATURE, default=None, help="with --policy llm: 0 to 2 (default 0; the response cache is on at 0)")
+    p_run.add_argument("--max-calls", type=COUNT, default=None, help="with --policy llm: model calls allowed per episode")
+    p_run.add_argument("--token-budget", type=COUNT, default=None, help="with --policy llm: tokens (prompt + completion) allowed per episode")
+    p_run.add_argument("--max-output-tokens", type=COUNT, default=None, help="with --policy llm: each reply's output limit (default 512)")
     p_run.add_argument("--context-window", type=context_window_arg, default=None, metavar="TOKENS|auto",
                        help="with --policy llm: fit every prompt and its reply into this many tokens ('auto': as the server states it)")
     p_run.add_argument("--max-tokens", action=RenamedOption, help=argparse.SUPPRESS)
-    p_run.add_argument("--max-steps", type=int, default=None, help="stop each episode after this many env steps")
-    p_run.add_argument("--timeout", type=float, default=None, help="with --policy llm: seconds per model call (default 60)")
-    p_run.add_argument("--concurrency", type=int, default=None,
+    p_run.add_argument("--max-steps", type=COUNT, default=None, help="stop each episode after this many env steps")
+    p_run.add_argument("--timeout", type=SECONDS, default=None, help="with --policy llm: seconds per model call (default 60)")
+    p_run.add_argument("--concurrency", type=COUNT, default=None,
                        help="with --policy llm: model calls in flight at once (default 16; 1 for a server that answers one at a time)")
     p_run.add_argument("--constrain", default="off", choices=CONSTRAIN_MODES,
                        help="with --policy llm: constrained decoding of replies (json: response_format json_schema; "
@@ -415,10 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.set_defaults(func=_cmd_run)
     p_serve = sub.add_parser("serve-llm", help="serve the offline OpenAI-compatible test server (random-valid, echo)")
     p_serve.add_argument("--port", type=int, default=8765)
-    p_serve.add_argument("--seed", type=int, default=0)
+    p_serve.add_argument("--seed", type=SEED, default=0)
     p_serve.set_defaults(func=_cmd_serve_llm)
     p_bench = sub.add_parser("bench", help="run a benchmark suite (seeded episodes in parallel, resumable) and write its report")
-    p_bench.add_argument("--suite", required=True, help="smoke | paper | llm | a suite file (.json, .yaml)")
+    p_bench.add_argument("--suite", required=True, help="smoke | paper | llm | llm-smoke | a suite file (.json, .yaml)")
     p_bench.add_argument("--out", required=True, help="output folder: logs/, results.csv, report.md, plots/")
     p_bench.add_argument("--seeds", type=int, default=None, help="seeds per cell, overriding the suite's")
     p_bench.add_argument("--workers", type=int, default=None, help="processes for scripted episodes (default: CPU count)")
@@ -427,17 +495,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies (llm-smoke without --base-url: "
                          "random-valid on the built-in offline server)")
     p_bench.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
-    p_bench.add_argument("--concurrency", type=int, default=16, help="model calls in flight at once, over all episodes (default 16)")
-    p_bench.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
-    p_bench.add_argument("--temperature", type=float, default=0.0)
-    p_bench.add_argument("--max-calls", type=int, default=None, help="model calls allowed per episode")
-    p_bench.add_argument("--token-budget", type=int, default=None, help="tokens (prompt + completion) allowed per episode")
-    p_bench.add_argument("--max-output-tokens", type=int, default=512, help="each reply's output limit (default 512)")
+    p_bench.add_argument("--concurrency", type=COUNT, default=16, help="model calls in flight at once, over all episodes (default 16)")
+    p_bench.add_argument("--timeout", type=SECONDS, default=60.0, help="seconds per model call (default 60)")
+    p_bench.add_argument("--temperature", type=TEMPERATURE, default=0.0, help="0 to 2 (default 0)")
+    p_bench.add_argument("--max-calls", type=COUNT, default=None, help="model calls allowed per episode")
+    p_bench.add_argument("--token-budget", type=COUNT, default=None, help="tokens (prompt + completion) allowed per episode")
+    p_bench.add_argument("--max-output-tokens", type=COUNT, default=512, help="each reply's output limit (default 512)")
     p_bench.add_argument("--context-window", type=context_window_arg, default=None, metavar="TOKENS|auto",
                          help="fit every prompt and its reply into this many tokens ('auto': as the server states it)")
     p_bench.add_argument("--max-tokens", action=RenamedOption, help=argparse.SUPPRESS)
     p_bench.add_argument("--price", default=None, metavar="IN,OUT", help="USD per 1M prompt and completion tokens, for the cost estimate")
-    p_bench.add_argument("--episode-timeout", type=float, default=3600.0, metavar="SECONDS",
+    p_bench.add_argument("--episode-timeout", type=finite_number(0), default=3600.0, metavar="SECONDS",
                          help="wall-clock limit per episode; an episode past it is stopped and reported as failed (default 3600; 0: none)")
     p_bench.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_bench.set_defaults(func=_cmd_bench)

@@ -20,6 +20,9 @@ def test_list_names_every_env(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "day_trader_v0" in out and "commons_v0" in out and "teamenvs/DayTrader-v0" in out
+    rows = out.splitlines()
+    assert len({row.index("teamenvs/") for row in rows}) == 1, "the Gymnasium ids start in one column"
+    assert len({re.match(r"\S+\s+\S+\s+", row).end() for row in rows}) == 1, "so do the summaries"
 
 
 def test_run_prints_returns_and_metrics_and_writes_logs(tmp_path, capsys):
@@ -171,3 +174,73 @@ def test_run_shows_progress_in_place_on_a_terminal_and_as_periodic_lines_when_re
     terminal.done()
     out = terminal.stream.getvalue()
     assert out.startswith("\rx\\x1b]0;t\\x07: step 4") and out.endswith("\r\x1b[K") and "\n" not in out
+
+
+def test_run_never_overwrites_a_log(tmp_path, capsys):
+    """Another preset with the same seeds, or the same command again, gets the next free log name (the first run's logs
+    were silently replaced); names that are free stay as they were."""
+    common = ["run", "commons_v0", "--policy", "random", "--log-dir", str(tmp_path)]
+    assert main([*common, "--episodes", "2"]) == 0
+    first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert sorted(first) == ["commons_v0_random_seed0.jsonl", "commons_v0_random_seed1.jsonl"]
+    assert "note:" not in capsys.readouterr().err
+    assert main([*common, "--episodes", "2", "--preset", "universalization"]) == 0
+    assert "note: 2 log name(s) were already taken" in capsys.readouterr().err
+    assert main([*common, "--episodes", "3"]) == 0
+    assert f"(first: {tmp_path / 'commons_v0_random_seed0-3.jsonl'})" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "commons_v0_random_seed0-2.jsonl", "commons_v0_random_seed0-3.jsonl", "commons_v0_random_seed0.jsonl",
+        "commons_v0_random_seed1-2.jsonl", "commons_v0_random_seed1-3.jsonl", "commons_v0_random_seed1.jsonl",
+        "commons_v0_random_seed2.jsonl"]
+    assert all((tmp_path / name).read_bytes() == data for name, data in first.items())
+    header = json.loads((tmp_path / "commons_v0_random_seed0-2.jsonl").read_text().splitlines()[0])
+    assert header["preset"] == "universalization"
+
+
+BAD_NUMBERS = [
+    ("run", "--max-calls", "-1", "a whole number >= 1"),
+    ("run", "--max-calls", "0", "a whole number >= 1"),
+    ("run", "--token-budget", "-100", "a whole number >= 1"),
+    ("run", "--max-output-tokens", "0", "a whole number >= 1"),
+    ("run", "--concurrency", "0", "a whole number >= 1"),
+    ("run", "--max-steps", "0", "a whole number >= 1"),
+    ("run", "--temperature", "-1", "a finite number from 0 to 2"),
+    ("run", "--temperature", "2.5", "a finite number from 0 to 2"),
+    ("run", "--temperature", "nan", "a finite number from 0 to 2"),
+    ("run", "--temperature", "1e400", "a finite number from 0 to 2"),
+    ("run", "--timeout", "0", "a finite number > 0"),
+    ("run", "--timeout", "inf", "a finite number > 0"),
+    ("run", "--seed", "-5", "a whole number >= 0"),
+    ("run", "--seed", "1.5", "a whole number >= 0"),
+    ("bench", "--temperature", "nan", "a finite number from 0 to 2"),
+    ("bench", "--temperature", "-0.5", "a finite number from 0 to 2"),
+    ("bench", "--max-calls", "-1", "a whole number >= 1"),
+    ("bench", "--token-budget", "0", "a whole number >= 1"),
+    ("bench", "--max-output-tokens", "-3", "a whole number >= 1"),
+    ("bench", "--concurrency", "0", "a whole number >= 1"),
+    ("bench", "--timeout", "nan", "a finite number > 0"),
+    ("bench", "--episode-timeout", "1e400", "a finite number >= 0"),
+    ("bench", "--episode-timeout", "-1", "a finite number >= 0"),
+    ("serve-llm", "--seed", "-1", "a whole number >= 0"),
+]
+
+
+@pytest.mark.parametrize("command,option,value,expected", BAD_NUMBERS, ids=[" ".join(b[:3]) for b in BAD_NUMBERS])
+def test_bad_numeric_options_are_refused_naming_the_option(tmp_path, capsys, command, option, value, expected):
+    """A negative budget ran an episode of 0 steps and exited 0; a NaN temperature reached the server (every bench
+    episode failed); a negative seed said only "expected non-negative integer" (numpy's words, no option named)."""
+    argv = {"run": ["run", "commons_v0", "--policy", "llm", "--model", "random-valid", "--log-dir", str(tmp_path)],
+            "bench": ["bench", "--suite", "llm-smoke", "--out", str(tmp_path / "b")], "serve-llm": ["serve-llm"]}[command]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, f"{option}={value}"])
+    assert exited.value.code == 2
+    assert f"error: argument {option}: expected {expected}, got '{value}'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_good_numeric_options_are_kept():
+    from teamenvs.cli import build_parser
+
+    args = build_parser().parse_args(["run", "x", "--seed", "0", "--temperature", "2", "--timeout", "0.5", "--max-calls", "1"])
+    assert (args.seed, args.temperature, args.timeout, args.max_calls) == (0, 2.0, 0.5, 1)
+    assert build_parser().parse_args(["bench", "--suite", "s", "--out", "o", "--episode-timeout", "0"]).episode_timeout == 0.0

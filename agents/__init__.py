@@ -6,8 +6,9 @@
     result.metrics, result.returns, result.log_path
 """
 
-from agents.loop import EpisodeResult, EpisodeTimeout, arun_episode, arun_episodes, run_episode, run_episodes
+from agents.loop import EpisodeResult, EpisodeTimeout, arun_episode, arun_episodes, claim_log_name, run_episode, run_episodes
 from agents.policy import Policy, SyncPolicy
 from agents.scripted import make_policies
 
-__all__ = ["EpisodeResult", "EpisodeTimeout", "Policy", "SyncPolicy", "arun_episode", "arun_episodes", "make_policies", "run_episode", "run_episodes"]
+__all__ = ["EpisodeResult", "EpisodeTimeout", "Policy", "SyncPolicy", "arun_episode", "arun_episodes", "claim_log_name", "make_policies",
+           "run_episode", "run_episodes"]

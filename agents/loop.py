@@ -120,7 +120,10 @@ async def arun_episode(
         raise ValueError(f"no policy for agents {missing}")
     path = None
     if log_dir is not None:
-        path = Path(log_dir) / f"{log_name or f'{base.env_id}_seed{seed}'}.jsonl{'.gz' if compress else ''}"
+        suffix = ".jsonl.gz" if compress else ".jsonl"
+        if log_name is None:  # a default name never replaces a log (another policy on the same seed, a rerun)
+            log_name = claim_log_name(log_dir, f"{base.env_id}_seed{seed}", suffix)
+        path = Path(log_dir) / f"{log_name}{suffix}"
     # with a log file, only what the metrics read is kept in memory (no observation texts, packed)
     recorder = EpisodeRecorder(path, keep=True if path is None else "metrics", run=dict(run) if run is not None else None)
     kept = recorder.records if path is None else None  # the result's records (None: the log file's, read when asked)
@@ -203,6 +206,21 @@ async def arun_episode(
     return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, kept, usage)
 
 
+def claim_log_name(log_dir: str | Path, name: str, suffix: str = ".jsonl") -> str:
+    """`name`, or the first of `name-2`, `name-3`, ... with no `<name><suffix>` log in `log_dir` yet. The file is
+    created (empty, exclusively) at once, so a run beside this one cannot claim it too."""
+    folder = Path(log_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        claimed = name if n == 1 else f"{name}-{n}"
+        try:
+            (folder / f"{claimed}{suffix}").open("x").close()
+            return claimed
+        except FileExistsError:
+            n += 1
+
+
 def run_episode(
     env: Any,
     policies: Mapping[str, Any],
@@ -223,8 +241,10 @@ def run_episode(
     `probes` (an `agents.probes.Prober`) asks agents that can answer (LLM policies) the
     CollabSim probe questions every k steps; `interview=True` runs the post-episode
     interview; their results join the metrics (`probes`, `interview`), embedded with
-    `embedder` (default: the offline hashing embedder). `compress=True` writes the log as
-    `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
+    `embedder` (default: the offline hashing embedder). With `log_dir` the log is
+    `<log_name>.jsonl`, or without `log_name` `<env_id>_seed<N>.jsonl` or, where that is taken,
+    the next free `..._seed<N>-2.jsonl`, `-3`, ... (`claim_log_name`: a default name never
+    replaces a log). `compress=True` writes the log as `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
     log's header line as `"run"`. `time_limit` (seconds of wall-clock time) ends an episode
     that runs past it with `EpisodeTimeout`, recorded as the log's error line; it is checked
     before each step and bounds the wait for the agents' actions. `on_step(steps, usage)` is

@@ -228,21 +228,6 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def claim_log_name(log_dir: str | Path, name: str) -> str:
-    """`name`, or the first of `name-2`, `name-3`, ... with no `.jsonl` log in `log_dir` yet. The file is
-    created (empty, exclusively) at once, so a run beside this one cannot claim it too: `run` never overwrites a log."""
-    folder = Path(log_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while True:
-        claimed = name if n == 1 else f"{name}-{n}"
-        try:
-            (folder / f"{claimed}.jsonl").open("x").close()
-            return claimed
-        except FileExistsError:
-            n += 1
-
-
 def _note_renamed(renamed: Sequence[Path], log_dir: str) -> None:
     """Say on stderr which logs got a new name because a log of the same name was already in `log_dir`."""
     if renamed:
@@ -304,7 +289,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             else:
                 policies = agents.make_policies(env, args.policy, seed=seed)
             name = f"{args.env_id}_{label.replace('/', '_')}_seed{seed}"
-            log_name = claim_log_name(args.log_dir, name)
+            log_name = agents.claim_log_name(args.log_dir, name)
             if log_name != name:
                 renamed.append(Path(args.log_dir) / f"{log_name}.jsonl")
             result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, max_steps=args.max_steps,

@@ -309,3 +309,18 @@ def test_time_limit_leaves_a_quick_episode_alone_and_rejects_nonsense():
     for bad in (0, -1, float("nan")):
         with pytest.raises(ValueError, match="time_limit must be a positive number"):
             agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=bad)
+
+
+def test_a_default_log_name_never_replaces_a_log(tmp_path):
+    """Two policies on the same seed into one folder: the second log gets the next free name; an explicit name is
+    written as given."""
+    env = teamenvs.make("day_trader_v0", rounds=3)
+    first = agents.run_episode(env, agents.make_policies(env, "cooperator"), seed=0, log_dir=tmp_path)
+    kept = first.log_path.read_bytes()
+    second = agents.run_episode(env, agents.make_policies(env, "defector"), seed=0, log_dir=tmp_path, compress=True)
+    third = agents.run_episode(env, agents.make_policies(env, "defector"), seed=0, log_dir=tmp_path)
+    assert first.log_path.name == "day_trader_v0_seed0.jsonl" and first.log_path.read_bytes() == kept
+    assert second.log_path.name == "day_trader_v0_seed0.jsonl.gz"  # another suffix: no log of that name yet
+    assert third.log_path.name == "day_trader_v0_seed0-2.jsonl" and third.metrics != first.metrics
+    named = agents.run_episode(env, agents.make_policies(env, "defector"), seed=0, log_dir=tmp_path, log_name="day_trader_v0_seed0")
+    assert named.log_path == first.log_path and first.log_path.read_bytes() != kept

@@ -37,6 +37,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from agents.llm.http import redact_url
+
 __all__ = [
     "DEFAULT_STOP_WORDS",
     "Embedder",
@@ -301,7 +303,8 @@ class OpenAIEmbedder:
 
     def __repr__(self) -> str:
         key = "'***'" if (self._api_key or self._client is None and os.environ.get("OPENAI_API_KEY")) else "None"
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
+        base_url = None if self.base_url is None else redact_url(self.base_url)
+        return f"OpenAIEmbedder(model={self.model!r}, base_url={base_url!r}, api_key={key})"
 
     def _key(self) -> str | None:
         return self._api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if self.base_url else None)

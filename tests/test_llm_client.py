@@ -20,9 +20,11 @@ import dataclasses
 import json
 import os
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +33,7 @@ import pytest
 
 import agents
 import teamenvs
+from agents.embedders import OpenAIEmbedder
 from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage, cache_note
 from agents.llm.policy import make_llm_policies
 from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
@@ -479,6 +482,48 @@ def test_a_cache_entry_that_is_not_an_object_is_ignored(server, tmp_path, damage
     assert not result.cached and result.text == first.text
 
 
+def test_processes_writing_one_cache_entry_at_once_both_keep_their_answer(server, tmp_path, monkeypatch):
+    # two writers (processes sharing TEAMENVS_CACHE) both past their write and at their rename at once: with one fixed
+    # temporary name the second rename found its file gone ([Errno 2] ...tmp -> ...json) and lost its episode
+    at_rename = threading.Barrier(2)
+    rename = os.replace
+
+    def both_then_rename(src, dst):
+        at_rename.wait(timeout=10)
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "replace", both_then_rename)
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: chat(make_client(server, cache=True, cache_dir=tmp_path), ask("racing writers")), range(2)))
+    assert results[0].text == results[1].text and not any(r.cached for r in results)
+    [entry] = tmp_path.iterdir()  # one entry, no temporary file left behind
+    assert entry.suffix == ".json" and json.loads(entry.read_text(encoding="utf-8"))["text"] == results[0].text
+
+
+def test_a_cache_that_cannot_be_written_keeps_the_answer_and_warns(server, tmp_path):
+    client = make_client(server, cache=True, cache_dir=tmp_path / "cache")
+    (tmp_path / "cache").write_text("a file now stands where the cache was to be made")
+    with pytest.warns(RuntimeWarning, match=r"response cache .*cache could not be written \(.*\); answers are kept"):
+        result = chat(client, ask("unwritable cache"))
+    assert "ACTION: " in result.text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no temporary file left behind
+
+
+def test_teamenvs_cache_naming_a_file_is_an_error_before_any_call(server, tmp_path, monkeypatch):
+    (tmp_path / "cachefile").write_text("not a directory")
+    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "cachefile"))
+    before = server.requests
+    with pytest.raises(ValueError, match=r"\(from TEAMENVS_CACHE\) cannot be made: .*cachefile is a file, not a directory"):
+        LLMClient("random-valid", base_url=server.url, cache=None)
+    assert server.requests == before  # refused before the model was asked (and paid), not after its answer
+    assert chat(LLMClient("random-valid", base_url=server.url, cache=False), ask("no cache, no check")).text
+    monkeypatch.setenv("TEAMENVS_CACHE", str(tmp_path / "cachefile" / "deeper"))
+    with pytest.raises(ValueError, match="cachefile is a file"):
+        LLMClient("random-valid", base_url=server.url, cache=True)
+    with pytest.raises(ValueError, match=r"\(from cache_dir\)"):
+        LLMClient("random-valid", base_url=server.url, cache=True, cache_dir=tmp_path / "cachefile")
+
+
 # ---------------------------------------------------------------------------- the API key
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
@@ -512,6 +557,18 @@ def test_the_key_from_the_environment_never_reaches_logs_or_cache(server, tmp_pa
         assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
     assert SECRET not in json.dumps(result.records, default=str)
     assert SECRET not in repr(policies) and SECRET not in repr(result)
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
+def test_a_password_or_key_in_the_base_url_is_never_shown(transport):
+    url = dead_url().replace("http://", "http://alice:hunter2pass@") + "?api_key=sk-in-the-query"
+    client = LLMClient("m", base_url=url, transport=transport, cache=False, max_retries=0)
+    with pytest.raises(LLMError, match=r"model 'm' at http://\*\*\*@127\.0\.0\.1:\d+/v1\?api_key=\*\*\* failed") as info:
+        chat(client, ask("password in the URL"))
+    with pytest.raises(ValueError, match=r"the URL 'http://\*\*\*@127\.0\.0\.1:99999/v1' has a bad port") as bad_port:
+        LLMClient("m", base_url="http://alice:hunter2pass@127.0.0.1:99999/v1", transport=transport)
+    for shown in (str(info.value), str(bad_port.value), repr(client), repr(OpenAIEmbedder("e", base_url=url))):
+        assert "hunter2pass" not in shown and "sk-in-the-query" not in shown and "alice" not in shown, shown
 
 
 # ---------------------------------------------------------------------------- concurrency and cost

@@ -23,7 +23,7 @@ import time
 import pytest
 
 from agents.llm.client import LLMClient, LLMError
-from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, Response, status_message
+from agents.llm.http import HTTPPool, ProtocolError, RequestTimeout, Response, redact_url, status_message
 
 COMPLETION = {
     "id": "x", "object": "chat.completion", "created": 0, "model": "m",
@@ -445,3 +445,18 @@ def test_urls_and_headers_are_checked():
     head = pool._head("POST", "/chat/completions", 2, None).decode()
     assert head.startswith("POST /v1/chat/completions?api-version=2 HTTP/1.1\r\nHost: [::1]:8000\r\n")
     assert HTTPPool("https://api.example.com/v1")._head("GET", "/models", None, None).decode().split("\r\n")[1] == "Host: api.example.com"
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("http://alice:hunter2pass@127.0.0.1:9/v1", "http://***@127.0.0.1:9/v1"),
+    ("https://sk-token@host/v1", "https://***@host/v1"),
+    ("http://alice:pa/ss@host/v1", "http://***@host/v1"),  # an unescaped "/" in the password
+    ("http://a:p@w@host:8000/v1?x=1", "http://***@host:8000/v1?x=1"),
+    ("alice:pw@host/v1", "***@host/v1"),  # no scheme: still a password
+    ("https://host/v1?api_key=sk-1&model=m&token=t#top", "https://host/v1?api_key=***&model=m&token=***#top"),
+    ("https://host/v1?key=k&access_token=a&X-Amz-Signature=s", "https://host/v1?key=***&access_token=***&X-Amz-Signature=***"),
+    ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),  # nothing to hide: unchanged
+    ("https://host/v1?key&q=", "https://host/v1?key&q="),
+])
+def test_redact_url_hides_userinfo_and_key_like_query_values(url, shown):
+    assert redact_url(url) == shown

@@ -980,7 +980,7 @@ def test_cli_token_options_say_what_they_bound(tmp_path, capsys):
     assert replies and all(len(reply) <= 4 * 32 for reply in replies)  # cut at 32 tokens (the server counts 4 characters each)
     for bad, why in ((["--context-window", "300", "--max-output-tokens", "256"], "leaves no room for a prompt"),
                      (["--context-window", "lots"], "expected a number of tokens or 'auto'"),
-                     (["--max-output-tokens", "0"], "--max-output-tokens must be a whole number")):
+                     (["--max-output-tokens", "0"], "argument --max-output-tokens: expected a whole number >= 1")):
         try:
             code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", *bad])
         except SystemExit as exc:

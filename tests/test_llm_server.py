@@ -17,10 +17,13 @@ import subprocess
 import urllib.error
 import urllib.request
 
+import hashlib
+
+import numpy as np
 import openai
 import pytest
 
-from agents.llm.server import MAX_CHOICES, UNSUPPORTED
+from agents.llm.server import MAX_CHOICES, UNSUPPORTED, schema_instance
 
 EXAMPLES = [f"move {d} {k}" for d in ("north", "south", "east", "west") for k in (1, 2, 3)]
 VALID = "Valid actions now:\n" + "\n".join(f"- {e}: a step (e.g. {e})" for e in EXAMPLES)
@@ -116,6 +119,26 @@ def test_a_seed_changes_a_structured_reply_too(client):
 
     assert len({amount(seed) for seed in range(5)}) == 5
     assert amount(3) == amount(3)
+
+
+def test_schemas_within_the_size_bound_give_the_instances_they_gave_before_it():
+    """The bound on an instance's size (tests/hostile/test_server.py) draws nothing: seeded replies are unchanged."""
+    pinned = {
+        json.dumps({"type": "string", "pattern": "^(?:invest (group|individual) [0-9]{2,3}|wait)$"}):
+            ['"wait"', '"invest individual 901"', '"wait"'],
+        json.dumps({"type": "array", "minItems": 2, "maxItems": 4, "items": {"type": "object", "properties": {
+            "n": {"type": "integer", "minimum": 0, "maximum": 9}, "ok": {"type": "boolean"}}}}):
+            ['[{"n": 6, "ok": true}, {"n": 2, "ok": false}, {"n": 0, "ok": false}, {"n": 0, "ok": false}]',
+             '[{"n": 5, "ok": true}, {"n": 9, "ok": false}, {"n": 1, "ok": true}]',
+             '[{"n": 2, "ok": false}, {"n": 2, "ok": false}, {"n": 8, "ok": false}, {"n": 0, "ok": false}]'],
+        json.dumps({"type": "string", "minLength": 30, "maxLength": 40}):
+            ['"agree round fair together plan plan"', '"round trust lake plan round trust lake p"', '"fair share fair next north next"'],
+    }
+    for schema, instances in pinned.items():
+        assert [json.dumps(schema_instance(json.loads(schema), np.random.default_rng(seed))) for seed in range(3)] == instances
+    large = {"type": "array", "minItems": 1000, "items": {"type": "object", "properties": {k: {"type": "string"} for k in "abcde"}}}
+    text = json.dumps(schema_instance(large, np.random.default_rng(0)))  # 159,330 characters: within the bound
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "beaeaca10e1ca09f"
 
 
 def test_max_completion_tokens_is_honoured_like_max_tokens(client):

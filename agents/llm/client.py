@@ -25,7 +25,10 @@ Around the call:
 - an on-disk response cache keyed by endpoint, model, messages and sampling parameters: exact
   re-runs cost nothing and are reproducible, and a warm cache never answers for another endpoint.
   By default it is on for temperature 0 and off above (`cache=True` forces it on, `False` off);
-  `cache_note` says how much of a run the cache served;
+  `cache_note` says how much of a run the cache served. Each entry is written through a temporary
+  file of its own, so processes may share a cache directory; a write that fails is a warning (the
+  answer is kept), and a `TEAMENVS_CACHE` (or `cache_dir`) that runs into a file is an error when
+  the client is made, before any call;
 - a `Usage` ledger per agent (calls, retries, prompt and completion tokens, latency, cache
   hits, cost from an optional price table);
 - a bound on concurrent requests shared by everything using the client;
@@ -38,13 +41,14 @@ Synchronous callers (`LLMPolicy.act`, `run_sync`) run on an event loop kept from
 (one per thread), so their connections are kept between calls; `close()` closes them.
 
 The API key is read from the argument or `OPENAI_API_KEY`; it is never logged, written to
-a file or shown in a repr.
+a file or shown in a repr; nor is a password or a key in the base URL (`redact_url`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import hashlib
 import json
 import math
@@ -52,13 +56,15 @@ import os
 import random
 import threading
 import time
+import uuid
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
-                             status_message)
+                             redact_url, status_message)
 
 T = TypeVar("T")
 
@@ -202,8 +208,12 @@ class LLMClient:
         self._transport = self._pick_transport()
         self._jitter = random.Random(self.seed)
         self._per_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[list[Any], asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+        source = "cache_dir"
         if self.cache_dir is None:
+            source = "TEAMENVS_CACHE" if "TEAMENVS_CACHE" in os.environ else "the default cache directory"
             self.cache_dir = Path(os.environ.get("TEAMENVS_CACHE", Path.home() / ".cache" / "teamenvs")) / "llm"
+        if self.cache is not False:
+            self._check_cache_dir(source)
         self.requests = 0  # HTTP attempts made (cache hits make none)
         self._turn = 0  # round-robin over the connection pools
 
@@ -281,6 +291,23 @@ class LLMClient:
         """The base URL requests go to (the OpenAI API when none is set)."""
         return (self.base_url or DEFAULT_ENDPOINT).rstrip("/")
 
+    @property
+    def shown_endpoint(self) -> str:
+        """The endpoint as messages and logs may show it: without a password or key in the URL."""
+        return redact_url(self.base_url) if self.base_url else "the OpenAI API"
+
+    def _check_cache_dir(self, source: str) -> None:
+        """Raises ValueError, naming `source` (where the directory came from), if a file is in the cache directory's way."""
+        # An error now, before any call, rather than running uncached: the cache was asked for, and a run that silently
+        # pays for every call again (and is no longer an exact re-run) is worse than a clear stop that costs nothing.
+        try:
+            where = next((p for p in (Path(self.cache_dir), *Path(self.cache_dir).parents) if p.exists()), None)
+        except OSError:  # not even readable: left to the writes, which warn
+            return
+        if where is not None and not where.is_dir():
+            raise ValueError(f"the LLM response cache {self.cache_dir} (from {source}) cannot be made: {where} is a file, "
+                             "not a directory; point TEAMENVS_CACHE (or cache_dir) at a directory, or pass cache=False")
+
     def _cache_path(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Path:
         key = json.dumps({"endpoint": self.endpoint, "model": self.model, "messages": list(messages), "params": params},
                          sort_keys=True)
@@ -357,7 +384,7 @@ class LLMClient:
                         if ledger is not None:
                             ledger.add(usage)
                         tries = f" after {attempt + 1} attempts" if attempt else ""
-                        raise LLMError(f"model {self.model!r} at {self.base_url or 'the OpenAI API'} failed{tries}: {last_error}") from None
+                        raise LLMError(f"model {self.model!r} at {self.shown_endpoint} failed{tries}: {last_error}") from None
                     usage.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after))
         usage.latency_s = time.perf_counter() - started
@@ -368,11 +395,22 @@ class LLMClient:
         if ledger is not None:
             ledger.add(usage)
         if path is not None and text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"model": self.model, "text": text}), encoding="utf-8")
-            tmp.replace(path)
+            self._store(path, text)
         return ChatResult(text, usage, self.model, finish_reason=finish_reason)
+
+    def _store(self, path: Path, text: str) -> None:
+        """Write a cache entry through a temporary file of its own (processes sharing the cache may write the same
+        entry at once); a failure is a warning, never the loss of the answer."""
+        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"model": self.model, "text": text}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            warnings.warn(f"the LLM response cache {self.cache_dir} could not be written ({exc.strerror or exc}); "
+                          "answers are kept but not cached", RuntimeWarning)
 
     def _timed_out(self, exc: Exception) -> bool:
         """Whether an attempt failed because its reply did not come in time."""
@@ -459,7 +497,8 @@ class LLMClient:
         _SYNC.close(self)
 
     def __repr__(self) -> str:
-        return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, api_key='***')"
+        shown = None if self.base_url is None else redact_url(self.base_url)
+        return f"LLMClient(model={self.model!r}, base_url={shown!r}, api_key='***')"
 
 
 CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx", "n_ctx_train")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl as _ssl
 import sys
 from dataclasses import dataclass
@@ -106,13 +107,33 @@ def clip(text: str, limit: int = CLIP) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+# query parameter names whose values are credentials (`key=`, `api_key=`, `access_token=`, `X-Amz-Signature=`, ...)
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|sig|auth|credential|session", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """`url` fit to show in a message or a log: its userinfo (`user:password@`) and the values of query
+    parameters named like credentials replaced by `***`."""
+    scheme, sep, rest = url.partition("://") if "://" in url else ("", "", url)
+    # up to the last "@" before the query, not only before the path: a password with an unescaped "/" is still hidden
+    at = rest[:min((i for i in map(rest.find, "?#") if i >= 0), default=len(rest))].rfind("@")
+    if at >= 0:
+        url = f"{scheme}{sep}***@{rest[at + 1:]}"
+    head, sep, query = url.partition("?")
+    query, hash_, fragment = query.partition("#")
+    params = [name + "=***" if _SECRET_PARAM.search(name) and eq else name + eq + value
+              for name, eq, value in (param.partition("=") for param in query.split("&"))]
+    return head + sep + "&".join(params) + hash_ + fragment
+
+
 def check_base_url(base_url: Any) -> tuple[Any, int | None]:
     """(the URL's parts, its port or None) of an endpoint's base URL; ValueError unless it is an http:// or https://
     URL with a host, a valid port and no spaces or control characters (which no server address has: a pasted
     terminal escape or line break would otherwise reach the HTTP library, or be retried for minutes as a host name)."""
     if not isinstance(base_url, str):
         raise ValueError(f"the base URL must be text, e.g. http://localhost:8000/v1, got {type(base_url).__name__}")
-    shown = repr(base_url[:80]) + ("..." if len(base_url) > 80 else "")  # repr: the stray space or control character shows
+    redacted = redact_url(base_url)
+    shown = repr(redacted[:80]) + ("..." if len(redacted) > 80 else "")  # repr: a stray space or control character shows
     parts = urlsplit(base_url) if base_url.isprintable() and not any(c.isspace() for c in base_url) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"an http:// or https:// URL without spaces or control characters is needed, got {shown}")
@@ -127,7 +148,6 @@ def status_message(status: int, body: bytes | str | None) -> str:
     `detail`, `error` as a string), else an HTML page's title, else the body's text, clipped; the
     status's name when the body says nothing."""
     from http import HTTPStatus
-    import re
 
     text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else (body or "")
     text = text.strip()

@@ -40,7 +40,11 @@ a model's reply is a JSON instance of S drawn with the same seeded generator (ob
 lengths, booleans, arrays), as a server doing constrained decoding would give; with
 `{"type": "json_object", "schema": S}` (llama-cpp-python's form) the same, and with a bare
 `{"type": "json_object"}` a JSON object. This is how the constrained-decoding path
-(`teamenvs.core.constrain`, `LLMPolicy(constrain="json")`) is tested offline.
+(`teamenvs.core.constrain`, `LLMPolicy(constrain="json")`) is tested offline. The instances of one
+request (all `n` choices together) may take at most `MAX_INSTANCE_SIZE` (250,000) items and
+characters (array items, object properties, string characters, pattern repetitions): a schema
+asking for more (`minItems`, `minLength`, a pattern's count, or their nesting) is refused with a
+400 naming the keyword and the bound, in bounded time and memory.
 
 Fault injection, by model suffix (`random-valid+latency=200+429=2`) or per request with the
 header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given twice):
@@ -394,6 +398,28 @@ class _Refused(Exception):
 
 _WORDS = ("plan", "share", "fair", "together", "next", "round", "agree", "trust", "north", "lake")
 MAX_SCHEMA_DEPTH = 32
+MAX_INSTANCE_SIZE = 250_000  # items and characters of one request's schema instances, all `n` choices together
+
+
+class SchemaTooLarge(ValueError):
+    """A schema whose instance would take more than a request's `MAX_INSTANCE_SIZE`; `what` asked for it."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} asks for more than the {MAX_INSTANCE_SIZE:,} items and characters this server "
+                         "generates for one request")
+
+
+class _Budget:
+    """What is left of a request's `MAX_INSTANCE_SIZE` items and characters."""
+
+    def __init__(self) -> None:
+        self.left = MAX_INSTANCE_SIZE
+
+    def spend(self, amount: int, what: str) -> None:
+        """Take `amount`, else raise SchemaTooLarge naming `what` (a keyword and its value)."""
+        if amount > self.left:
+            raise SchemaTooLarge(what)
+        self.left -= max(amount, 0)
 
 
 def schema_problem(response_format: Any) -> str | None:
@@ -463,18 +489,24 @@ def _regex_atoms(pattern: str, pos: int = 0) -> tuple[list[list[tuple[Any, int, 
                 low = int(count.group(1))
                 high = low if count.group(2) is None else int(count.group(3)) if count.group(3) else low + 4
             pos += len(token)
-        options[-1].append((atom, low, min(high, low + 12)))
+        options[-1].append((atom, low, min(high, low + 12), count.group(0) if count else ""))
     return options, pos
 
 
-def regex_instance(pattern: str, rng: np.random.Generator) -> str:
-    """A string matching `pattern` (the subset `teamenvs.core.constrain` writes), drawn with `rng`."""
+def regex_instance(pattern: str, rng: np.random.Generator, budget: _Budget | None = None) -> str:
+    """A string matching `pattern` (the subset `teamenvs.core.constrain` writes), drawn with `rng`;
+    SchemaTooLarge when its repetitions take more than `budget` (by default a request's)."""
     options, _ = _regex_atoms(pattern)
+    budget = budget or _Budget()
 
-    def draw(alternatives: list[list[tuple[Any, int, int]]]) -> str:
+    def draw(alternatives: list[list[tuple[Any, int, int, str]]]) -> str:
         out = []
-        for atom, low, high in alternatives[int(rng.integers(len(alternatives)))]:
-            for _ in range(int(rng.integers(low, high + 1))):
+        for atom, low, high, token in alternatives[int(rng.integers(len(alternatives)))]:
+            what = f"the pattern's repetition {_clip(token, 40)}" if token else "the pattern"
+            budget.spend(low, what)  # before the draw: a count too large for numpy is named too
+            times = int(rng.integers(low, high + 1))
+            budget.spend(times - low, what)
+            for _ in range(times):
                 kind, value = atom
                 out.append(value if kind == "text" else value[int(rng.integers(len(value)))] if kind == "chars" else draw(value))
         return "".join(out)
@@ -482,9 +514,11 @@ def regex_instance(pattern: str, rng: np.random.Generator) -> str:
     return draw(options)
 
 
-def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
+def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0, budget: _Budget | None = None) -> Any:
     """A JSON value satisfying `schema` (the subset structured outputs use), drawn with `rng`;
-    ValueError for a schema it cannot satisfy."""
+    ValueError for a schema it cannot satisfy, SchemaTooLarge (a ValueError) for one whose instance
+    takes more than `budget` (by default a request's `MAX_INSTANCE_SIZE`)."""
+    budget = budget or _Budget()
     if depth > MAX_SCHEMA_DEPTH or not isinstance(schema, dict):
         raise ValueError("the schema is nested too deeply or is not an object")
     if "const" in schema:
@@ -495,7 +529,7 @@ def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0) -> An
         return schema["enum"][int(rng.integers(len(schema["enum"])))]
     options = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(options, list) and options:
-        return schema_instance(options[int(rng.integers(len(options)))], rng, depth + 1)
+        return schema_instance(options[int(rng.integers(len(options)))], rng, depth + 1, budget)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = kind[int(rng.integers(len(kind)))] if kind else None
@@ -503,11 +537,21 @@ def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0) -> An
         properties = schema.get("properties") or {}
         if not isinstance(properties, dict):
             raise ValueError("'properties' must be an object")
-        return {name: schema_instance(sub, rng, depth + 1) for name, sub in properties.items()}
+        budget.spend(len(properties), f"'properties' ({len(properties):,} of them)")
+        return {name: schema_instance(sub, rng, depth + 1, budget) for name, sub in properties.items()}
     if kind == "array":
         low = int(schema.get("minItems", 0))
         high = int(schema.get("maxItems", low + 3))
-        return [schema_instance(schema.get("items", {"type": "string"}), rng, depth + 1) for _ in range(int(rng.integers(low, max(low, high) + 1)))]
+        where = f" (nested {depth} deep)" if depth else ""
+        budget.spend(low, f"'minItems' {low:,}{where}")  # before the draw: a count too large for numpy is named too
+        count = int(rng.integers(low, max(low, high) + 1))
+        budget.spend(count - max(low, 0), f"'maxItems' {high:,}{where}")
+        try:
+            return [schema_instance(schema.get("items", {"type": "string"}), rng, depth + 1, budget) for _ in range(count)]
+        except SchemaTooLarge:
+            if low < 2:
+                raise
+            raise SchemaTooLarge(f"'minItems' {low:,}{where}, with its items,") from None  # the outermost multiplier
     if kind in ("integer", "number"):
         low = schema.get("minimum", 0)
         high = schema.get("maximum", max(low, 0) + 100)
@@ -522,12 +566,13 @@ def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0) -> An
         if len(schema["pattern"]) > 100_000:
             raise ValueError("a pattern longer than 100,000 characters")
         try:
-            return regex_instance(schema["pattern"], rng)
+            return regex_instance(schema["pattern"], rng, budget)
         except (IndexError, KeyError, re.error, RecursionError):
             raise ValueError("the pattern uses regex features this server cannot generate") from None
     low = int(schema.get("minLength", 1) or 1)
     high = int(schema.get("maxLength", 60))
     text = " ".join(_WORDS[int(i)] for i in rng.integers(len(_WORDS), size=int(rng.integers(1, 8))))
+    budget.spend(max(low, len(text)), f"'minLength' {low:,}")  # before the doubling below grows to it
     while len(text) < low:
         text += " " + text
     return text[:max(high, 1)]
@@ -842,7 +887,8 @@ class _Handler(BaseHTTPRequestHandler):
         texts = [(m["role"], content_text(m.get("content")) or "") for m in body["messages"]]
         prompt = "\n".join(text for _, text in texts)
         last_user = next((text for role, text in reversed(texts) if role == "user"), "")
-        choices = [cut_reply(self._reply(body, model, last_user, prompt, fault, rng), stop_strings(body), output_limit(body))
+        budget = _Budget()  # one for all the choices
+        choices = [cut_reply(self._reply(body, model, last_user, prompt, fault, rng, budget), stop_strings(body), output_limit(body))
                    for rng in self._reply_rngs(key, body)]
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": sum(_tokens(text) for text, _ in choices)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -862,8 +908,9 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
     @staticmethod
-    def _reply(body: dict[str, Any], model: str, last_user: str, prompt: str, fault: str | None, rng: np.random.Generator) -> str:
-        """One choice's text, before it is cut."""
+    def _reply(body: dict[str, Any], model: str, last_user: str, prompt: str, fault: str | None, rng: np.random.Generator,
+               budget: _Budget) -> str:
+        """One choice's text, before it is cut; a schema instance takes from `budget`."""
         response_format = body.get("response_format")
         if fault == "empty":
             return ""
@@ -872,7 +919,9 @@ class _Handler(BaseHTTPRequestHandler):
         if response_format is not None and response_format["type"] != "text":
             schema = response_schema(response_format)
             try:
-                return json.dumps(schema_instance(schema, rng))
+                return json.dumps(schema_instance(schema, rng, budget=budget))
+            except SchemaTooLarge as exc:
+                raise _Refused(400, f"'response_format' schema is too large: {exc}") from None
             except (ValueError, TypeError, OverflowError) as exc:
                 raise _Refused(400, f"'response_format' schema cannot be satisfied: {_clip(str(exc))}") from None
         if model == "echo":

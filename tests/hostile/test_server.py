@@ -1,7 +1,8 @@
 """Malformed HTTP against the built-in server (`agents.llm.server`, hardening issue, item 9).
 
 Every request of a corpus sent over raw sockets (bodies that are not JSON objects, bad or huge
-Content-Length, hostile `X-Fault` values, wrong field types, garbled request lines and headers)
+Content-Length, hostile `X-Fault` values, wrong field types, garbled request lines and headers, schemas
+whose instance would be endless)
 must get the right status and an OpenAI-style JSON error saying what is wrong, in bounded time;
 stalled and trickling clients are dropped with 408 after the server's read timeout; past
 `max_connections` a connection gets 503 at once; and afterwards the server still answers a
@@ -98,6 +99,15 @@ def faulted(spec: str) -> bytes:
     return request(chat(), headers={"X-Fault": spec})
 
 
+def structured(schema: dict) -> bytes:
+    """A chat request asking for an instance of `schema` (`response_format` json_schema)."""
+    return request(chat(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}))
+
+
+def nested_arrays(min_items: int, depth: int) -> dict:
+    return {"type": "array", "minItems": min_items, **({"items": nested_arrays(min_items, depth - 1)} if depth > 1 else {})}
+
+
 def embeddings(**fields) -> bytes:
     return request(json.dumps({"model": "hashing", **fields}).encode(), "/v1/embeddings")
 
@@ -160,6 +170,16 @@ CORPUS = {
     "tools": (request(chat(tools=[{"type": "function"}])), 400, "'tools' is not supported"),
     "n 1000": (request(chat(n=1000)), 400, "'n' must be a whole number from 1 to 128"),
     "stop an object": (request(chat(stop={"a": 1})), 400, "'stop' must be"),
+    # schemas whose instance never ended (and grew in memory until it died): refused at the bound, naming the keyword
+    "pattern count 10^9": (structured({"type": "string", "pattern": "a{1000000000}"}), 400,
+                           "the pattern's repetition {1000000000} asks for more than the 250,000 items and characters"),
+    "minItems 10^8": (structured({"type": "array", "minItems": 100_000_000}), 400,
+                      "'minItems' 100,000,000 asks for more than the 250,000"),
+    "minItems 2000 nested 3 deep": (structured(nested_arrays(2000, 3)), 400, "'minItems' 2,000, with its items, asks for more than"),
+    "minLength 3*10^9": (structured({"type": "string", "minLength": 3_000_000_000}), 400,
+                         "'minLength' 3,000,000,000 asks for more than the 250,000"),
+    "maxItems 10^12": (structured({"type": "array", "maxItems": 10**12}), 400, "'maxItems' 1,000,000,000,000 asks for more"),
+    "minItems 10^30": (structured({"type": "array", "minItems": 10**30}), 400, "asks for more than the 250,000"),
     "embeddings input 5": (embeddings(input=5), 400, "'input' must be a string or a non-empty array of strings"),
     "embeddings input null": (embeddings(input=None), 400, "'input' must be"),
     "embeddings no input": (embeddings(), 400, "'input' must be"),

@@ -13,15 +13,16 @@ one line per differing or missing episode, then a summary; exits 1 if anything d
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
 
+from teamenvs.core.recorder import LogError, log_text
+
 
 def log_bytes(path: Path) -> bytes:
-    """The log's text with the header's `version` value blanked."""
-    raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    """The log's text with the header's `version` value blanked (`LogError` for a log too large or damaged)."""
+    raw = log_text(path)
     head, sep, rest = raw.partition(b"\n")
     try:
         header = json.loads(head)
@@ -53,7 +54,11 @@ def compare(before: Path, after: Path) -> tuple[int, list[str]]:
     problems += [f"only in {after}: {name}" for name in sorted(b.keys() - a.keys())]
     same = 0
     for name in sorted(a.keys() & b.keys()):
-        x, y = log_bytes(a[name]), log_bytes(b[name])
+        try:
+            x, y = log_bytes(a[name]), log_bytes(b[name])
+        except LogError as exc:
+            problems.append(f"unreadable: {name}: {exc}")
+            continue
         if x == y:
             same += 1
         else:

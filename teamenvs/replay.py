@@ -517,11 +517,40 @@ def render_html(replay: Replay) -> str:
     return page.replace(DATA_MARK, embed_json(viewer_data(replay)))
 
 
+HTML_SUFFIXES = (".html", ".htm")
+GENERATOR_TAG = '<meta name="generator" content="teamenvs replay">'  # in the head of every page `render_html` writes
+
+
 def write_html(path: str | Path, out: str | Path) -> Path:
-    """Write the self-contained HTML viewer of the episode log `path` to `out`; returns `out`."""
-    replay = load_replay(path)
+    """Write the self-contained HTML viewer of the episode log `path` to `out`; returns `out`.
+
+    `out` must end in `.html` or `.htm`, and may replace only a page this function wrote (one
+    whose head holds `GENERATOR_TAG`), so that a slip of the command line cannot overwrite a log,
+    a results table or any other file: ValueError, before anything is written.
+    """
     target = Path(out)
+    check_html_target(target)
+    replay = load_replay(path)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render_html(replay), encoding="utf-8")
     return target
+
+
+def check_html_target(target: Path) -> None:
+    """ValueError when `target` is no place for a replay page (see `write_html`)."""
+    if not target.name.lower().endswith(HTML_SUFFIXES):
+        raise ValueError(f"--html {target}: the page's name must end in .html or .htm (so that no log or table is overwritten)")
+    if target.is_dir():
+        raise ValueError(f"--html {target} is a folder; give the page's file name")
+    if target.exists() and not _is_replay_page(target):
+        raise ValueError(f"--html {target}: refusing to overwrite a file that is not a replay page; "
+                         "pick another name, or remove the file first")
+
+
+def _is_replay_page(path: Path) -> bool:
+    """Whether `path` is a file whose head holds `GENERATOR_TAG`, as the pages `render_html` writes."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return GENERATOR_TAG.encode() in f.read(1024)

@@ -330,6 +330,33 @@ def test_cli_replay_in_the_terminal_and_as_html(logs, tmp_path, capsys):
     assert f"wrote {target}" in capsys.readouterr().out and target.stat().st_size > 10_000
 
 
+def test_cli_replay_html_never_overwrites_a_log_or_a_table(logs, tmp_path, capsys):
+    """Found by an audit: `replay LOG --html LOG` replaced the episode log with the page and exited 0."""
+    log = tmp_path / "victim.jsonl"
+    log.write_bytes(logs["commons_v0"].read_bytes())
+    other = tmp_path / "other.jsonl.gz"
+    other.write_bytes(logs["day_trader_v0"].read_bytes())
+    notes = tmp_path / "notes.html"
+    notes.write_text("<!DOCTYPE html><p>my notes</p>\n", encoding="utf-8")
+    (tmp_path / "folder.html").mkdir()
+    files = [log, other, notes]
+    for name in ("results.csv", "report.md", "summary.json", "suite.yaml", "page"):
+        files.append(tmp_path / name)
+        files[-1].write_text("kept\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in files}
+    for target, why in [*((p, "must end in .html or .htm") for p in files if p != notes),
+                        (notes, "refusing to overwrite a file that is not a replay page"),
+                        (tmp_path / "folder.html", "is a folder"), (tmp_path / "new.jsonl", "must end in .html or .htm")]:
+        assert main(["replay", str(log), "--html", str(target)]) == 2, target
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --html {target}") and why in err, err
+    assert {p: p.read_bytes() for p in files} == before and not (tmp_path / "new.jsonl").exists()
+    page = tmp_path / "view" / "Episode.HTM"
+    for _ in range(2):  # a replay page, new or written before, is (re)written
+        assert main(["replay", str(log), "--html", str(page)]) == 0
+        assert f"wrote {page}" in capsys.readouterr().out and replay.GENERATOR_TAG in page.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("delay", ["1e400", "inf", "nan", "-1", "3601"])
 def test_cli_replay_refuses_a_delay_it_cannot_keep(logs, capsys, delay):
     """Found by `benchmarks.fuzz --only cli`: `--delay 1e400` raised OverflowError from time.sleep, and a negative one

@@ -9,7 +9,13 @@ Scripted episodes run in worker processes; LLM episodes run on one asyncio loop,
 one client whose concurrency bound caps the model calls in flight over all episodes.
 An episode whose log is complete (it has its `end` line and the same run header) is skipped
 on the next run, so a killed run loses only the episodes it was in the middle of;
-`force=True` reruns everything. An episode that fails is reported and the run goes on.
+`force=True` reruns everything. An episode that fails is reported and the run goes on; its
+log never replaces a finished one (that is kept, and the summary says so).
+
+An llm episode's run header holds the model and the other settings that change its results
+(`recorded_settings`: the endpoint without credentials, temperature, output limit, budgets,
+context window). Resuming a folder whose finished llm logs have other settings is refused
+before anything runs, naming them: results of different settings are never mixed silently.
 
 A damaged log (a checksum mismatch, a mis-edited line: `read_log` raises `LogError`) is not
 complete: it is rerun, and the summary says so. Each process writes its logs in its own
@@ -39,7 +45,8 @@ import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Mapping, Sequence, TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 from benchmarks.report import PLOT_FORMATS
 from benchmarks.suite import Episode, Suite
@@ -61,6 +68,7 @@ class Outcome:
     key: str
     error: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    kept: bool = False  # it failed, and the finished log an earlier run left is kept
 
 
 @dataclass
@@ -86,7 +94,7 @@ class BenchOutcome:
         if len(self.damaged) > 10:
             lines.append(f"  ... and {len(self.damaged) - 10} more damaged logs, rerun")
         for f in self.failed[:10]:
-            lines.append(f"  failed: {_shown(f.key)}: {_shown(f.error)}")
+            lines.append(f"  failed: {_shown(f.key)}: {_shown(f.error)}" + ("; its finished log from before is kept" if f.kept else ""))
         if len(self.failed) > 10:
             lines.append(f"  ... and {len(self.failed) - 10} more (rerun the same command to retry them)")
         if self.report is not None:
@@ -103,27 +111,94 @@ def log_path(out: Path, episode: Episode) -> Path:
     return out / LOGS / f"{episode.key}.jsonl.gz"
 
 
-def check_log(path: Path, episode: Episode, model: str | None = None) -> tuple[bool, str | None]:
-    """(whether `path` is a finished log of exactly this episode, why it is damaged or None).
-
-    Finished: the same run header and model, and an `end` line.
-    """
+def finished_run(path: Path) -> tuple[Any, str | None]:
+    """(the header's `run` entry of the finished log at `path`, None when there is none or it is not finished or
+    damaged; why it is damaged, or None)."""
     if not path.is_file():
-        return False, None
+        return None, None
     try:
         records = read_log(path)
     except LogError as exc:
-        return False, str(exc)
-    if not records or records[-1].get("type") != "end":
-        return False, None
-    head = records[0]
-    # compare through JSON, so tuples and lists (and number types) count as the same
-    return head.get("type") == "header" and dumps(head.get("run")) == dumps(episode.run_meta(model)), None
+        return None, str(exc)
+    if not records or records[-1].get("type") != "end" or records[0].get("type") != "header":
+        return None, None
+    return records[0].get("run") or {}, None
 
 
-def is_complete(path: Path, episode: Episode, model: str | None = None) -> bool:
+def check_log(path: Path, episode: Episode, model: str | None = None,
+              settings: Mapping[str, Any] | None = None) -> tuple[bool, str | None]:
+    """(whether `path` is a finished log of exactly this episode, why it is damaged or None).
+
+    Finished: the same run header (model and settings included), and an `end` line.
+    """
+    run, why = finished_run(path)
+    return run is not None and _same(run, episode.run_meta(model, settings)), why
+
+
+def is_complete(path: Path, episode: Episode, model: str | None = None, settings: Mapping[str, Any] | None = None) -> bool:
     """True when `path` is a finished, undamaged log of exactly this episode."""
-    return check_log(path, episode, model)[0]
+    return check_log(path, episode, model, settings)[0]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON, so tuples and lists (and number types) count as the same."""
+    return dumps(a) == dumps(b)
+
+
+# ---------------------------------------------------------------------- the settings an llm episode ran under
+BUILTIN_ENDPOINT = "built-in offline server"
+
+
+def recorded_endpoint(base_url: str | None) -> str:
+    """The endpoint as the logs record it: the built-in server (its port changes every run), or the URL
+    without credentials, query or fragment (scheme, host, port and path)."""
+    url = base_url or os.environ.get("OPENAI_BASE_URL")  # as `agents.llm.server.resolve_endpoint` picks it
+    if not url:
+        return BUILTIN_ENDPOINT
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL: the client refuses it before any episode runs
+        return "not a URL"
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path.rstrip("/"), "", ""))
+
+
+def recorded_settings(base_url: str | None, temperature: float, max_output_tokens: int, max_calls: int | None,
+                      token_budget: int | None, context_window: int | str | None) -> dict[str, Any]:
+    """The settings besides the model that change an llm episode's results, for its log header (the policy's
+    own options, personas to memory, are in the header's policy entry)."""
+    return {"base_url": recorded_endpoint(base_url), "temperature": float(temperature), "max_output_tokens": max_output_tokens,
+            "max_calls": max_calls, "token_budget": token_budget, "context_window": context_window}
+
+
+NOT_RECORDED = "not recorded"
+
+
+def setting_changes(found: Any, expected: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(setting, its value in the `found` run header, in `expected`) for each setting that differs, where the headers
+    are of the same llm episode; [] when they agree, or are of different episodes."""
+    if not isinstance(found, dict) or "model" not in expected:
+        return []
+    rest = ("model", "settings")
+    if not _same({k: v for k, v in found.items() if k not in rest}, {k: v for k, v in expected.items() if k not in rest}):
+        return []
+    if not isinstance(found.get("settings"), dict):  # written before the settings were recorded
+        there = {"model": found.get("model"), "settings": f"{NOT_RECORDED} (a log of an older teamenvs)"}
+        here = {"model": expected["model"], "settings": "recorded"}
+    else:
+        there = {"model": found.get("model"), **found["settings"]}
+        here = {"model": expected["model"], **expected.get("settings", {})}
+    return [(k, there.get(k, NOT_RECORDED), here.get(k, NOT_RECORDED)) for k in dict.fromkeys([*here, *there])
+            if not _same(there.get(k, NOT_RECORDED), here.get(k, NOT_RECORDED))]
+
+
+def settings_conflict(out: Path, changed: Sequence[list[tuple[str, Any, Any]]]) -> ConfigError:
+    """The error refusing to resume a folder whose finished llm logs were run under other settings."""
+    seen = list(dict.fromkeys(f"{name} {excerpt(there)} there, {excerpt(here)} here" for changes in changed for name, there, here in changes))
+    shown = "; ".join(seen[:6]) + (f"; and {len(seen) - 6} more" if len(seen) > 6 else "")
+    return ConfigError(f"--out {_shown(out)} holds {len(changed)} finished llm episode log(s) run under other settings than "
+                       f"this command's ({_shown(shown)}): resuming would mix their results with this run's. Give a new --out "
+                       "for these settings, or add --force to rerun every episode there (a finished log is replaced only "
+                       "when its new run finishes)")
 
 
 # ---------------------------------------------------------------------- where logs are written
@@ -132,12 +207,22 @@ def temp_dir(out: Path) -> Path:
     return out / LOGS / f"{TEMP_PREFIX}{os.getpid()}"
 
 
-def place_log(out: Path, episode: Episode) -> None:
-    """Move the episode's log, now over (ended or with its error line), from this process's temp folder into logs/."""
+def place_log(out: Path, episode: Episode, failed: bool = False) -> bool:
+    """Move the episode's log, now over (ended or with its error line), from this process's temp folder into logs/.
+
+    The log of a `failed` attempt never replaces a finished log: that one is kept (True is returned) and the
+    failed one dropped.
+    """
+    final = log_path(out, episode)
+    temp = temp_dir(out) / final.name
+    if failed and finished_run(final)[0] is not None:
+        temp.unlink(missing_ok=True)
+        return True
     try:
-        os.replace(temp_dir(out) / log_path(out, episode).name, log_path(out, episode))
+        os.replace(temp, final)
     except FileNotFoundError:  # the episode failed before its log was opened
         pass
+    return False
 
 
 def _alive(pid: int) -> bool:
@@ -356,16 +441,18 @@ def run_scripted(episode: Episode, out: str, time_limit: float | None = DEFAULT_
     """One scripted episode, logged under `out` (runs in a worker process)."""
     from agents import make_policies, run_episode
 
+    error: str | None = "interrupted"
     try:
         env = episode.make_env()
         policies = make_policies(env, episode.policy.policy, seed=episode.seed)
         run_episode(env, policies, seed=episode.seed, log_dir=temp_dir(Path(out)), log_name=episode.key,
                     max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(), time_limit=time_limit)
+        error = None
     except Exception as exc:  # the log keeps its error line; the run goes on with the other episodes
-        return Outcome(episode.key, f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
     finally:
-        place_log(Path(out), episode)
-    return Outcome(episode.key)
+        kept = place_log(Path(out), episode, failed=error is not None)
+    return Outcome(episode.key, error, kept=kept)
 
 
 def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, progress: Progress,
@@ -405,6 +492,7 @@ class ModelSettings:
     max_output_tokens: int = 512  # each call's output limit (the API's max_tokens)
     context_window: int | str | None = None  # tokens, or "auto" (as the server states it): prompts are fitted into it
     cache: bool | None = None  # the client's response cache (None: at temperature 0); off for a built-in server started for the run
+    recorded: Mapping[str, Any] | None = None  # what each log header records of these settings (`recorded_settings`)
 
 
 def _llm_policies(env: Any, episode: Episode, client: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -448,27 +536,29 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
         nonlocal finished_tokens, finished_cost
         async with gate:
             usage: dict[str, Any] = {}
+            error: str | None = "cancelled"
             try:
                 env = episode.make_env()
                 policies = _llm_policies(env, episode, client, settings)
                 live[episode.key] = policies
                 spec = episode.policy
                 await arun_episode(env, policies, seed=episode.seed, log_dir=temp_dir(out), log_name=episode.key,
-                                   max_steps=episode.group.max_steps, compress=True, run=episode.run_meta(settings.model),
+                                   max_steps=episode.group.max_steps, compress=True,
+                                   run=episode.run_meta(settings.model, settings.recorded),
                                    probes=Prober.for_env(episode.group.env, spec.probes_every) if spec.probes_every else None,
                                    interview=spec.interview, time_limit=settings.episode_timeout)
                 error = None
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
             finally:
-                place_log(out, episode)
+                kept = place_log(out, episode, failed=error is not None)
                 policies = live.pop(episode.key, {})
                 usage = usage_summary(policies).get("total", {})
                 finished_tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
                 finished_cost += usage.get("cost_usd", 0.0)
             tally()
             progress.update(1, int(error is not None))
-            return Outcome(episode.key, error, usage)
+            return Outcome(episode.key, error, usage, kept)
 
     async def ticker() -> None:
         while True:
@@ -485,6 +575,29 @@ async def _run_llm_all(episodes: Sequence[Episode], out: Path, settings: ModelSe
 
 
 # ---------------------------------------------------------------------- the whole run
+def _episodes_to_run(out: Path, episodes: Sequence[Episode], model: str | None,
+                     recorded: Mapping[str, Any] | None) -> tuple[list[Episode], list[str]]:
+    """(the episodes without a finished log of exactly theirs in `out`, why each damaged log found is damaged).
+
+    ConfigError when finished llm logs there were run under other settings (a model, endpoint, temperature, ...):
+    resuming would mix results of different settings.
+    """
+    todo, damaged, changed = [], [], []
+    for e in episodes:
+        run, why = finished_run(log_path(out, e))
+        expected = e.run_meta(model, recorded)
+        if why is not None:
+            damaged.append(why)
+        if run is None or not _same(run, expected):
+            todo.append(e)
+            changes = setting_changes(run, expected)
+            if changes:
+                changed.append(changes)
+    if changed:
+        raise settings_conflict(out, changed)
+    return todo, damaged
+
+
 def parse_price(text: str | None) -> tuple[float, float] | None:
     if text is None:
         return None
@@ -568,18 +681,12 @@ def run_bench(
     check_token_options(max_output_tokens, context_window)
     price = parse_price(price) if isinstance(price, str) or price is None else price
     check_out_folder(out, suite)
+    recorded = recorded_settings(base_url, temperature, max_output_tokens, max_calls, token_budget, context_window) if model else None
+    episodes = suite.episodes()
+    todo, damaged = (list(episodes), []) if force else _episodes_to_run(out, episodes, model, recorded)
     (out / LOGS).mkdir(parents=True, exist_ok=True)
     clear_temp_dirs(out)
     (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
-
-    episodes = suite.episodes()
-    todo, damaged = [], []
-    for e in episodes:
-        done, why = (False, None) if force else check_log(log_path(out, e), e, model)
-        if why is not None:
-            damaged.append(why)
-        if not done:
-            todo.append(e)
     skipped = len(episodes) - len(todo)
     scripted = [e for e in todo if not e.policy.is_llm]
     llm = [e for e in todo if e.policy.is_llm]
@@ -597,7 +704,8 @@ def run_bench(
             # the built-in server started here listens on a new port each run, so its replies (test doubles,
             # instant) could never be served from the cache again: they are not written to it
             settings = ModelSettings(model, url, concurrency, temperature, max_calls, token_budget, price, episode_timeout, timeout,
-                                     max_output_tokens, context_window, cache=False if server is not None else None)
+                                     max_output_tokens, context_window, cache=False if server is not None else None,
+                                     recorded=recorded)
             bar.start_llm()
             try:
                 outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook

@@ -6,7 +6,10 @@ metrics and the model usage. Logs without a `run` entry (e.g. from `teamenvs run
 --log-dir`) are grouped by env, preset and file name. Logs without an `end` line are
 counted as incomplete and left out of the tables. A damaged log, or a file that is not an
 episode log (`read_log` raises `LogError`), is left out of everything and listed, with its
-line, field and why, in report.md and the summary.
+line, field and why, in report.md and the summary. Two logs of one episode (`episode_identity`: a copy,
+a gunzipped twin) count once, the others listed as duplicates; an llm policy's episodes run under
+different settings are shown apart (`split_by_settings`). Outside text reaches report.md through
+`md_text`, `md_cell` and `md_code` (one line, no control characters, HTML and `|` escaped).
 
 - `results.csv`: one row per episode, in suite order: suite, group, env, condition, preset,
   overrides, policy, model, seed, status, env_steps, returns, every metric (nested ones flattened as `a.b.c`,
@@ -40,8 +43,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.metrics import bootstrap_ci, flatten, mean_sd
-from teamenvs.core.recorder import LogError, read_log, step_records
-from teamenvs.core.text import excerpt, printable
+from teamenvs.core.recorder import LogError, dumps, read_log, step_records
+from teamenvs.core.text import clean_text, excerpt, printable
 
 USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
 PLOT_FORMATS = ("png", "svg", "pdf")  # the figure files `benchmarks.figures` can write, in the order report.md prefers to link them
@@ -93,6 +96,8 @@ class EpisodeRow:
     config: dict[str, Any] = field(default_factory=dict)  # the header's resolved config
     agents: list[str] = field(default_factory=list)
     series: dict[str, list[float | None]] = field(default_factory=dict)  # per-round quantities (SERIES), index 0 = round 1
+    identity: str = ""  # which episode this is (`episode_identity`): two logs of one identity are one episode
+    settings: dict[str, Any] = field(default_factory=dict)  # an llm policy's model and the settings its header records
 
 
 def log_files(folder: Path) -> list[Path]:
@@ -224,7 +229,7 @@ def read_episode(path: Path) -> EpisodeRow:
     """The report's view of one log; `LogError` for a damaged log or a file that is not an episode log."""
     records = read_log(path)
     if not records:  # killed before its header was written
-        return EpisodeRow(path, "", "", "", "", None, {}, "", None, (0, 0, 0), "incomplete")
+        return EpisodeRow(path, "", "", "", "", None, {}, "", None, (0, 0, 0), "incomplete", identity=f"file {path.name}")
     head = records[0]
     if head.get("type") != "header" or "env_id" not in head:
         raise LogError(path, None, "header", "the first line is not a header naming an env_id: not a teamenvs episode log")
@@ -254,6 +259,8 @@ def read_episode(path: Path) -> EpisodeRow:
         months=(head.get("config") or {}).get("months"),
         config=dict(head.get("config") or {}),
         agents=[a for a in head.get("agents") or [] if isinstance(a, str)],
+        identity=episode_identity(head, stem),
+        settings=_llm_settings(run),
     )
     if status == "error":
         row.error = last.get("error", "")
@@ -270,6 +277,25 @@ def read_episode(path: Path) -> EpisodeRow:
     return row
 
 
+def episode_identity(head: Mapping[str, Any], stem: str) -> str:
+    """Which episode a log is of: its header's env, preset, config and seed, with its whole `run` entry (suite, group,
+    condition, policy, seed, model, settings) for a bench log, or the policy in its file name for a plain one."""
+    episode = [head.get("env_id"), head.get("preset"), head.get("config"), head.get("seed")]
+    run = head.get("run")
+    return dumps(["run", run, *episode] if run else ["plain", stem, *episode])
+
+
+def _llm_settings(run: Mapping[str, Any]) -> dict[str, Any]:
+    """An llm episode's model and recorded settings ({} for other policies)."""
+    if "model" not in run:
+        return {}
+    settings = run.get("settings")  # (not in the logs of an older teamenvs)
+    return {"model": run.get("model"), **(settings if isinstance(settings, dict) else {})}
+
+
+NOT_RECORDED = "not recorded"
+
+
 def sources_markdown(g: Any, cells: Sequence[tuple[str, str]]) -> list[str]:
     """Where the model's actions were read from, as shares of its decisions per cell: a free reply's
     command found only in its prose is a weaker signal than one on an `ACTION:` line or in a JSON object,
@@ -283,7 +309,7 @@ def sources_markdown(g: Any, cells: Sequence[tuple[str, str]]) -> list[str]:
              "|---|---|---:|" + "---:|" * len(kinds)]
     for (c, p), total in totals.items():
         n = sum(total.values())
-        lines.append(f"| {c} | {p} | {n:,} | " + " | ".join(f"{total[k] / n:.0%}" if n else "-" for k in kinds) + " |")
+        lines.append(f"| {md_cell(c)} | {md_cell(p)} | {n:,} | " + " | ".join(f"{total[k] / n:.0%}" if n else "-" for k in kinds) + " |")
     return lines + [""]
 
 
@@ -307,6 +333,46 @@ def read_episodes(paths: Sequence[Path], workers: int = 1) -> tuple[list[Episode
             results = list(pool.map(_read_or_error, paths, chunksize=8))
     rows = [r for r in results if isinstance(r, EpisodeRow)]
     return rows, [LogError(*r) for r in results if not isinstance(r, EpisodeRow)]
+
+
+STATUS_RANK = {"complete": 0, "budget": 1, "error": 2, "incomplete": 3}  # which of two logs of one episode counts
+
+
+def _counted_first(row: EpisodeRow) -> tuple[Any, ...]:
+    """The order in which logs of one episode are preferred: the furthest run, then the log under bench's own name."""
+    from benchmarks.suite import log_stem
+
+    own = row.seed is not None and row.path.name == f"{log_stem(row.group, row.condition, row.policy, row.seed)}.jsonl.gz"
+    return STATUS_RANK.get(row.status, 4), not own, row.path.name
+
+
+def drop_duplicates(rows: Sequence[EpisodeRow]) -> tuple[list[EpisodeRow], list[tuple[EpisodeRow, EpisodeRow]]]:
+    """(one row per episode and outcome, complete or not, in `rows` order; (row not counted, the row counted) for each
+    other log of an episode with that outcome, such as a copy of a log or its gunzipped twin)."""
+    counted: dict[tuple[str, bool], EpisodeRow] = {}
+    for row in sorted(rows, key=_counted_first):
+        counted.setdefault(_episode_outcome(row), row)
+    kept = [r for r in rows if counted[_episode_outcome(r)] is r]
+    return kept, [(r, counted[_episode_outcome(r)]) for r in rows if counted[_episode_outcome(r)] is not r]
+
+
+def _episode_outcome(row: EpisodeRow) -> tuple[str, bool]:
+    return row.identity, row.status == "complete"
+
+
+def split_by_settings(rows: Sequence[EpisodeRow]) -> None:
+    """Where episodes of one llm policy of a group ran under different settings (model, endpoint, temperature, ...),
+    name each apart by the settings that differ, e.g. `llm (temperature=0.9)`, so no cell mixes them."""
+    by_policy: dict[tuple[str, str], list[EpisodeRow]] = defaultdict(list)
+    for r in rows:
+        if r.settings:
+            by_policy[(r.group, r.policy)].append(r)
+    for members in by_policy.values():
+        keys = list(dict.fromkeys(k for r in members for k in r.settings))
+        differ = [k for k in keys if len({dumps(r.settings.get(k, NOT_RECORDED)) for r in members}) > 1]
+        for r in members if differ else ():
+            shown = ", ".join(f"{k}={r.settings.get(k, NOT_RECORDED)}" for k in differ)
+            r.policy = f"{r.policy} ({shown})"
 
 
 # ---------------------------------------------------------------------- numbers
@@ -386,12 +452,17 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
+def _csv_text(value: Any) -> Any:
+    """A cell of results.csv: control characters in text shown as escapes (`\\x1b`), and `csv_cell`."""
+    return csv_cell(printable(value) if isinstance(value, str) else value)
+
+
 def write_csv(path: Path, rows: Sequence[EpisodeRow]) -> None:
     columns, table = csv_rows(rows)
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow([csv_cell(c) for c in columns])
-        writer.writerows([csv_cell(line.get(c, "")) for c in columns] for line in table)
+        writer.writerow([_csv_text(c) for c in columns])
+        writer.writerows([_csv_text(line.get(c, "")) for c in columns] for line in table)
 
 
 def load_results(folder: str | Path) -> list[dict[str, str]]:
@@ -401,6 +472,30 @@ def load_results(folder: str | Path) -> list[dict[str, str]]:
 
 
 # ---------------------------------------------------------------------- report.md
+MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def md_text(text: Any) -> str:
+    """Outside text (suite, group, condition, policy and metric names, descriptions, errors) as Markdown prose: one
+    line, no control characters, HTML escaped, a leading `#` not a heading."""
+    line = clean_text(str(text)).translate(MARKDOWN_ESCAPES)
+    return "\\" + line if line.startswith("#") else line
+
+
+def md_cell(text: Any) -> str:
+    """Outside text as one Markdown table cell: `md_text`, and `|` escaped so the cell stays one."""
+    return md_text(text).replace("|", "\\|")
+
+
+def md_code(text: Any) -> str:
+    """Outside text (a file name) as one Markdown code span: on one line, control characters shown as escapes
+    (`\\x1b`), fenced by more backticks than it holds in a row (`name` when it holds none)."""
+    line = printable(text, keep_newlines=False)
+    longest = max(map(len, re.findall("`+", line)), default=0)
+    fence, pad = "`" * (longest + 1), " " if longest else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
 @dataclass
 class GroupReport:
     title: str
@@ -504,7 +599,7 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
     table = {m: paired_rows(g, m) for m in ["return", *metrics]}
     if not any(table.values()):
         return []
-    lines = [f"Paired with `{reference}` on the same seeds: mean difference (policy - {reference}) and its 95% bootstrap "
+    lines = [f"Paired with {md_code(reference)} on the same seeds: mean difference (policy - {md_text(reference)}) and its 95% bootstrap "
              f"confidence interval (percentile, 2,000 resamples over seeds, seeded); * marks an interval that excludes 0, "
              f"given from {MIN_PAIRS} pairs on (a bootstrap over fewer seeds is too crude to mark).", "",
              "| condition | policy | metric | pairs | difference | 95% CI |", "|---|---|---|---:|---:|---|"]
@@ -512,7 +607,7 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
         d = _digits([abs(x) for _, _, _, x, _ in rows] or [1.0])
         for c, p, n, diff, (lo, hi) in rows:
             mark = "" if lo <= 0 <= hi or n < MIN_PAIRS else " *"
-            lines.append(f"| {c} | {p} | {metric} | {n} | {diff:+,.{d}f} | [{lo:,.{d}f}, {hi:,.{d}f}]{mark} |")
+            lines.append(f"| {md_cell(c)} | {md_cell(p)} | {md_cell(metric)} | {n} | {diff:+,.{d}f} | [{lo:,.{d}f}, {hi:,.{d}f}]{mark} |")
     lines.append("")
     return lines
 
@@ -522,10 +617,10 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
     full = g
     constant = constant_metrics(g)
     g = GroupReport(g.title, g.env, g.conditions, g.policies, g.cells, [m for m in g.metrics if m not in constant], g.goals)
-    lines = [f"## {g.title} (`{g.env}`)", ""]
+    lines = [f"## {md_text(g.title)} ({md_code(g.env)})", ""]
     seeds = _seeds_text([r.seed for r in g.rows])
     lines.append(f"{len(g.rows)} episodes; seeds {seeds}; conditions: "
-                 + ", ".join(f"{c}" for c in g.conditions) + "; policies: " + ", ".join(g.policies) + ".")
+                 + ", ".join(md_text(c) for c in g.conditions) + "; policies: " + ", ".join(map(md_text, g.policies)) + ".")
     lines.append("")
     by_policy = len(g.policies) > 1
     best: dict[tuple[str, str, str], bool] = {}
@@ -536,7 +631,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
             means = {cell: mean_sd(values(g.cells[cell], metric))[0] for cell in block if cell in g.cells and values(g.cells[cell], metric)}
             for cell in _best(means, goal):
                 best[(cell[0], cell[1], metric)] = True
-    header = ["condition", "policy", "n", "return"] + [f"{m}{arrow.get(g.goals.get(m) or '', '')}" for m in g.metrics]
+    header = ["condition", "policy", "n", "return"] + [f"{md_cell(m)}{arrow.get(g.goals.get(m) or '', '')}" for m in g.metrics]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|")
     for c in g.conditions:
@@ -547,7 +642,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
             returns = [_team_return(r) for r in cell]
             ret_mean, ret_sd = mean_sd(returns)
             digits = _digits(returns)
-            row = [c, p, str(len(cell)), f"{ret_mean:,.{digits}f} ± {ret_sd:,.{digits}f}"]
+            row = [md_cell(c), md_cell(p), str(len(cell)), f"{ret_mean:,.{digits}f} ± {ret_sd:,.{digits}f}"]
             for metric in g.metrics:
                 xs = values(cell, metric)
                 if not xs:
@@ -560,7 +655,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     if constant:
-        lines.append("The same in every episode: " + ", ".join(f"{k} = {v:g}" for k, v in constant.items()) + ".")
+        lines.append("The same in every episode: " + ", ".join(f"{md_text(k)} = {v:g}" for k, v in constant.items()) + ".")
         lines.append("")
     if len(g.policies) > 1:
         lines += paired_markdown(g, [m for m in g.metrics if g.goals.get(m) in ("max", "min")])
@@ -573,7 +668,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
         for c, p in usage_cells:
             cell = g.cells[(c, p)]
             means = [sum(float(r.usage.get(k, 0)) for r in cell) / len(cell) for k in USAGE_KEYS]
-            lines.append(f"| {c} | {p} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
+            lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
         lines.append("")
         lines += sources_markdown(g, usage_cells)
     if plots:
@@ -585,18 +680,20 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
         lines += [f"Figures ({also}):", ""]
         for kind, name in plots.items():
             # a PDF is not an image a Markdown viewer shows: linked, not embedded
-            lines += [f"{'' if linked == 'pdf' else '!'}[{kind}: {g.title}]({name})", "", f"*{caption(full, kind)}*", ""]
+            alt = md_text(g.title).replace("[", "\\[").replace("]", "\\]")
+            lines += [f"{'' if linked == 'pdf' else '!'}[{kind}: {alt}]({name})", "", f"*{md_text(caption(full, kind))}*", ""]
     return lines
 
 
 def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "",
-                    left_out: Sequence[LogError] = (), formats: Sequence[str] = PLOT_FORMATS) -> str:
+                    left_out: Sequence[LogError] = (), formats: Sequence[str] = PLOT_FORMATS,
+                    duplicates: Sequence[tuple[EpisodeRow, EpisodeRow]] = ()) -> str:
     suites = sorted({r.suite for r in rows if r.suite})
     complete = sum(r.status == "complete" for r in rows)
-    lines = [f"# Benchmark report: {', '.join(suites) or 'episode logs'}", ""]
+    lines = [f"# Benchmark report: {', '.join(map(md_text, suites)) or 'episode logs'}", ""]
     descriptions = sorted({r.description for r in rows if r.description})
     for d in descriptions:
-        lines += [d, ""]
+        lines += [md_text(d), ""]
     lines.append(f"{complete} of {len(rows)} episodes complete. Cells show mean ± sd over seeds (population sd); "
                  "↑ / ↓ say which way a metric is better; **bold** marks the best policy within each condition "
                  "(the best condition, where a group compares one policy). `return` is the mean return per agent. "
@@ -613,11 +710,17 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
         lines.append("Rerun the same `teamenvs bench` command to run them again.")
         lines.append("")
         for r in unfinished:
-            lines.append(f"- `{r.path.name}`: {r.status}" + (f" ({r.error})" if r.error else ""))
+            lines.append(f"- {md_code(r.path.name)}: {r.status}" + (f" ({md_text(r.error)})" if r.error else ""))
         lines.append("")
     if left_out:
         lines += ["## Logs left out", "", "Damaged, or not episode logs: nothing of them is counted above.", ""]
-        lines += [f"- `{printable(e.path.name, keep_newlines=False)}`{f' line {e.line}' if e.line else ''}: {e.field}: {e.why}" for e in left_out]
+        lines += [f"- {md_code(e.path.name)}{f' line {e.line}' if e.line else ''}: {md_text(e.field)}: {md_text(e.why)}" for e in left_out]
+        lines.append("")
+    if duplicates:
+        lines += ["## Duplicate logs (not counted)", "",
+                  "Logs of an episode another log holds too (the same suite, group, condition, policy, seed and settings): "
+                  "the episode is counted once, from the log named.", ""]
+        lines += [f"- {md_code(r.path.name)}: the same episode as {md_code(kept.path.name)}" for r, kept in duplicates]
         lines.append("")
     return "\n".join(lines)
 
@@ -643,6 +746,7 @@ class Report:
     seconds: dict[str, float] = field(default_factory=dict)  # reading the logs, the tables (results.csv, report.md), the figures
     workers: int = 1
     formats: tuple[str, ...] = PLOT_FORMATS  # the figure files written of each figure
+    duplicates: list[tuple[EpisodeRow, EpisodeRow]] = field(default_factory=list)  # (log not counted, the log of its episode counted)
 
     def summary(self) -> str:
         complete = sum(r.status == "complete" for r in self.rows)
@@ -657,6 +761,10 @@ class Report:
         if self.left_out:
             lines.append(f"{len(self.left_out)} log(s) left out, damaged or not episode logs (listed in report.md):")
             lines += [f"  {e}" for e in self.left_out[:10]]
+        if self.duplicates:
+            lines.append(f"{len(self.duplicates)} duplicate log(s) not counted, each of an episode another log holds (listed in report.md):")
+            lines += [f"  {printable(r.path, keep_newlines=False)}: the same episode as {printable(kept.path.name, keep_newlines=False)}"
+                      for r, kept in self.duplicates[:10]]
         return "\n".join(lines)
 
 
@@ -675,6 +783,8 @@ def build_report(folder: str | Path, plots: bool | str | Sequence[str] = True, w
     logs_dir = folder / "logs" if (folder / "logs").is_dir() else folder
     clock = time.perf_counter()
     rows, left_out = read_episodes(log_files(logs_dir), workers)
+    rows, duplicates = drop_duplicates(rows)
+    split_by_settings(rows)
     seconds = {"reading logs": time.perf_counter() - clock}
     if not rows:
         why = f": every one is damaged or not an episode log, e.g. {left_out[0]}" if left_out else ""
@@ -698,6 +808,6 @@ def build_report(folder: str | Path, plots: bool | str | Sequence[str] = True, w
     elif not note:
         note = "No figures drawn (plots: none): `teamenvs report` on this folder draws them from the logs."
     clock = time.perf_counter()
-    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out, formats), encoding="utf-8")
+    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out, formats, duplicates), encoding="utf-8")
     seconds["tables"] += time.perf_counter() - clock
-    return Report(folder, rows, groups, made, left_out, seconds, workers, formats if made else ())
+    return Report(folder, rows, groups, made, left_out, seconds, workers, formats if made else (), duplicates)

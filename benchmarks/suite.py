@@ -32,6 +32,7 @@ quote short excerpts of the values at fault, never a whole value.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from collections import Counter
@@ -58,6 +59,8 @@ MAX_EXPANDED = 1_000_000  # values plus characters of text, a value repeated by 
 MAX_NUMBER_CHARS = 100  # a YAML number longer than this is refused before it is converted
 MAX_EPISODES = 100_000  # per suite: cells x seeds
 MAX_SEED = 2**63 - 1
+MAX_LABEL_CHARS = 200  # a group title, condition name or policy label
+MAX_SLUG_CHARS = 72  # of a label's file-name form: three of them and a seed fit a 255-byte file name
 
 
 class SuiteError(ConfigError):
@@ -133,12 +136,13 @@ class Episode:
     @property
     def key(self) -> str:
         """The log's file stem, unique within the suite."""
-        return f"{slug(self.group.title)}__{slug(self.condition.name)}__{slug(self.policy.label)}__seed{self.seed}"
+        return log_stem(self.group.title, self.condition.name, self.policy.label, self.seed)
 
-    def run_meta(self, model: str | None = None) -> dict[str, Any]:
+    def run_meta(self, model: str | None = None, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the log header records about this episode (`"run"`), so a report needs the logs alone.
 
-        For an `llm` policy it holds the model too, so a run with another model does not count
+        For an `llm` policy it holds the model and the run's other `settings` that change its
+        results too (`benchmarks.bench.recorded_settings`), so a run under others does not count
         this episode as done.
         """
         meta = {
@@ -148,6 +152,8 @@ class Episode:
         }
         if self.policy.is_llm:
             meta["model"] = model
+            if settings is not None:
+                meta["settings"] = dict(settings)
         return meta
 
     def make_env(self) -> Any:
@@ -188,8 +194,18 @@ class Suite:
 
 
 def slug(text: str) -> str:
-    """A file-name-safe form of a label."""
-    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") or "x"
+    """A file-name-safe form of a label, at most MAX_SLUG_CHARS long: a longer one is cut and ends
+    in a hash of the whole label, so labels that differ keep different names."""
+    name = re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") or "x"
+    if len(name) <= MAX_SLUG_CHARS:
+        return name
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[: MAX_SLUG_CHARS - 9]}-{digest}"
+
+
+def log_stem(group: str, condition: str, policy: str, seed: int) -> str:
+    """The file stem of an episode's log: its group title, condition name, policy label and seed."""
+    return f"{slug(group)}__{slug(condition)}__{slug(policy)}__seed{seed}"
 
 
 # ---------------------------------------------------------------------- reading and checking
@@ -400,6 +416,15 @@ def _text(raw: Any, where: str) -> str:
     return raw.strip()
 
 
+def _label(raw: Any, where: str, hint: str = "give a shorter one") -> str:
+    """A group title, condition name or policy label: a non-empty string of at most MAX_LABEL_CHARS characters."""
+    text = _text(raw, where)
+    if len(text) > MAX_LABEL_CHARS:
+        raise SuiteError(f"{where}: {excerpt(text)} is {len(text):,} characters long, more than the {MAX_LABEL_CHARS} "
+                         f"a title, condition name or policy label may have; {hint}")
+    return text
+
+
 def _list(raw: Any, where: str) -> list[Any]:
     if not isinstance(raw, list) or not raw:
         raise SuiteError(f"{where}: expected a non-empty list, got {excerpt(raw)}")
@@ -434,14 +459,14 @@ def _seeds(raw: Any, where: str) -> tuple[int, ...]:
 
 def _condition(raw: Any, where: str) -> Condition:
     if isinstance(raw, str):
-        return Condition(_text(raw, where), preset=raw.strip())
+        return Condition(_label(raw, where), preset=raw.strip())
     raw = _mapping(raw, where, CONDITION_KEYS)
     preset = _text(raw["preset"], f"{where}.preset") if raw.get("preset") is not None else None
     overrides = raw.get("set", {})
     if not isinstance(overrides, Mapping):
         raise SuiteError(f"{where}.set: expected a mapping of config keys to values, got {excerpt(overrides)}")
     name = raw.get("name") or preset or ",".join(f"{k}={v}" for k, v in overrides.items()) or "default"
-    return Condition(_text(name, f"{where}.name"), preset, dict(overrides))
+    return Condition(_label(name, f"{where}.name", "give the condition a shorter name"), preset, dict(overrides))
 
 
 def _bool(raw: Any, where: str) -> bool:
@@ -452,7 +477,7 @@ def _bool(raw: Any, where: str) -> bool:
 
 def _policy(raw: Any, where: str) -> PolicySpec:
     if isinstance(raw, str):
-        text = _text(raw, where)
+        text = _label(raw, where, "give it a shorter label: {label: ..., policy: ...}")
         return PolicySpec(text, text)
     raw = _mapping(raw, where, POLICY_KEYS, required=("policy",))
     policy = _text(raw["policy"], f"{where}.policy")
@@ -466,7 +491,7 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     memory = _memory(raw.get("memory"), f"{where}.memory")
     if policy != "llm" and (any(options.values()) or probes is not None or constrain != "off" or memory is not None):
         raise SuiteError(f"{where}: personas, theory, probes_every, interview, constrain and memory go with policy 'llm', not {excerpt(policy)}")
-    label = _text(raw.get("label", policy), f"{where}.label")
+    label = _label(raw.get("label", policy), f"{where}.label")
     return PolicySpec(label, policy, probes_every=probes, constrain=constrain, memory=memory, **options)
 
 
@@ -565,7 +590,7 @@ def _group(raw: Any, where: str, default_seeds: tuple[int, ...] | None, add_poli
     else:
         raise SuiteError(f"{where}: no seeds (give 'seeds' in the group or at the top of the suite)")
     max_steps = _max_steps(raw["max_steps"], f"{where}.max_steps") if "max_steps" in raw else default_max_steps
-    title = _text(raw.get("title", env), f"{where}.title")
+    title = _label(raw["title"], f"{where}.title") if "title" in raw else env  # (an env's id: checked with the env)
     group = Group(title, env, conditions, policies, seeds, max_steps)
     _check_names(group, where)
     return group

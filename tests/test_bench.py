@@ -27,12 +27,12 @@ import pytest
 
 import agents
 from agents.policy import SyncPolicy
-from benchmarks.bench import Progress, _clock, is_complete, log_path, parse_price, run_bench
+from benchmarks.bench import Progress, _clock, is_complete, log_path, parse_price, recorded_endpoint, run_bench
 from benchmarks.report import load_results
 from benchmarks.suite import load_suite, slug
 from teamenvs.cli import main
 from teamenvs.core.config import ConfigError
-from teamenvs.core.recorder import read_log
+from teamenvs.core.recorder import dumps, read_log
 from teamenvs.registry import list_envs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -580,16 +580,83 @@ def test_one_concurrency_bound_over_all_llm_episodes(tmp_path, server, monkeypat
     assert state["total"] == 18 and state["peak"] > 2, state
 
 
-def test_a_different_model_does_not_reuse_the_llm_episodes(tmp_path, server):
-    # the model is part of an llm episode's run header, so another --model reruns its episodes
+def logs_of(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "logs").glob("*.jsonl.gz"))}
+
+
+def test_a_different_model_is_refused_and_force_replaces_the_llm_episodes(tmp_path, server):
+    # the model is part of an llm episode's run header: another --model neither reuses nor overwrites them
     suite = load_suite(write_suite(tmp_path, LLM_SUITE))
     out = tmp_path / "out"
     assert run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False).ran == 4
-    try:
-        again = run_bench(suite, out, model="echo", base_url=server.url, progress=False, report=False)
-    except ConfigError:
-        return
-    assert (again.ran, again.skipped) == (2, 2), "the llm episodes of another model were skipped as complete"
+    before = logs_of(out)
+    with pytest.raises(ConfigError, match=r"holds 2 finished llm episode log\(s\) run under other settings than this command's "
+                                          r"\(model 'random-valid' there, 'echo' here\).*a new --out.*--force"):
+        run_bench(suite, out, model="echo", base_url=server.url, progress=False, report=False)
+    assert logs_of(out) == before
+    again = run_bench(suite, out, model="echo", base_url=server.url, progress=False, report=False, force=True)
+    assert (again.ran, again.failed) == (4, [])
+    assert {read_log(log_path(out, e))[0]["run"]["model"] for e in suite.episodes() if e.policy.is_llm} == {"echo"}
+
+
+def test_resuming_under_other_llm_settings_is_refused_naming_them(tmp_path, server):
+    suite = load_suite(write_suite(tmp_path, LLM_SUITE))
+    out = tmp_path / "out"
+    assert run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False).ran == 4
+    llm = [e for e in suite.episodes() if e.policy.is_llm]
+    settings = read_log(log_path(out, llm[0]))[0]["run"]["settings"]
+    assert settings == {"base_url": server.url.rstrip("/"), "temperature": 0.0, "max_output_tokens": 512, "max_calls": None,
+                        "token_budget": None, "context_window": None}
+    log_path(out, llm[0]).unlink()
+    before = logs_of(out)
+    with pytest.raises(ConfigError) as caught:
+        run_bench(suite, out, model="random-valid", base_url=server.url, temperature=0.9, max_output_tokens=7, progress=False)
+    message = str(caught.value)
+    assert "holds 1 finished llm episode log(s) run under other settings" in message
+    assert "temperature 0.0 there, 0.9 here; max_output_tokens 512 there, 7 here" in message
+    assert "Give a new --out for these settings, or add --force" in message
+    with pytest.raises(ConfigError, match=r"base_url '.*' there, 'http://127.0.0.1:9/v1' here"):
+        run_bench(suite, out, model="random-valid", base_url="http://127.0.0.1:9/v1", progress=False, report=False)
+    with pytest.raises(ConfigError, match=r"max_calls None there, 50 here; token_budget None there, 9000 here"):
+        run_bench(suite, out, model="random-valid", base_url=server.url, max_calls=50, token_budget=9000, progress=False)
+    assert logs_of(out) == before and not (out / "logs" / f"{llm[0].key}.jsonl.gz").exists()
+    # the same settings resume: only the missing episode runs
+    again = run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False)
+    assert (again.ran, again.skipped, again.failed) == (1, 3, [])
+    # a log from before the settings were recorded is not counted as this run's either
+    path = log_path(out, llm[1])
+    records = read_log(path)
+    del records[0]["run"]["settings"]
+    path.write_bytes(gzip.compress("".join(dumps(r) + "\n" for r in records).encode()))
+    with pytest.raises(ConfigError, match=r"settings 'not recorded \(a log of an older teamenvs\)' there, 'recorded' here"):
+        run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False)
+
+
+def test_the_endpoint_is_recorded_without_credentials(monkeypatch):
+    assert recorded_endpoint("https://user:sk-secret@api.example.com:8443/v1/?api-key=sk-x#frag") == "https://api.example.com:8443/v1"
+    assert recorded_endpoint(None) == "built-in offline server"  # its port changes every run
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
+    assert recorded_endpoint(None) == "http://localhost:8000/v1"
+
+
+def test_a_failed_attempt_never_replaces_a_finished_log(tmp_path, server):
+    # --force over a finished run, every attempt failing (here: past a tiny wall-clock limit; an unreachable
+    # endpoint alike): the finished logs stay as they were, and the summary says so
+    suite = load_suite(write_suite(tmp_path, LLM_SUITE))
+    out = tmp_path / "out"
+    assert run_bench(suite, out, model="random-valid", base_url=server.url, workers=1, progress=False, report=False).ran == 4
+    before = logs_of(out)
+    outcome = run_bench(suite, out, model="random-valid", base_url=server.url, workers=1, progress=False, force=True,
+                        episode_timeout=1e-9, plots=False)
+    assert (outcome.ran, len(outcome.failed)) == (4, 4) and all(f.kept for f in outcome.failed)
+    assert "EpisodeTimeout" in outcome.summary() and outcome.summary().count("its finished log from before is kept") == 4
+    assert logs_of(out) == before and list((out / "logs").glob(".tmp-*")) == []
+    assert "report: 4 of 4 episodes complete" in outcome.report.summary()
+    # a finished attempt does replace a log, a failed one where there was no finished log takes its place
+    log_path(out, suite.episodes()[0]).unlink()
+    partial = run_bench(suite, out, model="random-valid", base_url=server.url, workers=1, progress=False, report=False,
+                        episode_timeout=1e-9)
+    assert [f.kept for f in partial.failed] == [False] and read_log(log_path(out, suite.episodes()[0]))[-1]["type"] == "error"
 
 
 def test_a_model_whose_every_reply_is_invalid_still_gets_a_report(tmp_path, server):
@@ -690,9 +757,12 @@ def test_episodes_past_the_wall_clock_limit_fail_and_a_rerun_completes_them(tmp_
     assert not any(is_complete(log_path(out, e), e) for e in suite.episodes())
     again = run_bench(suite, out, workers=1, progress=False, report=False)
     assert (again.ran, again.failed) == (4, [])
-    assert main(["bench", "--suite", str(write_suite(tmp_path, SMALL, "b.json")), "--out", str(tmp_path / "o2"),
-                 "--quiet", "--episode-timeout", "-5"]) == 2
-    assert "--episode-timeout must be a positive number of seconds" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # refused by the option's type
+        main(["bench", "--suite", str(write_suite(tmp_path, SMALL, "b.json")), "--out", str(tmp_path / "o2"),
+              "--quiet", "--episode-timeout", "-5"])
+    assert exited.value.code == 2 and "--episode-timeout" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="--episode-timeout must be a positive number of seconds"):
+        run_bench(suite, tmp_path / "o3", progress=False, episode_timeout=-5)
 
 
 def test_the_llm_smoke_suite_compares_an_llm_team_with_the_baselines_offline_by_default(tmp_path, capsys, monkeypatch):
@@ -739,3 +809,78 @@ def test_an_llm_bench_runs_where_an_event_loop_is_already_running(tmp_path):
     outcome = asyncio.run(notebook_cell())
     assert not outcome.failed
     assert len(list((tmp_path / "out" / "logs").glob("*llm*.jsonl.gz"))) == 2
+
+
+# ---------------------------------------------------------------------------- outside text in report.md
+
+EVIL = {"name": "ev|il <b>x</b>",
+        "description": "one | two\n# Injected heading\n<script>alert(1)</script> <img src=x onerror=alert(1)> \x1b[2J\x07 & done",
+        "seeds": 1, "groups": [
+            {"title": "T|1 <script>x</script>\n\x1b]0;PWNED\x07", "env": "day_trader_v0",
+             "conditions": [{"name": "c|<img src=x onerror=alert(1)>\x07", "set": {"rounds": 1}}],
+             "policies": [{"label": "p|\n<b>x</b>\x1b", "policy": "scripted"}, "llm"]}]}
+ENDPOINT_ERROR = "bad | thing\n<script>alert(1)</script>"
+
+
+@pytest.fixture
+def refusing_endpoint():
+    """An OpenAI-compatible endpoint answering every request 400 with a hostile message: its base URL."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"error": {"message": ENDPOINT_ERROR}}).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def cells(line: str) -> list[str]:
+    """A markdown table row's cells, split where GFM splits them: at each `|` not escaped."""
+    import re
+
+    return re.split(r"(?<!\\)\|", line.strip())[1:-1]
+
+
+def test_suite_text_and_endpoint_errors_reach_report_md_escaped(tmp_path, refusing_endpoint):
+    out = tmp_path / "out"
+    outcome = run_bench(load_suite(write_suite(tmp_path, EVIL)), out, model="m", base_url=refusing_endpoint, workers=1,
+                        progress=False, plots=False)
+    assert len(outcome.failed) == 1 and "bad | thing" in outcome.failed[0].error
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert not any(bad in md for bad in ("<script", "<img", "<b>", "\x1b", "\x07", "\n# Injected")), md
+    assert md.startswith("# Benchmark report: ev|il &lt;b&gt;x&lt;/b&gt;\n")
+    assert "one | two # Injected heading &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; [2J &amp; done" in md
+    assert "## T|1 &lt;script&gt;x&lt;/script&gt; ]0;PWNED (`day_trader_v0`)" in md
+    # every row of the results table has as many cells as its header
+    rows = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert rows and all(len(cells(ln)) == len(cells(rows[0])) for ln in rows[:3])
+    assert cells(rows[2])[:2] == [" c\\|&lt;img src=x onerror=alert(1)&gt; ", " p\\| &lt;b&gt;x&lt;/b&gt; "]
+    failed = section(md, "## Episodes without a result")
+    assert "HTTP 400: bad | thing &lt;script&gt;alert(1)&lt;/script&gt;)" in failed and failed.count("\n- ") == 1
+
+
+def test_labels_of_200_characters_run_into_bounded_file_names(tmp_path):
+    raw = {"name": "long", "seeds": 1, "groups": [{"title": "a" * 200, "env": "day_trader_v0", "max_steps": 3,
+                                                   "conditions": [{"name": "b" * 200, "set": {"rounds": 1}}],
+                                                   "policies": [{"label": "c" * 199 + "d", "policy": "cooperator"},
+                                                                {"label": "c" * 199 + "e", "policy": "defector"}]}]}
+    suite = load_suite(write_suite(tmp_path, raw))
+    outcome = run_bench(suite, tmp_path / "out", workers=1, progress=False, plots="png")
+    assert (outcome.ran, outcome.failed) == (2, [])
+    names = [p.name for p in (tmp_path / "out" / "logs").iterdir()] + [p.name for p in (tmp_path / "out" / "plots").iterdir()]
+    assert len(names) == 2 + 5 and max(map(len, names)) <= 255
+    assert "2 of 2 episodes complete" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")

@@ -25,6 +25,9 @@ from benchmarks.report import (
     build_report,
     csv_value,
     load_results,
+    md_cell,
+    md_code,
+    md_text,
     mean_sd,
     read_episode,
     scalar_metrics,
@@ -181,13 +184,13 @@ AGENTS = ["trader_1", "trader_2"]
 
 def write_log(folder: Path, name: str, *, group: str, condition: str, policy: str, seed: int, index=(0, 0, 0),
               metrics=None, returns=None, end: str | None = "end", env: str = "day_trader_v0", config=None,
-              suite: str = "hand", compress: bool = True, steps=()) -> Path:
+              suite: str = "hand", compress: bool = True, steps=(), run_extra=None, error: str = "RuntimeError: boom") -> Path:
     """An episode log as `teamenvs bench` writes it: header with run meta, a reset, and an end (or error) line."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.jsonl{'.gz' if compress else ''}"
     run = {"suite": suite, "group": group, "env": env, "condition": {"name": condition, "preset": None, "set": {}},
            "policy": {"label": policy, "policy": "scripted"}, "seed": seed, "max_steps": None, "index": list(index),
-           "description": ""}
+           "description": "", **(run_extra or {})}
     lines = [{"type": "header", "env_id": env, "version": "0", "preset": None, "seed": seed, "config": config or {},
               "agents": AGENTS, "run": run},
              {"type": "reset", "observations": {}}]
@@ -195,7 +198,7 @@ def write_log(folder: Path, name: str, *, group: str, condition: str, policy: st
     if end == "end":
         lines.append({"type": "end", "steps": 5, "returns": returns or {a: 0.0 for a in AGENTS}, "metrics": metrics or {}})
     elif end == "error":
-        lines.append({"type": "error", "step": 2, "error": "RuntimeError: boom"})
+        lines.append({"type": "error", "step": 2, "error": error})
     text = "".join(dumps(r) + "\n" for r in lines).encode()
     path.write_bytes(gzip.compress(text) if compress else text)
     return path
@@ -441,3 +444,71 @@ def test_action_sources_count_the_logged_sources_and_nothing_else_from_a_file():
 
     records = [{"type": "header", "env_id": "commons_v0"}, step("action line", "echo", None), step("constrained json", "| <b>x</b> |", 7)]
     assert _action_sources(records) == Counter({"action line": 1, "echo": 1, "constrained json": 1, "other": 1})
+
+
+# ---------------------------------------------------------------------------- duplicates, settings, outside text
+
+
+def test_a_log_copied_or_gunzipped_beside_its_original_is_counted_once(bench_folder, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(bench_folder / "logs", folder / "logs")
+    logs = folder / "logs"
+    original = logs / "Trade__baseline__cooperator__seed0.jsonl.gz"
+    shutil.copyfile(original, logs / "A_copy_Trade__baseline__cooperator__seed0.jsonl.gz")
+    (logs / "Trade__baseline__cooperator__seed1.jsonl").write_bytes(gzip.decompress((logs / "Trade__baseline__cooperator__seed1.jsonl.gz").read_bytes()))
+    assert main(["report", str(folder), "--plots", "none"]) == 0
+    printed = capsys.readouterr().out
+    assert "report: 12 of 12 episodes complete" in printed
+    assert "2 duplicate log(s) not counted" in printed
+    assert "A_copy_Trade__baseline__cooperator__seed0.jsonl.gz: the same episode as Trade__baseline__cooperator__seed0.jsonl.gz" in printed
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "12 of 12 episodes complete" in md
+    assert [r["n"] for r in table(md, "## Trade")] == ["2", "2", "2", "2"]
+    duplicates = section(md, "## Duplicate logs (not counted)")
+    assert "- `Trade__baseline__cooperator__seed1.jsonl`: the same episode as `Trade__baseline__cooperator__seed1.jsonl.gz`" in duplicates
+    assert "- `A_copy_Trade__baseline__cooperator__seed0.jsonl.gz`: the same episode as `Trade__baseline__cooperator__seed0.jsonl.gz`" in duplicates
+    assert (folder / "results.csv").read_bytes() == (bench_folder / "results.csv").read_bytes()  # each episode once
+
+
+def test_llm_episodes_run_under_other_settings_are_never_one_cell(tmp_path):
+    logs = tmp_path / "logs"
+
+    def llm_log(seed, temperature):
+        settings = {"base_url": "built-in offline server", "temperature": temperature, "max_output_tokens": 512}
+        write_log(logs, f"G__c__llm__seed{seed}", group="G", condition="c", policy="llm", seed=seed,
+                  metrics={"mean_final_wealth": 100 * (seed + 1)}, run_extra={"model": "random-valid", "settings": settings})
+
+    llm_log(0, 0.0)
+    llm_log(1, 0.0)
+    llm_log(2, 0.9)
+    report = build_report(tmp_path, plots=False)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    cells = [(r["policy"], r["n"]) for r in table(md, "## G")]
+    assert cells == [("llm (temperature=0.0)", "2"), ("llm (temperature=0.9)", "1")]
+    assert sorted(r["policy"] for r in load_results(tmp_path)) == ["llm (temperature=0.0)"] * 2 + ["llm (temperature=0.9)"]
+    assert "3 of 3 episodes complete" in report.summary()
+
+
+def test_markdown_escaping_of_outside_text():
+    evil = "a|b\n<script>alert(1)</script> <img src=x onerror=alert(1)> &\x1b[2J\x07\\|"
+    assert md_text(evil) == "a|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;[2J\\\\|"
+    assert md_cell(evil) == "a\\|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;[2J\\\\\\|"
+    assert md_text("# not a heading") == "\\# not a heading" and md_text("plain text_1 (x)") == "plain text_1 (x)"
+    assert md_code("name.jsonl.gz") == "`name.jsonl.gz`" and md_code("a`b\x1b") == "`` a`b\\x1b ``"
+
+
+def test_hostile_metric_names_and_errors_in_hand_written_logs_stay_in_their_cells(tmp_path):
+    logs = tmp_path / "logs"
+    for seed in (0, 1):
+        write_log(logs, f"G__c__p__seed{seed}", group="G", condition="c", policy="p", seed=seed,
+                  metrics={"x|y<b>\x1b[2J": seed, "mean_final_wealth": seed})
+    write_log(logs, "G__c__p__seed2", group="G", condition="c", policy="p", seed=2, end="error",
+              error="LLMError: HTTP 400: bad | thing\n<script>alert(1)</script>\x1b]0;PWNED\x07")
+    build_report(tmp_path, plots=False)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "<script" not in md and "<b>" not in md and "\x1b" not in md and "\x07" not in md
+    header = next(ln for ln in md.splitlines() if ln.startswith("| condition"))
+    assert "| x\\|y&lt;b&gt;[2J |" in header
+    assert "- `G__c__p__seed2.jsonl.gz`: error (LLMError: HTTP 400: bad | thing &lt;script&gt;alert(1)&lt;/script&gt;]0;PWNED)" in md
+    csv_text = (tmp_path / "results.csv").read_text(encoding="utf-8")
+    assert "\x1b" not in csv_text and ",x|y<b>\\x1b[2J," in csv_text  # control characters shown, not sent

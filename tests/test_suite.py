@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from benchmarks.suite import BUILTIN, Condition, PolicySpec, SuiteError, load_suite, parse_suite
+from benchmarks.suite import BUILTIN, MAX_LABEL_CHARS, Condition, PolicySpec, SuiteError, load_suite, parse_suite, slug
 from teamenvs.core.config import ConfigError
 from teamenvs.registry import list_envs
 
@@ -404,6 +404,32 @@ def test_the_error_points_at_the_group_it_is_in():
     raw["groups"][1]["policies"] = ["greedy", "cooperator"]
     with pytest.raises(SuiteError, match=FILE + r"\.groups\[1\]\.policies\[1\]: unknown baseline 'cooperator' for commons_v0"):
         parse(raw)
+
+
+def test_long_labels_give_bounded_distinct_file_names_and_short_ones_keep_theirs():
+    for text in ("VIRT-LAB ablations (4.3 / 5.3): easy map, 5 transporters", "easy+transporters_5+no_communication", "x" * 72):
+        assert slug(text) == re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")  # as before the bound
+    longest = "t" * MAX_LABEL_CHARS
+    raw = group(title=longest, conditions=[{"name": "c" * 199 + "1", "set": {"rounds": 2}}, {"name": "c" * 199 + "2", "set": {"rounds": 3}}],
+                policies=[{"label": "p" * 199 + "1", "policy": "cooperator"}, {"label": "p" * 199 + "2", "policy": "defector"}])
+    raw["seeds"] = [2**63 - 1, 0]
+    keys = [e.key for e in parse(raw).episodes()]
+    assert len(set(keys)) == len(keys) == 8
+    assert max(len(f"{k}.jsonl.gz".encode()) for k in keys) <= 255  # a file name's limit on Linux and macOS
+    assert all(re.fullmatch(r"[A-Za-z0-9.+_-]+", k) for k in keys)
+
+
+@pytest.mark.parametrize("fields, where", [
+    ({"title": "t" * 201}, "groups[0].title"),
+    ({"conditions": [{"name": "c" * 201, "set": {}}]}, "groups[0].conditions[0].name"),
+    ({"conditions": [{"set": {f"key_{i}": "v" * 20 for i in range(9)}}]}, "groups[0].conditions[0].name"),
+    ({"policies": [{"label": "p" * 201, "policy": "scripted"}]}, "groups[0].policies[0].label"),
+    ({"policies": [",".join(["cooperator"] * 20)]}, "groups[0].policies[0]"),
+])
+def test_a_label_longer_than_the_limit_names_its_field(fields, where):
+    with pytest.raises(SuiteError, match=FILE + re.escape(f".{where}: '") + r".*' is \d+ characters long, more than the 200 "
+                       r"a title, condition name or policy label may have; give"):
+        parse(group(**fields))
 
 
 def test_duplicate_group_titles():

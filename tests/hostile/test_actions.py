@@ -19,6 +19,7 @@ import pkgutil
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,8 @@ def package_patterns() -> dict[str, re.Pattern]:
 
 def _seeds(pattern: re.Pattern) -> list[str]:
     """Prefixes that let an attempt get past the pattern's literal words into its repeated parts."""
-    words = set(re.findall(r"[a-z]{2,}", pattern.pattern.lower()))
+    source = pattern.pattern.decode("latin-1") if isinstance(pattern.pattern, bytes) else pattern.pattern
+    words = set(re.findall(r"[a-z]{2,}", source.lower()))
     return sorted(words | {"", "1", "(1", "v1", "1 1", "1,1", "x=", "->"})
 
 
@@ -91,10 +93,12 @@ def superlinear_cases(pattern: re.Pattern, first_only: bool = False) -> list[tup
     exponential pattern costs a fraction of a second here rather than hours.
     """
     flagged = []
+    as_bytes = isinstance(pattern.pattern, bytes)  # a pattern over bytes (a log's lines) gets the same text, encoded
     for seed in _seeds(pattern):
         for filler in REGEX_FILLERS:
-            def text(size: int) -> str:
-                return seed + filler * (size // len(filler)) + "x"
+            def text(size: int) -> Any:
+                built = seed + filler * (size // len(filler)) + "x"
+                return built.encode("utf-8") if as_bytes else built
             small, double = _timed(pattern.findall, text(64)), _timed(pattern.findall, text(128))
             if double > 6 * small and double > 1e-4:
                 flagged.append((double / small, text(40)))

@@ -469,9 +469,15 @@ def _run_scripted_all(episodes: Sequence[Episode], out: Path, workers: int, prog
     with ProcessPoolExecutor(max_workers=min(workers, len(episodes)), initializer=_watch_parent,
                              initargs=(os.getpid(), str(out))) as pool:
         futures = [pool.submit(run_scripted, e, str(out), time_limit) for e in episodes]
-        for future in as_completed(futures):
-            outcomes.append(future.result())
-            progress.update(1, int(outcomes[-1].error is not None))
+        try:
+            for future in as_completed(futures):
+                outcomes.append(future.result())
+                progress.update(1, int(outcomes[-1].error is not None))
+        except KeyboardInterrupt:
+            # Ctrl-C: the episodes not yet started are dropped (leaving the block would wait for every one of them);
+            # those in progress end with the workers' own interrupt and are rerun on resume
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return outcomes
 
 

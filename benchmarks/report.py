@@ -707,7 +707,12 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
     if unfinished:
         lines.append("## Episodes without a result")
         lines.append("")
-        lines.append("Rerun the same `teamenvs bench` command to run them again.")
+        if any(r.status != "budget" for r in unfinished):
+            lines.append("Rerun the same `teamenvs bench` command to run the failed and incomplete ones again.")
+        if any(r.status == "budget" for r in unfinished):
+            lines.append("Those stopped by the budget (`--max-calls`, `--token-budget`) stop at the same place when rerun "
+                         "with it: to finish them, raise the budget and rerun into a new `--out` (or with `--force`, "
+                         "which runs the whole suite again).")
         lines.append("")
         for r in unfinished:
             lines.append(f"- {md_code(r.path.name)}: {r.status}" + (f" ({md_text(r.error)})" if r.error else ""))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -350,6 +351,34 @@ def test_a_real_kill_loses_only_the_episode_in_progress(tmp_path):
     assert (outcome.ran, outcome.skipped, outcome.failed) == (4 - len(complete), len(complete), [])
     assert {n: (out / "logs" / n).stat().st_mtime_ns for n in before} == before
     assert all(is_complete(log_path(out, e), e) for e in suite.episodes())
+
+
+def test_ctrl_c_stops_a_parallel_bench_at_once(tmp_path):
+    """SIGINT to the process group (a terminal's Ctrl-C) of `teamenvs bench --workers 2`: it stops within seconds
+    and runs no more episodes (before, the workers went on through every queued episode), and a rerun finishes."""
+    raw = {"name": "many", "seeds": 30, "groups": [{"title": "SAR", "env": "search_rescue_v0", "conditions": ["easy"], "policies": ["random"]}]}
+    path = write_suite(tmp_path, raw)
+    suite = load_suite(path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "teamenvs.cli", "bench", "--suite", str(path), "--out", str(out), "--workers", "2",
+                             "--quiet", "--plots", "none"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(is_complete(log_path(out, e), e) for e in suite.episodes()):
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        stopped_at = time.monotonic()
+        assert proc.wait(timeout=30) == 130
+        assert time.monotonic() - stopped_at < 10
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    complete = [e for e in suite.episodes() if is_complete(log_path(out, e), e)]
+    assert 1 <= len(complete) < 15, f"{len(complete)} of 30 episodes ran after Ctrl-C"
+    outcome = run_bench(suite, out, workers=2, progress=False, report=False)
+    assert outcome.skipped == len(complete) and outcome.failed == []
 
 
 def load_report_text(out: Path) -> str:

@@ -353,6 +353,12 @@ def test_a_budget_stopped_episode_is_reported_but_not_counted(server, tmp_path):
                        seed=0, log_dir=tmp_path)
     row = read_episode(next(tmp_path.glob("*.jsonl")))
     assert row.status == "budget" and "budget of 6 model calls" in row.error and not row.metrics
+    from benchmarks.report import build_report
+
+    build_report(tmp_path, plots=False)
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # a rerun with the same budget stops at the same place: the report says how to finish them instead
+    assert "Rerun the same" not in report and "raise the budget and rerun into a new `--out`" in report
 
 
 # ---------------------------------------------------------------------------- mixed teams

@@ -100,7 +100,7 @@ def test_too_many_lines_or_values_are_refused(small_bounds, tmp_path):
     lines.write_text(dumps(HEADER) + "\n" + "{}\n\n" * 99, encoding="utf-8")  # blank lines do not count
     assert len(read_log(lines)) == 100
     values = tmp_path / "values.jsonl.gz"
-    values.write_bytes(gzip.compress((dumps(HEADER) + "\n" + json.dumps({"type": "note", "x": [[]] * 1000}) + "\n").encode()))
+    values.write_bytes(gzip.compress((dumps(HEADER) + "\n" + json.dumps({"type": "note", "x": [[]] * 20_000}) + "\n").encode()))
     refused(values, "size: more than 1,000 JSON values", line=2)
 
 

@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 from benchmarks.report import MAX_MONTHS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
 from benchmarks.suite import slug
 from teamenvs.core.metrics import bootstrap_ci, flatten
+from teamenvs.core.text import printable
 
 FORMATS = PLOT_FORMATS
 DPI = 110  # PNG resolution: sharp on screen, small files; SVG and PDF are the ones for print
@@ -108,8 +109,9 @@ def metric_label(metric: str, goal: str | None, long: bool = False) -> str:
 
 
 def wrap(text: str, width: int = 16) -> str:
-    """A condition's or agent's name on short lines: broken after '+', then at '_' or spaces."""
-    parts = text.replace("+", "+\n").split("\n")
+    """A condition's or agent's name on short lines: broken after '+', then at '_' or spaces (control characters
+    shown as escapes: titles and labels come from suite files)."""
+    parts = printable(text).replace("+", "+\n").split("\n")
     return "\n".join(p if len(p) <= width else textwrap.fill(p.replace("_", "_ "), width).replace("_ ", "_") for p in parts)
 
 
@@ -220,11 +222,11 @@ def _finish(fig: Figure, title: str, axes: Sequence[Any], legend_title: str | No
     for ax in fig.axes:
         ax.yaxis.set_major_locator(MaxNLocator(nbins=5))  # fewer tick labels: enough to read, less to draw three times
     width = fig.get_figwidth()
-    fig.suptitle("\n".join(textwrap.fill(line, max(40, int(width * 12))) for line in title.split("\n")))
-    seen: dict[str, Any] = dict(zip(labels, handles))
+    fig.suptitle("\n".join(textwrap.fill(line, max(40, int(width * 12))) for line in printable(title).split("\n")))
+    seen: dict[str, Any] = dict(zip(map(printable, labels), handles))
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, handle)
+            seen.setdefault(printable(label), handle)
     if seen:
         longest = max(len(t) for t in seen)
         ncol = max(1, min(len(seen), int(width * 72 / (longest * 5.2 + 40))))

@@ -376,3 +376,18 @@ def test_bad_input_is_drawn_without_an_error(tmp_path):
     (point,) = series_points(odd, SERIES["day_trader_v0"], "c", "only")
     assert point[0] == 2 and point[1].mean == 1.0  # round 1 had no investment in any seed: no point, not a zero
     assert estimate([float("nan"), None]) is None and estimate([1.0, float("inf")]).points == (1.0,)
+
+
+def test_control_characters_of_suite_text_are_drawn_as_escapes():
+    """Titles and labels come from suite files: an ESC drew a missing-glyph box (and a warning per figure)."""
+    from matplotlib.figure import Figure
+
+    from benchmarks.figures import _finish, wrap
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.bar([0], [1], label="co\x1b[31mop")
+    ax.set_title(wrap("cond\x07ition"))
+    _finish(fig, "Trade \x1b[31m red", [ax])
+    assert fig._suptitle.get_text() == "Trade \\x1b[31m red" and ax.get_title() == "cond\\x07ition"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["co\\x1b[31mop"]

@@ -671,6 +671,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
             lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
         lines.append("")
         lines += sources_markdown(g, usage_cells)
+    lines += probes_markdown(g)
     if plots:
         from benchmarks.figures import caption
 
@@ -683,6 +684,49 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
             alt = md_text(g.title).replace("[", "\\[").replace("]", "\\]")
             lines += [f"{'' if linked == 'pdf' else '!'}[{kind}: {alt}]({name})", "", f"*{md_text(caption(full, kind))}*", ""]
     return lines
+
+
+def _at(metrics: Mapping[str, Any], path: Sequence[str]) -> float | None:
+    """The number at `path` in nested metrics (None: absent, not a number)."""
+    value: Any = metrics
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return float(value) if _is_number(value) else None
+
+
+def probes_markdown(g: GroupReport) -> list[str]:
+    """Where agents were probed or interviewed (LLM policies with `probes_every`, `interview`): per cell, the probed
+    steps, mean confidence, alignment of each probe question (mean pairwise similarity of the agents' answers) and
+    each interview dimension's mean rating, over the episodes that have it."""
+    cells = [(c, p) for c in g.conditions for p in g.policies
+             if any(isinstance(r.metrics.get(k), Mapping) for r in g.cells.get((c, p), []) for k in ("probes", "interview"))]
+    if not cells:
+        return []
+    rows = [r for cell in cells for r in g.cells[cell]]
+    questions = sorted({q for r in rows for q in (_at_map(r.metrics, ("probes", "alignment")))})
+    dimensions = sorted({d for r in rows for d in (_at_map(r.metrics, ("interview", "dimensions")))})
+    columns = [("probed steps", ("probes", "probed_steps")), ("confidence", ("probes", "confidence", "all"))]
+    columns += [(f"alignment: {q}", ("probes", "alignment", q, "all")) for q in questions]
+    columns += [(f"interview: {d}", ("interview", "dimensions", d)) for d in dimensions]
+    lines = ["Probes and interview per episode (mean ± sd; alignment: mean similarity of the agents' answers, 0-1; "
+             "ratings 1-10):", "", "| condition | policy | " + " | ".join(md_cell(name) for name, _ in columns) + " |",
+             "|---|---|" + "---:|" * len(columns)]
+    for c, p in cells:
+        cell = g.cells[(c, p)]
+        shown = []
+        for _, path in columns:
+            xs = [x for x in (_at(r.metrics, path) for r in cell) if x is not None]
+            m, sd = mean_sd(xs) if xs else (None, None)
+            shown.append("–" if m is None else f"{m:,.2f} ± {sd:,.2f}" + (f" ({len(xs)}/{len(cell)})" if len(xs) < len(cell) else ""))
+        lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(shown) + " |")
+    return lines + [""]
+
+
+def _at_map(metrics: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any]:
+    value: Any = metrics
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
 
 
 def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "",

@@ -83,6 +83,16 @@ def test_an_llm_episode_logs_probe_answers_and_interview(server, tmp_path):
     # probes and interview questions are model calls too
     acted = sum(1 for s in step_records(records) for e in s["agents"].values() if "reply" in e)
     assert result.usage["total"]["calls"] == acted + 3 * 3 + 3 * len(INTERVIEW_ITEMS)
+    # and the report shows them (they reached only results.csv before)
+    from benchmarks.report import build_report
+
+    build_report(tmp_path, plots=False)
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    table = report[report.index("Probes and interview per episode"):].split("\n\n")[1].splitlines()
+    assert table[0].startswith("| condition | policy | probed steps | confidence | alignment: plan |")
+    assert all(f"interview: {d}" in table[0] for d in DIMENSIONS)
+    confidence = result.metrics["probes"]["confidence"]["all"]
+    assert table[2].split(" | ")[2:4] == ["3.00 ± 0.00", f"{confidence:,.2f} ± 0.00"]
 
 
 def test_scripted_policies_are_not_probed():

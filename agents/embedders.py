@@ -177,6 +177,7 @@ class HashingEmbedder:
         self.stop_words = frozenset(stop_words or ())
         self._key = seed.to_bytes(8, "little")
         self._cache: dict[str, tuple[int, float]] = {}
+        self._word_cache: dict[str, tuple[list[int], list[float]]] = {}
 
     @property
     def signature(self) -> str:
@@ -217,19 +218,45 @@ class HashingEmbedder:
                     out += [("c:" + padded[i : i + n], self.char_weight) for i in range(len(padded) - n + 1)]
         return out
 
+    def _ngrams(self, word: str) -> tuple[list[int], list[float]]:
+        """(buckets, signed weights) of `word`'s character n-grams, in `features`' order; cached per word (a long
+        text's words repeat, and hashing every n-gram of every word was most of embedding it)."""
+        hit = self._word_cache.get(word)
+        if hit is None:
+            n, weight, padded = self.char_ngram, self.char_weight, f"#{word}#"
+            pairs = [self._bucket("c:" + padded[i : i + n]) for i in range(len(padded) - n + 1)] if len(padded) > n else []
+            hit = ([b for b, _ in pairs], [sign * weight for _, sign in pairs])
+            if len(self._word_cache) >= 1 << 18:
+                self._word_cache.clear()
+            self._word_cache[word] = hit
+        return hit
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Float32 `(len(texts), dim)` array, rows L2-normalised (zeros for a text without words)."""
+        """Float32 `(len(texts), dim)` array, rows L2-normalised (zeros for a text without words).
+
+        The features of `features`, hashed and added up in the same order (so the same sums, to the bit)."""
         texts = _check_texts(texts)
         flat: list[int] = []
         values: list[float] = []
         bucket = self._bucket
         dim = self.dim
+        n = self.char_ngram if self.char_weight else 0
         for row, text in enumerate(texts):
             base = row * dim
-            for feature, weight in self.features(text):
-                b, sign = bucket(feature)
-                flat.append(base + b)
-                values.append(sign * weight)
+            words = tokenize(text)
+            content = [w for w in words if w not in self.stop_words] or words
+            for prefix, weight, feats in (("w:", self.word_weight, content),
+                                          ("b:", self.bigram_weight, [a + " " + b for a, b in itertools.pairwise(content)])):
+                if weight:
+                    for feature in feats:
+                        b, sign = bucket(prefix + feature)
+                        flat.append(base + b)
+                        values.append(sign * weight)
+            if n:
+                for w in content:
+                    buckets, signed = self._ngrams(w)
+                    flat.extend([base + b for b in buckets])
+                    values.extend(signed)
         counts = np.bincount(np.asarray(flat, dtype=np.int64), weights=np.asarray(values, dtype=np.float64), minlength=len(texts) * dim)
         return l2_normalize(counts.reshape(len(texts), dim))
 

@@ -315,6 +315,23 @@ def test_hashing_embedder_is_identical_across_processes():
     assert outs == [here, here]
 
 
+@pytest.mark.parametrize("options", [{}, {"char_ngram": 0}, {"char_ngram": 4, "bigram_weight": 0.0}, {"dim": 64, "seed": 7, "word_weight": 0.0}])
+def test_hashing_embedder_adds_up_its_features_in_their_order(options):
+    """`embed` hashes the features `features` lists and adds them up in that order, bit for bit (it caches each
+    word's character n-grams; the order of the sums is what makes the vectors identical to before)."""
+    emb = HashingEmbedder(**options)
+    rng = random.Random(0)
+    vocabulary = ["victim", "medic", "the", "of", "room", "Straße", "ﬁne", "x" * 40, "a", "invest", "group", "40"]
+    texts = ["", "the of a", "x" * 5000] + [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 400))) for _ in range(40)]
+    for text in texts:
+        expected = np.zeros(emb.dim)
+        for feature, weight in emb.features(text):
+            bucket, sign = emb._bucket(feature)
+            expected[bucket] += sign * weight
+        assert np.array_equal(emb.embed([text])[0], l2_normalize(expected[None, :])[0]), text[:60]
+    assert np.array_equal(emb.embed(texts), np.vstack([emb.embed([t]) for t in texts]))
+
+
 def test_hashing_embedder_shape_normalisation_and_seed():
     emb = HashingEmbedder(dim=64)
     v = emb.embed(["one two three", "Four five", "", "!!!"])

@@ -151,15 +151,21 @@ BUILTIN_ENDPOINT = "built-in offline server"
 
 def recorded_endpoint(base_url: str | None) -> str:
     """The endpoint as the logs record it: the built-in server (its port changes every run), or the URL
-    without credentials, query or fragment (scheme, host, port and path)."""
+    without credentials, query or fragment, written one way (scheme and host in lower case, no default port,
+    no trailing slash), so that two spellings of one endpoint are one endpoint."""
     url = base_url or os.environ.get("OPENAI_BASE_URL")  # as `agents.llm.server.resolve_endpoint` picks it
     if not url:
         return BUILTIN_ENDPOINT
     try:
         parts = urlsplit(url)
-    except ValueError:  # not a URL: the client refuses it before any episode runs
+        port = parts.port
+    except ValueError:  # not a URL (or a bad port): the client refuses it before any episode runs
         return "not a URL"
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path.rstrip("/"), "", ""))
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host += f":{port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 def recorded_settings(base_url: str | None, temperature: float, max_output_tokens: int, max_calls: int | None,

@@ -237,7 +237,8 @@ def read_episode(path: Path) -> EpisodeRow:
     condition = run.get("condition") or {}
     policy = run.get("policy") or {}
     # a plain `teamenvs run` log is named <env id>_<policy>_seed<N>
-    stem = re.sub(r"_seed\d+$", "", path.name.split(".jsonl")[0]).removeprefix(f"{head['env_id']}_")
+    # (or <env id>_<policy>_seed<N>-<k> where that name was taken: `agents.claim_log_name`)
+    stem = re.sub(r"_seed\d+(?:-\d+)?$", "", path.name.split(".jsonl")[0]).removeprefix(f"{head['env_id']}_")
     last = records[-1]
     status = {"end": "complete", "error": "error"}.get(last.get("type"), "incomplete")
     if status == "complete" and last.get("status") == "budget":
@@ -363,16 +364,27 @@ def _episode_outcome(row: EpisodeRow) -> tuple[str, bool]:
 def split_by_settings(rows: Sequence[EpisodeRow]) -> None:
     """Where episodes of one llm policy of a group ran under different settings (model, endpoint, temperature, ...),
     name each apart by the settings that differ, e.g. `llm (temperature=0.9)`, so no cell mixes them."""
-    by_policy: dict[tuple[str, str], list[EpisodeRow]] = defaultdict(list)
+    by_policy: dict[tuple[str, str, str], list[EpisodeRow]] = defaultdict(list)
     for r in rows:
         if r.settings:
-            by_policy[(r.group, r.policy)].append(r)
-    for members in by_policy.values():
+            by_policy[(r.suite, r.group, r.policy)].append(r)
+    for (suite, group, _), members in by_policy.items():
         keys = list(dict.fromkeys(k for r in members for k in r.settings))
         differ = [k for k in keys if len({dumps(r.settings.get(k, NOT_RECORDED)) for r in members}) > 1]
-        for r in members if differ else ():
-            shown = ", ".join(f"{k}={r.settings.get(k, NOT_RECORDED)}" for k in differ)
-            r.policy = f"{r.policy} ({shown})"
+        if not differ:
+            continue
+        # a new name must not be one the group already has (a suite may label another policy so)
+        taken = {r.policy for r in rows if (r.suite, r.group) == (suite, group) and r not in members}
+        names: dict[str, str] = {}
+        for r in members:
+            shown = f"{r.policy} ({', '.join(f'{k}={r.settings.get(k, NOT_RECORDED)}' for k in differ)})"
+            if shown not in names:
+                name, k = shown, 2
+                while name in taken:
+                    name, k = f"{shown} #{k}", k + 1
+                names[shown] = name
+                taken.add(name)
+            r.policy = names[shown]
 
 
 # ---------------------------------------------------------------------- numbers
@@ -472,12 +484,13 @@ def load_results(folder: str | Path) -> list[dict[str, str]]:
 
 
 # ---------------------------------------------------------------------- report.md
-MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "`": "\\`"})
 
 
 def md_text(text: Any) -> str:
     """Outside text (suite, group, condition, policy and metric names, descriptions, errors) as Markdown prose: one
-    line, no control characters, HTML escaped, a leading `#` not a heading."""
+    line, no control characters, HTML escaped, no link, image or code span (`[`, `]` and backticks escaped), a
+    leading `#` not a heading."""
     line = clean_text(str(text)).translate(MARKDOWN_ESCAPES)
     return "\\" + line if line.startswith("#") else line
 
@@ -516,9 +529,10 @@ def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
     from teamenvs.core.metrics import metric_goals
 
     complete = sorted((r for r in rows if r.status == "complete"), key=suite_order)
+    suites = {r.suite for r in complete}
     groups: dict[str, list[EpisodeRow]] = {}
-    for r in complete:
-        groups.setdefault(r.group, []).append(r)
+    for r in complete:  # two suites in one folder may share a group title: never pooled
+        groups.setdefault(f"{r.suite}: {r.group}" if len(suites) > 1 and r.suite else r.group, []).append(r)
     reports = []
     for title, members in groups.items():
         conditions = list(dict.fromkeys(r.condition for r in sorted(members, key=lambda r: (r.order[1], r.condition))))
@@ -681,7 +695,7 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
         lines += [f"Figures ({also}):", ""]
         for kind, name in plots.items():
             # a PDF is not an image a Markdown viewer shows: linked, not embedded
-            alt = md_text(g.title).replace("[", "\\[").replace("]", "\\]")
+            alt = md_text(g.title)
             lines += [f"{'' if linked == 'pdf' else '!'}[{kind}: {alt}]({name})", "", f"*{md_text(caption(full, kind))}*", ""]
     return lines
 
@@ -691,7 +705,7 @@ def _at(metrics: Mapping[str, Any], path: Sequence[str]) -> float | None:
     value: Any = metrics
     for key in path:
         value = value.get(key) if isinstance(value, Mapping) else None
-    return float(value) if _is_number(value) else None
+    return float(value) if _is_number(value) and math.isfinite(value) else None
 
 
 def probes_markdown(g: GroupReport) -> list[str]:

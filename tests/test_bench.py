@@ -664,6 +664,11 @@ def test_resuming_under_other_llm_settings_is_refused_naming_them(tmp_path, serv
 def test_the_endpoint_is_recorded_without_credentials(monkeypatch):
     assert recorded_endpoint("https://user:sk-secret@api.example.com:8443/v1/?api-key=sk-x#frag") == "https://api.example.com:8443/v1"
     assert recorded_endpoint(None) == "built-in offline server"  # its port changes every run
+    # one endpoint, however it is spelt
+    same = {recorded_endpoint(u) for u in ("http://localhost:8765/v1", "HTTP://LocalHost:8765/v1/", "http://localhost:8765/v1?x=1")}
+    assert same == {"http://localhost:8765/v1"}
+    assert recorded_endpoint("https://api.example.com:443/v1") == recorded_endpoint("https://API.example.com/v1") == "https://api.example.com/v1"
+    assert recorded_endpoint("http://[::1]:80/v1") == "http://[::1]/v1" and recorded_endpoint("http://h:99999/v1") == "not a URL"
     monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
     assert recorded_endpoint(None) == "http://localhost:8000/v1"
 
@@ -892,8 +897,8 @@ def test_suite_text_and_endpoint_errors_reach_report_md_escaped(tmp_path, refusi
     md = (out / "report.md").read_text(encoding="utf-8")
     assert not any(bad in md for bad in ("<script", "<img", "<b>", "\x1b", "\x07", "\n# Injected")), md
     assert md.startswith("# Benchmark report: ev|il &lt;b&gt;x&lt;/b&gt;\n")
-    assert "one | two # Injected heading &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; [2J &amp; done" in md
-    assert "## T|1 &lt;script&gt;x&lt;/script&gt; ]0;PWNED (`day_trader_v0`)" in md
+    assert "one | two # Injected heading &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; \\[2J &amp; done" in md
+    assert "## T|1 &lt;script&gt;x&lt;/script&gt; \\]0;PWNED (`day_trader_v0`)" in md
     # every row of the results table has as many cells as its header
     rows = [ln for ln in md.splitlines() if ln.startswith("|")]
     assert rows and all(len(cells(ln)) == len(cells(rows[0])) for ln in rows[:3])

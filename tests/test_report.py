@@ -491,9 +491,11 @@ def test_llm_episodes_run_under_other_settings_are_never_one_cell(tmp_path):
 
 def test_markdown_escaping_of_outside_text():
     evil = "a|b\n<script>alert(1)</script> <img src=x onerror=alert(1)> &\x1b[2J\x07\\|"
-    assert md_text(evil) == "a|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;[2J\\\\|"
-    assert md_cell(evil) == "a\\|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;[2J\\\\\\|"
+    assert md_text(evil) == "a|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;\\[2J\\\\|"
+    assert md_cell(evil) == "a\\|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;\\[2J\\\\\\|"
     assert md_text("# not a heading") == "\\# not a heading" and md_text("plain text_1 (x)") == "plain text_1 (x)"
+    # no live link, image or code span from outside text
+    assert md_text("![t](http://evil/p.png) [click](javascript:x) `code`") == "!\\[t\\](http://evil/p.png) \\[click\\](javascript:x) \\`code\\`"
     assert md_code("name.jsonl.gz") == "`name.jsonl.gz`" and md_code("a`b\x1b") == "`` a`b\\x1b ``"
 
 
@@ -508,7 +510,43 @@ def test_hostile_metric_names_and_errors_in_hand_written_logs_stay_in_their_cell
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "<script" not in md and "<b>" not in md and "\x1b" not in md and "\x07" not in md
     header = next(ln for ln in md.splitlines() if ln.startswith("| condition"))
-    assert "| x\\|y&lt;b&gt;[2J |" in header
-    assert "- `G__c__p__seed2.jsonl.gz`: error (LLMError: HTTP 400: bad | thing &lt;script&gt;alert(1)&lt;/script&gt;]0;PWNED)" in md
+    assert "| x\\|y&lt;b&gt;\\[2J |" in header
+    assert "- `G__c__p__seed2.jsonl.gz`: error (LLMError: HTTP 400: bad | thing &lt;script&gt;alert(1)&lt;/script&gt;\\]0;PWNED)" in md
     csv_text = (tmp_path / "results.csv").read_text(encoding="utf-8")
     assert "\x1b" not in csv_text and ",x|y<b>\\x1b[2J," in csv_text  # control characters shown, not sent
+
+
+def test_a_renamed_llm_label_never_takes_another_policys_name(tmp_path):
+    """A suite may label a scripted policy 'llm (temperature=0.9)': the llm episodes at 0.9 get another name."""
+    logs = tmp_path / "logs"
+    for seed in (0, 1):
+        write_log(logs, f"G__c__decoy__seed{seed}", group="G", condition="c", policy="llm (temperature=0.9)", seed=seed,
+                  metrics={"mean_final_wealth": 7})
+    for seed, temperature in ((0, 0.0), (1, 0.9)):
+        write_log(logs, f"G__c__llm__seed{seed}", group="G", condition="c", policy="llm", seed=seed, metrics={"mean_final_wealth": 100},
+                  run_extra={"model": "m", "settings": {"temperature": temperature}})
+    build_report(tmp_path, plots=False)
+    cells = [(r["policy"], r["n"]) for r in table((tmp_path / "report.md").read_text(encoding="utf-8"), "## G")]
+    assert sorted(cells) == [("llm (temperature=0.0)", "1"), ("llm (temperature=0.9)", "2"), ("llm (temperature=0.9) #2", "1")]
+
+
+def test_two_suites_in_one_folder_are_never_pooled(tmp_path):
+    logs = tmp_path / "logs"
+    for suite, wealth in (("short", 100), ("long", 300)):
+        for seed in (0, 1):
+            write_log(logs, f"{suite}_G__c__p__seed{seed}", suite=suite, group="G", condition="c", policy="p", seed=seed,
+                      metrics={"mean_final_wealth": wealth})
+    build_report(tmp_path, plots=False)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert [r["n"] for r in table(md, "## short: G")] == ["2"] and [r["n"] for r in table(md, "## long: G")] == ["2"]
+
+
+def test_teamenvs_run_logs_renamed_when_taken_keep_their_policy(tmp_path, capsys):
+    """`run` gives a taken name the next free one (`..._seed0-2`): the report still reads the policy from it."""
+    folder = tmp_path / "runs"
+    for preset in ("baseline", "group_size_6"):
+        assert main(["run", "day_trader_v0", "--episodes", "2", "--preset", preset, "--log-dir", str(folder)]) == 0
+    assert sorted(p.name for p in folder.iterdir())[:2] == ["day_trader_v0_scripted_seed0-2.jsonl", "day_trader_v0_scripted_seed0.jsonl"]
+    build_report(folder, plots=False)
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "policies: scripted." in md and "seed0-2" not in md.split("## Episodes")[0]

@@ -399,10 +399,13 @@ class _LogText:
 
 
 def _open_regular(path: str | Path) -> Any:
-    """`path` opened for bytes; `LogError` for a device or socket (whose reading may never end) or a file too large."""
+    """`path` opened for bytes; `LogError` for a folder, for what is not a regular file (a device, pipe or socket, whose
+    reading may never end or never start) and for a file too large."""
     status = os.stat(path)
-    if not (stat.S_ISREG(status.st_mode) or stat.S_ISFIFO(status.st_mode)):
-        raise LogError(path, None, "file", "a device or socket, not an episode log file")
+    if stat.S_ISDIR(status.st_mode):
+        raise LogError(path, None, "file", "a folder, not an episode log file")
+    if not stat.S_ISREG(status.st_mode):
+        raise LogError(path, None, "file", "not a regular file (a device, pipe or socket), not an episode log file")
     if status.st_size > MAX_LOG_BYTES:
         raise _too_large(path)
     return open(path, "rb")

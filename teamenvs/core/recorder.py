@@ -293,7 +293,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
     not UTF-8, data after the gzip stream, a line that is not a JSON object (unless it is the
     cut-off last line, below), and a field of the wrong type for the log's readers (`RECORD_CHECKS`).
     A file larger than `MAX_LOG_BYTES` (decompressed), of more than `MAX_LOG_LINES` lines or `MAX_LOG_VALUES`
-    values, and a device, are refused as not a log, so that reading takes bounded time and memory.
+    values, and what is not a regular file (a device, a pipe, a folder), are refused as not a log, so that reading takes bounded time and memory.
 
     A log cut off mid-write (a killed writer: a last line without its newline, a gzip stream
     that just stops) is read up to its last whole line. Such a log is never complete: an `end`

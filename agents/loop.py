@@ -210,6 +210,8 @@ def claim_log_name(log_dir: str | Path, name: str, suffix: str = ".jsonl") -> st
     """`name`, or the first of `name-2`, `name-3`, ... with no `<name><suffix>` log in `log_dir` yet. The file is
     created (empty, exclusively) at once, so a run beside this one cannot claim it too."""
     folder = Path(log_dir)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"the log folder {folder} is a file, not a folder")
     folder.mkdir(parents=True, exist_ok=True)
     n = 1
     while True:

@@ -324,3 +324,10 @@ def test_a_default_log_name_never_replaces_a_log(tmp_path):
     assert third.log_path.name == "day_trader_v0_seed0-2.jsonl" and third.metrics != first.metrics
     named = agents.run_episode(env, agents.make_policies(env, "defector"), seed=0, log_dir=tmp_path, log_name="day_trader_v0_seed0")
     assert named.log_path == first.log_path and first.log_path.read_bytes() != kept
+
+
+def test_a_log_folder_that_is_a_file_is_said_to_be_one(tmp_path):
+    (tmp_path / "runs").write_text("not a folder")
+    env = teamenvs.make("day_trader_v0", rounds=1)
+    with pytest.raises(NotADirectoryError, match="the log folder .*runs is a file, not a folder"):
+        agents.run_episode(env, agents.make_policies(env, "cooperator"), seed=0, log_dir=tmp_path / "runs")

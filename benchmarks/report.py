@@ -700,12 +700,12 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
     return lines
 
 
-def _at(metrics: Mapping[str, Any], path: Sequence[str]) -> float | None:
-    """The number at `path` in nested metrics (None: absent, not a number)."""
+def _at(metrics: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at `path` in nested metrics (None where the path does not lead anywhere)."""
     value: Any = metrics
     for key in path:
         value = value.get(key) if isinstance(value, Mapping) else None
-    return float(value) if _is_number(value) and math.isfinite(value) else None
+    return value
 
 
 def probes_markdown(g: GroupReport) -> list[str]:
@@ -717,8 +717,10 @@ def probes_markdown(g: GroupReport) -> list[str]:
     if not cells:
         return []
     rows = [r for cell in cells for r in g.cells[cell]]
-    questions = sorted({q for r in rows for q in (_at_map(r.metrics, ("probes", "alignment")))})
-    dimensions = sorted({d for r in rows for d in (_at_map(r.metrics, ("interview", "dimensions")))})
+    def keys(path: tuple[str, ...]) -> list[str]:
+        return sorted({k for r in rows if isinstance(found := _at(r.metrics, path), Mapping) for k in found})
+
+    questions, dimensions = keys(("probes", "alignment")), keys(("interview", "dimensions"))
     columns = [("probed steps", ("probes", "probed_steps")), ("confidence", ("probes", "confidence", "all"))]
     columns += [(f"alignment: {q}", ("probes", "alignment", q, "all")) for q in questions]
     columns += [(f"interview: {d}", ("interview", "dimensions", d)) for d in dimensions]
@@ -729,18 +731,11 @@ def probes_markdown(g: GroupReport) -> list[str]:
         cell = g.cells[(c, p)]
         shown = []
         for _, path in columns:
-            xs = [x for x in (_at(r.metrics, path) for r in cell) if x is not None]
+            xs = [float(x) for x in (_at(r.metrics, path) for r in cell) if _is_number(x) and math.isfinite(x)]
             m, sd = mean_sd(xs) if xs else (None, None)
             shown.append("–" if m is None else f"{m:,.2f} ± {sd:,.2f}" + (f" ({len(xs)}/{len(cell)})" if len(xs) < len(cell) else ""))
         lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(shown) + " |")
     return lines + [""]
-
-
-def _at_map(metrics: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any]:
-    value: Any = metrics
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
 
 
 def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], plots: Mapping[str, Mapping[str, str]], plot_note: str = "",

@@ -26,6 +26,14 @@ from teamenvs.core.recorder import EpisodeRecorder, read_log
 T = TypeVar("T")
 
 
+def _seen(future: asyncio.Future) -> None:
+    """Mark a finished future's exception as seen: `asyncio.wait_for` cancels the step's calls at the deadline or
+    at Ctrl-C and never reads what they ended with, and asyncio then prints "exception was never retrieved" and
+    the cancelled calls' tracebacks after the run has stopped (the stop itself is reported by the caller)."""
+    if not future.cancelled():
+        future.exception()
+
+
 class EpisodeTimeout(Exception):
     """An episode ran past its wall-clock limit (`time_limit`); its log ends with an error line."""
 
@@ -144,6 +152,7 @@ async def arun_episode(
                 asking = [a for a in env.agents if infos[a]["needs_action"]]
                 # every agent's call runs to its end (so its usage is counted) before a failure is raised
                 calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking), return_exceptions=True)
+                calls.add_done_callback(_seen)
                 if deadline is None:
                     actions = await calls
                 else:

@@ -10,6 +10,8 @@ inside an event loop.
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import time
 
 import pytest
@@ -331,3 +333,23 @@ def test_a_log_folder_that_is_a_file_is_said_to_be_one(tmp_path):
     env = teamenvs.make("day_trader_v0", rounds=1)
     with pytest.raises(NotADirectoryError, match="the log folder .*runs is a file, not a folder"):
         agents.run_episode(env, agents.make_policies(env, "cooperator"), seed=0, log_dir=tmp_path / "runs")
+
+
+def test_a_cancelled_episode_leaves_no_never_retrieved_calls_behind(caplog):
+    """Ctrl-C in an LLM run cancels the episode's task while its calls wait on the model: `asyncio.wait_for` cancels
+    the step's gathered calls and never reads how they ended, and asyncio printed "_GatheringFuture exception was
+    never retrieved" with the calls' tracebacks after the run had stopped."""
+    env = teamenvs.make("commons_v0")
+    policies = {a: Stalling() for a in env.possible_agents}
+
+    async def cancelled_midway():
+        task = asyncio.ensure_future(agents.arun_episode(env, policies, seed=0, time_limit=60))
+        await asyncio.sleep(0.2)  # every agent's call is waiting now
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(cancelled_midway())
+        gc.collect()  # a future's unread exception is reported when it is collected
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]

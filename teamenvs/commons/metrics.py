@@ -20,10 +20,13 @@ def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """GovSim-style measures of a commons episode, from its month events and header alone.
 
     survival_time: the month in which the fishery collapsed, else the months played (the
-    horizon, for a complete episode); efficiency: total catch / `max_sustainable_total` of
-    the header's config; equality: 1 - Gini of the fishers' catches; over_usage_rate: share
-    of monthly requests above that month's sustainable per-fisher share (a `wait`, or a
-    missing or invalid action, is a request of 0).
+    horizon, for a complete episode); survived: no collapse up to the horizon (None for an
+    episode cut before the horizon without a collapse, by a step cap or a budget: whether
+    the fishery would have lasted is unknown, and survival curves treat it as censored);
+    efficiency: total catch / `max_sustainable_total` of the header's config (None where no
+    catch is sustainable, `regrowth_factor` 1); equality: 1 - Gini of the fishers' catches;
+    over_usage_rate: share of monthly requests above that month's sustainable per-fisher
+    share (a `wait`, or a missing or invalid action, is a request of 0).
     """
     head = header(records)
     agents = head["agents"]
@@ -42,10 +45,10 @@ def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     benchmark = max_sustainable_total(config)
     return {
         "survival_time": collapse if collapse is not None else len(months),
-        "survived": collapse is None,
+        "survived": False if collapse is not None else True if len(months) >= config.months else None,
         "total_gain": total,
         "gain": gain,
-        "efficiency": total / benchmark if benchmark else 0.0,
+        "efficiency": total / benchmark if benchmark else None,
         "equality": 1.0 - gini(gain.values()),
         "over_usage_rate": over / requests if requests else 0.0,
         "total_messages": len(message_events(records)),

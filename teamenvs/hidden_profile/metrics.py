@@ -5,6 +5,8 @@
   for the initial vote.
 - `vote_change_rate`: share of members whose final vote differs from their initial one (an abstention is a
   vote of its own).
+- A vote that was never held (an episode cut before it, by a step cap or a budget) leaves the measures of that
+  vote undefined (None), not a vote for nobody: a cut episode is no evidence of a wrong vote or a change of mind.
 - `mention_rate`: share of messages that both paraphrase one of the key facts (the best candidate's unique
   strengths, matched with the pattern shipped with each) and name the best candidate by its standalone
   letter (C.2); `key_facts_surfaced`: share of the key facts some message paraphrased.
@@ -76,19 +78,24 @@ def hidden_profile_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     profile = _profile(records)
     best = profile.best
     votes: dict[str, dict[str, str | None]] = {"initial": {a: None for a in agents}, "final": {a: None for a in agents}}
+    held: set[str] = set()  # the votes that took place (a member who did not vote in one abstained)
     for step in step_records(records):
         for e in step.get("events", ()):
             if e.get("type") == "votes":
                 votes[e["phase"]] = {a: e["votes"].get(a) for a in agents}
+                held.add(e["phase"])
     initial, final = votes["initial"], votes["final"]
     n = len(agents)
+
+    def share_of(phase: str, count: int) -> float | None:
+        return count / n if phase in held else None
     messages = message_events(records)
     texts = [m["message"] for m in messages]
     return {
-        "final_vote_accuracy": sum(final[a] == best for a in agents) / n,
-        "majority_correct": majority(final) == best,
-        "initial_vote_accuracy": sum(initial[a] == best for a in agents) / n,
-        "vote_change_rate": sum(final[a] != initial[a] for a in agents) / n,
+        "final_vote_accuracy": share_of("final", sum(final[a] == best for a in agents)),
+        "majority_correct": majority(final) == best if "final" in held else None,
+        "initial_vote_accuracy": share_of("initial", sum(initial[a] == best for a in agents)),
+        "vote_change_rate": sum(final[a] != initial[a] for a in agents) / n if held >= {"initial", "final"} else None,
         "mention_rate": mention_rate(texts, profile),
         "key_facts_surfaced": key_facts_surfaced(texts, profile),
         "mean_message_words": sum(m["words"] for m in messages) / len(messages) if messages else 0.0,

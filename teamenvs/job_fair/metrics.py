@@ -151,7 +151,7 @@ def job_fair_metrics(records: Sequence[dict[str, Any]], step_mapper: StepMapper 
     company_identification = all(per_seeker.values())
     return {
         "company_identification": company_identification,
-        "company_identification_rate": sum(per_seeker.values()) / len(per_seeker) if per_seeker else 1.0,
+        "company_identification_rate": sum(per_seeker.values()) / len(per_seeker) if per_seeker else None,  # no capable seeker: undefined
         "company_identification_per_seeker": per_seeker,
         "identification": every("identification"),
         "workflow": every("workflow"),

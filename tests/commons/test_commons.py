@@ -382,6 +382,30 @@ def test_all_greedy_collapse_in_month_one():
     assert result.steps == 1
 
 
+
+def test_an_episode_cut_before_the_horizon_has_not_survived_yet():
+    """A step cap (the llm-smoke suite's 32 steps are 8 of 12 months) ends an episode that has not collapsed: whether
+    the fishery lasts is unknown, so `survived` is None (it said True, and the survival figure drew the team alive
+    to the horizon). A collapse before the cap is still a collapse."""
+    env = make()
+    cut = agents.run_episode(env, agents.make_policies(env, "sustainable", seed=0), seed=0, max_steps=32).metrics
+    assert cut["months_played"] == 8 and cut["survival_time"] == 8 and cut["survived"] is None
+    greedy = agents.run_episode(env, agents.make_policies(env, "greedy", seed=0), seed=0, max_steps=32).metrics
+    assert greedy["survived"] is False and greedy["survival_time"] == 1
+
+
+def test_efficiency_is_undefined_where_no_catch_is_sustainable():
+    """With `regrowth_factor=1` nothing regrows, so the most a sustainable team can take is 0: efficiency was 0.0
+    whether the team caught 50 tons or none."""
+    for command in ("harvest 10", "wait"):
+        env = make(regrowth_factor=1)
+        with env.recording(EpisodeRecorder()) as recorder:
+            env.reset(seed=0)
+            env.step({a: command for a in env.agents})
+        m = commons_metrics(recorder.records)
+        assert m["efficiency"] is None and m["total_gain"] == (50 if command == "harvest 10" else 0)
+
+
 def test_default_scripted_is_mimic_and_sustains():
     assert agents.scripted.default_baseline("commons_v0") == "mimic"
     m = run("scripted").metrics

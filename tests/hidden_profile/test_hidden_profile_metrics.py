@@ -47,6 +47,31 @@ def test_votes_accuracy_majority_and_changes():
     assert m["invalid_action_rate"] == pytest.approx(2 / 6)  # 2 of the 6 actions of two steps
 
 
+
+def test_a_vote_the_episode_never_reached_is_undefined_not_wrong():
+    """An episode cut before the final vote (a step cap, a budget): the final measures and the change rate are
+    undefined. Counting the missing votes as votes for nobody gave `vote_change_rate` 1.0 to a team that never
+    changed its mind, and `final_vote_accuracy` 0."""
+    cut = log({"member_1": "C", "member_2": "C", "member_3": "A"}, {}, [("member_1", "C is decisive in a crisis")])[:-1]
+    m = hidden_profile_metrics(cut)
+    assert m["initial_vote_accuracy"] == pytest.approx(2 / 3)
+    assert m["final_vote_accuracy"] is None and m["majority_correct"] is None and m["vote_change_rate"] is None
+    assert m["mention_rate"] == 1.0 and m["total_messages"] == 1  # what the episode did reach is still measured
+    none = hidden_profile_metrics(cut[:2])  # not even the initial vote
+    assert none["initial_vote_accuracy"] is None and none["vote_change_rate"] is None
+
+
+def test_the_step_loop_cut_before_the_final_vote_reports_no_change_of_mind():
+    import agents
+    import teamenvs
+
+    env = teamenvs.make("hidden_profile_v0")
+    policies = agents.make_policies(env, "shared_only", seed=0)  # never changes its vote
+    assert agents.run_episode(env, policies, seed=0).metrics["vote_change_rate"] == 0.0
+    cut = agents.run_episode(env, agents.make_policies(env, "shared_only", seed=0), seed=0, max_steps=20).metrics
+    assert cut["vote_change_rate"] is None and cut["final_vote_accuracy"] is None
+
+
 MENTIONS = [
     ("C makes quick decisions when it counts", True),  # paraphrase of 'quick and correct decisions' + letter
     ("Candidate C strength: Stays calm and focused under heavy stress.", True),

@@ -809,3 +809,15 @@ def test_step_mapper_hook():
     m = job_fair_metrics(records, step_mapper=judge)
     assert m["workflow"] is True and m["assignment"] is True and m["overall_success"] is True
     assert m["teams_formed"] == 1
+
+
+def test_company_identification_rate_is_undefined_without_a_capable_seeker():
+    """A fair whose only seeker fits no role: the share of capable seekers who applied to a fitting company has no
+    seekers to count (it said 1.0, a perfect score; `redundant_offer_acceptance` already says None for its own
+    empty case)."""
+    import agents
+    import teamenvs
+
+    env = teamenvs.make("job_fair_v0", scenario="generated", n_companies=1, n_seekers=1, redundant_share=1.0)
+    m = agents.run_episode(env, agents.make_policies(env, "random", seed=0), seed=0).metrics
+    assert m["company_identification_per_seeker"] == {} and m["company_identification_rate"] is None

@@ -8,13 +8,15 @@ cells anyone visited).
 Per agent: cells moved, messages sent, conversations started, rooms visited, victims located
 first, victims delivered, and steps spent busy (carrying out an action, or carrying on with one
 after a message interrupted it), communicating, or idle (waiting, or an action that was rejected
-or missing).
+or missing). Under `round_robin` scheduling an agent's action advances only in its turn, so a step
+that is another agent's turn is idle (it waits for its turn).
 
 VIRT-LAB counts a communication event per conversation, "including both dyadic and multi-agent
 conversations" (4.2.3), a multi-turn exchange among the agents its initiator names (3.3.2), not
 per message. Here a conversation is a run of messages among the same participants (a `say`: the
-team; a `tell`: its sender and recipient) in which each message follows the previous one by at
-most `CONVERSATION_GAP` steps; several conversations among different participants may run at once.
+team, or under `same_room` communication the sender and the teammates in its room; a `tell`: its
+sender and recipient) in which each message follows the previous one by at most `CONVERSATION_GAP`
+steps; several conversations among different participants may run at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Sequence
 
 from teamenvs.core.metrics import header, invalid_action_rate
 from teamenvs.core.recorder import step_records
+from teamenvs.search_rescue.rules import turn
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
 METRIC_GOALS: dict[str, str] = {
@@ -51,14 +54,39 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
+def participants(message: dict[str, Any], team: Sequence[str] = (), room: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Who takes part in a message: a `tell`'s sender and recipient; a `say`'s team, written ("team",).
+    Under `same_room` communication (`room`: each agent's room when the message was sent) a `say`
+    reaches only the sender's roommates (as the env's `_recipients` decides): the sender and those, or
+    ("team",) when that is everyone."""
+    if message.get("to") is not None:
+        return tuple(sorted((message["sender"], message["to"])))
+    if room is None:
+        return ("team",)
+    here = tuple(sorted(a for a in team if room[a] == room[message["sender"]]))
+    return ("team",) if len(here) == len(team) else here
+
+
+def room_cells(rooms: Sequence[dict[str, Any]]) -> dict[tuple[int, int], str]:
+    """Floor cell -> the name of its room (doorways lie in walls: no room)."""
+    return {(x, y): r["name"] for r in rooms for x in range(r["x0"], r["x1"] + 1) for y in range(r["y0"], r["y1"] + 1)}
+
+
+def has_turn(team: Sequence[str], scheduling: str, agent: str, step: int) -> bool:
+    """Whether `agent` could act in the step logged as `step` (always, but under `round_robin`). The env
+    decides whose turn it is before the step, while its step count is still `step - 1`."""
+    return scheduling != "round_robin" or agent == turn(team, step - 1)
+
+
 def conversations(messages: Sequence[dict[str, Any]], gap: int = CONVERSATION_GAP) -> list[dict[str, Any]]:
-    """Group message events (in order, each with `step`, `sender` and `to`) into conversations: a message
+    """Group message events (in order, each with `step`, `sender` and `to`, and `participants` where the
+    communication condition narrows who hears a `say`; see `participants`) into conversations: a message
     joins the open conversation of its participants if the last message of it is at most `gap` steps
     before; else it starts one. Each conversation: participants, first and last step, initiator, messages."""
     open_: dict[tuple[str, ...], dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
     for m in messages:
-        who = ("team",) if m.get("to") is None else tuple(sorted((m["sender"], m["to"])))
+        who = m.get("participants") or participants(m)
         talk = open_.get(who)
         if talk is None or m["step"] - talk["last"] > gap:
             talk = {"participants": who, "first": m["step"], "last": m["step"], "initiator": m["sender"], "messages": 0}
@@ -74,7 +102,13 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     agents = list(head["agents"])
     world = _reset(records)["world"]
     steps = list(step_records(records))
+    scheduling = head["config"].get("scheduling", "events")
     rooms = {r["name"]: r for r in world["rooms"]}
+    # Under `same_room` a `say` reaches the sender's roommates: follow each agent's room as the rules do
+    # (everyone starts in the Hospital; a step onto a doorway keeps the room it came from).
+    same_room = head["config"].get("communication") == "same_room"
+    room_at = room_cells(world["rooms"]) if same_room else {}
+    room = {a: world["hospital"] for a in agents}
     floor = sum((r["x1"] - r["x0"] + 1) * (r["y1"] - r["y0"] + 1) for r in rooms.values())
 
     visited_rooms = {a: {world["hospital"]} for a in agents}
@@ -87,12 +121,19 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     counts = {a: {c: 0 for c in (*ACTIONS, "wait")} for a in agents}
     time = {a: {"busy": 0, "communicating": 0, "idle": 0} for a in agents}
 
+    messages: list[dict[str, Any]] = []
     for step in steps:
-        for e in step.get("events", ()):
+        events = step.get("events", ())
+        # messages go out at the start of a step, before anyone moves in it (`_send`, then `_apply`)
+        for m in events:
+            if m.get("type") == "message":
+                messages.append({**m, "step": step["step"], "participants": participants(m, agents, room if same_room else None)})
+        for e in events:
             kind = e.get("type")
             if kind == "moved":
                 moved[e["agent"]] += 1
                 cells[e["agent"]].add(tuple(e["cell"]))
+                room[e["agent"]] = room_at.get(tuple(e["cell"]), room[e["agent"]])
             elif kind == "entered":
                 visited_rooms[e["agent"]].add(e["room"])
             elif kind == "found":
@@ -103,8 +144,8 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 points += e["points"]
         for agent, entry in step["agents"].items():
             action = entry.get("action") or {}
-            if action.get("ignored"):
-                time[agent]["busy"] += 1
+            if action.get("ignored"):  # an action under way; but under `round_robin` another's turn: it waits, nothing advances
+                time[agent]["busy" if has_turn(agents, scheduling, agent, step["step"]) else "idle"] += 1
             elif action.get("ok") and action["command"] in ACTIONS:
                 time[agent]["busy"] += 1
                 counts[agent][action["command"]] += 1
@@ -119,7 +160,6 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     floor_cells = {c for a in agents for c in cells[a] if _in_room(c, rooms.values())}
     all_rooms = set().union(*visited_rooms.values())
-    messages = [{**m, "step": step["step"]} for step in steps for m in step.get("events", ()) if m.get("type") == "message"]
     sent = {a: 0 for a in agents}
     for m in messages:
         sent[m["sender"]] += 1

@@ -8,7 +8,8 @@ counted as incomplete and left out of the tables. A damaged log, or a file that 
 episode log (`read_log` raises `LogError`), is left out of everything and listed, with its
 line, field and why, in report.md and the summary. Two logs of one episode (`episode_identity`: a copy,
 a gunzipped twin) count once, the others listed as duplicates; an llm policy's episodes run under
-different settings are shown apart (`split_by_settings`). Outside text reaches report.md through
+different settings are shown apart (`split_by_settings`), and so are a condition's episodes run under different
+configs (`split_by_config`: logs of `teamenvs run` with other `--set` values). Outside text reaches report.md through
 `md_text`, `md_cell` and `md_code` (one line, no control characters, HTML and `|` escaped).
 
 - `results.csv`: one row per episode, in suite order: suite, group, env, condition, preset,
@@ -364,27 +365,56 @@ def _episode_outcome(row: EpisodeRow) -> tuple[str, bool]:
 def split_by_settings(rows: Sequence[EpisodeRow]) -> None:
     """Where episodes of one llm policy of a group ran under different settings (model, endpoint, temperature, ...),
     name each apart by the settings that differ, e.g. `llm (temperature=0.9)`, so no cell mixes them."""
-    by_policy: dict[tuple[str, str, str], list[EpisodeRow]] = defaultdict(list)
+    _name_apart(rows, "policy", lambda r: r.settings or None,
+                lambda recorded, differ: ", ".join(f"{k}={recorded.get(k, NOT_RECORDED)}" for k in differ))
+
+
+SHOWN_CONFIG_KEYS = 3  # at most this many differing config keys in a condition's name (then "+N more")
+
+
+def split_by_config(rows: Sequence[EpisodeRow]) -> None:
+    """Where episodes of one condition of a group ran under different configs (the header's `config`: logs of
+    `teamenvs run` with other `--set` values), name each apart by the config keys that differ, e.g.
+    `default (months=12)`, so no cell, and no paired comparison (which pairs within a condition), mixes them. A bench
+    condition has one config, so bench logs keep their names."""
+    def shown(recorded: Mapping[str, Any], differ: Sequence[str]) -> str:
+        parts = [f"{clean_text(str(k), 40)}={excerpt(recorded.get(k, NOT_RECORDED))}" for k in differ[:SHOWN_CONFIG_KEYS]]
+        more = len(differ) - SHOWN_CONFIG_KEYS
+        return ", ".join(parts) + (f", +{more} more" if more > 0 else "")
+
+    _name_apart(rows, "condition", lambda r: r.config if r.env else None, shown)
+
+
+def _name_apart(rows: Sequence[EpisodeRow], attribute: str, recorded: Callable[[EpisodeRow], Mapping[str, Any] | None],
+                shown: Callable[[Mapping[str, Any], Sequence[str]], str]) -> None:
+    """Where rows of a group (suite and group) share a name in `attribute` ("policy", "condition") but what `recorded`
+    gives differs between them (rows it gives None for are left alone), rename each `NAME (shown)`, `shown` given the
+    row's record and the keys that differ; rows alike in those keys share a name, and a new name is never one the
+    group already has (`NAME (...) #2` instead)."""
+    by_name: dict[tuple[str, str, str], list[EpisodeRow]] = defaultdict(list)
     for r in rows:
-        if r.settings:
-            by_policy[(r.suite, r.group, r.policy)].append(r)
-    for (suite, group, _), members in by_policy.items():
-        keys = list(dict.fromkeys(k for r in members for k in r.settings))
-        differ = [k for k in keys if len({dumps(r.settings.get(k, NOT_RECORDED)) for r in members}) > 1]
+        if recorded(r) is not None:
+            by_name[(r.suite, r.group, getattr(r, attribute))].append(r)
+    for (suite, group, _), members in by_name.items():
+        records = [recorded(r) or {} for r in members]
+        keys = list(dict.fromkeys(k for record in records for k in record))
+        differ = [k for k in keys if len({dumps(record.get(k, NOT_RECORDED)) for record in records}) > 1]
         if not differ:
             continue
         # a new name must not be one the group already has (a suite may label another policy so)
-        taken = {r.policy for r in rows if (r.suite, r.group) == (suite, group) and r not in members}
+        inside = {id(r) for r in members}
+        taken = {getattr(r, attribute) for r in rows if (r.suite, r.group) == (suite, group) and id(r) not in inside}
         names: dict[str, str] = {}
-        for r in members:
-            shown = f"{r.policy} ({', '.join(f'{k}={r.settings.get(k, NOT_RECORDED)}' for k in differ)})"
-            if shown not in names:
-                name, k = shown, 2
+        for r, record in zip(members, records):
+            which = dumps([record.get(k, NOT_RECORDED) for k in differ])  # two records alike in what differs share a name
+            if which not in names:
+                label = f"{getattr(r, attribute)} ({shown(record, differ)})"
+                name, k = label, 2
                 while name in taken:
-                    name, k = f"{shown} #{k}", k + 1
-                names[shown] = name
+                    name, k = f"{label} #{k}", k + 1
+                names[which] = name
                 taken.add(name)
-            r.policy = names[shown]
+            setattr(r, attribute, names[which])
 
 
 # ---------------------------------------------------------------------- numbers
@@ -842,6 +872,7 @@ def build_report(folder: str | Path, plots: bool | str | Sequence[str] = True, w
     clock = time.perf_counter()
     rows, left_out = read_episodes(log_files(logs_dir), workers)
     rows, duplicates = drop_duplicates(rows)
+    split_by_config(rows)
     split_by_settings(rows)
     seconds = {"reading logs": time.perf_counter() - clock}
     if not rows:

@@ -119,9 +119,9 @@ def _mean_sd(xs: Sequence[float]) -> str:
     return f"{mean:.3f} +- {sd:.3f}"
 
 
-def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
-    """A readable summary of episodes: per-agent returns and the scalar metrics (mean +- population sd)."""
-    lines = [f"{env_id} | policy {policy} | {len(results)} episode(s), seeds {', '.join(str(r.seed) for r in results)}"]
+def _statistics(results: Sequence[Any]) -> list[str]:
+    """`format_summary`'s tables of per-agent returns and scalar metrics (mean +- population sd) over `results`."""
+    lines = []
     agents = list(results[0].returns)
     width = max(len(a) for a in agents + ["metric"]) + 2
     lines.append("")
@@ -140,6 +140,24 @@ def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
         values = [float(r.metrics[key]) for r in results if number(r.metrics.get(key))]
         note = f"  ({len(values)} of {len(results)} episodes; undefined in the others)" if len(values) < len(results) else ""
         lines.append(f"{key:<{width}}{_mean_sd(values)}{note}")
+    return lines
+
+
+def format_summary(env_id: str, policy: str, results: Sequence[Any]) -> str:
+    """A readable summary of episodes: per-agent returns and the scalar metrics (mean +- population sd) over the
+    complete episodes, as in the bench reports: an episode stopped by the model-call or token budget (status "budget")
+    played only part of its steps, so it is left out, and the summary says how many were; the model usage covers all."""
+    seeds = ", ".join(str(r.seed) for r in results)
+    lines = [f"{env_id} | policy {policy} | {len(results)} episode(s), seeds {seeds}"]
+    complete = [r for r in results if r.status != "budget"]
+    stopped = len(results) - len(complete)
+    if stopped:
+        counted = ("no episode is complete, so there are no returns or metrics to show (raise --max-calls or --token-budget)"
+                   if not complete else f"the numbers below cover the {len(complete)} complete episode(s), "
+                   f"seed{'s' if len(complete) > 1 else ''} {', '.join(str(r.seed) for r in complete)}")
+        lines.append(f"{stopped} stopped by the budget, not counted (their returns and metrics cover only the steps played); {counted}")
+    if complete:
+        lines += _statistics(complete)
     used = [r.usage["total"] for r in results if getattr(r, "usage", None)]
     if used:
         lines.append("")

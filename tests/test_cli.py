@@ -244,3 +244,40 @@ def test_good_numeric_options_are_kept():
     args = build_parser().parse_args(["run", "x", "--seed", "0", "--temperature", "2", "--timeout", "0.5", "--max-calls", "1"])
     assert (args.seed, args.temperature, args.timeout, args.max_calls) == (0, 2.0, 0.5, 1)
     assert build_parser().parse_args(["bench", "--suite", "s", "--out", "o", "--episode-timeout", "0"]).episode_timeout == 0.0
+
+
+def test_run_summary_counts_complete_episodes_only_and_says_how_many_the_budget_stopped(tmp_path):
+    """An episode stopped by the budget played only part of its steps: the summary left it in its means (the bench
+    report leaves it out), so `run` and `report` gave other numbers for the same logs."""
+    from agents.loop import EpisodeResult
+    from teamenvs.cli import format_summary
+
+    def result(seed, gain, status="done"):
+        return EpisodeResult("commons_v0", seed, 12, {"fisher_1": float(gain)}, {"total_gain": gain}, tmp_path / f"s{seed}.jsonl",
+                             status=status, warning="stopped" if status == "budget" else "")
+
+    text = format_summary("commons_v0", "llm-m", [result(0, 1000, "budget"), result(1, 10), result(2, 30), result(3, 2000, "budget")])
+    assert "4 episode(s), seeds 0, 1, 2, 3" in text
+    assert ("2 stopped by the budget, not counted (their returns and metrics cover only the steps played); "
+            "the numbers below cover the 2 complete episode(s), seeds 1, 2") in text
+    assert re.search(r"fisher_1\s+20\.000 \+- 10\.000", text) and re.search(r"total_gain\s+20\.000 \+- 10\.000", text)
+    assert "1000" not in text and "2000" not in text
+    # with none complete: no numbers, and why
+    text = format_summary("commons_v0", "llm-m", [result(0, 1000, "budget")])
+    assert ("1 stopped by the budget, not counted (their returns and metrics cover only the steps played); no episode is "
+            "complete, so there are no returns or metrics to show") in text
+    assert "fisher_1" not in text and "total_gain" not in text and "1000" not in text
+    # all complete: as before, no such line
+    text = format_summary("commons_v0", "scripted", [result(1, 10), result(2, 30)])
+    assert "budget" not in text and re.search(r"total_gain\s+20\.000 \+- 10\.000", text)
+
+
+def test_run_whose_every_episode_the_budget_stopped_prints_no_statistics(tmp_path, capsys):
+    code = main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--max-calls", "2", "--episodes", "2",
+                 "--log-dir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "2 stopped by the budget, not counted" in out and "no episode is complete" in out
+    assert "agent " not in out and "metric " not in out and "mean_final_wealth" not in out
+    assert "model usage (all episodes): calls 4" in out  # the calls were made all the same
+    assert "warning: seed 0: stopped after 0 step(s)" in err and "warning: seed 1: stopped after 0 step(s)" in err

@@ -550,3 +550,68 @@ def test_teamenvs_run_logs_renamed_when_taken_keep_their_policy(tmp_path, capsys
     build_report(folder, plots=False)
     md = (folder / "report.md").read_text(encoding="utf-8")
     assert "policies: scripted." in md and "seed0-2" not in md.split("## Episodes")[0]
+
+
+def test_teamenvs_run_logs_of_other_set_values_are_never_one_cell(tmp_path, capsys):
+    """`run --set months=6` and `--set months=12` (same preset, policy and seeds) were one cell, averaged: the
+    header's config tells them apart, and each condition's name says how its config differs."""
+    folder = tmp_path / "runs"
+    for months in (6, 12):
+        assert main(["run", "commons_v0", "--policy", "sustainable", "--episodes", "2", "--set", f"months={months}",
+                     "--log-dir", str(folder)]) == 0
+    capsys.readouterr()
+    report = build_report(folder, plots=False)
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    cells = [(r["condition"], r["policy"], r["n"], r["total_gain ↑"], r["survival_time ↑"]) for r in table(md, "## commons_v0")]
+    assert sorted(cells) == [("default (months=12)", "sustainable", "2", "**600 ± 0**", "**12.0 ± 0.0**"),
+                             ("default (months=6)", "sustainable", "2", "300 ± 0", "6.0 ± 0.0")]
+    rows = load_results(folder)
+    assert sorted((r["condition"], r["seed"], r["total_gain"]) for r in rows) == [
+        ("default (months=12)", "0", "600"), ("default (months=12)", "1", "600"),
+        ("default (months=6)", "0", "300"), ("default (months=6)", "1", "300")]
+    assert "4 of 4 episodes complete, 1 group(s)" in report.summary()
+
+
+def test_the_paired_comparison_never_pairs_episodes_of_other_configs(tmp_path, capsys):
+    """Two policies run at months=6 and at months=12 on the same seeds: each is paired with the other at the same
+    months only (the seed alone paired a months=12 episode with a months=6 one, or dropped one of them)."""
+    folder = tmp_path / "runs"
+    for months in (6, 12):
+        for policy in ("sustainable", "greedy"):
+            assert main(["run", "commons_v0", "--policy", policy, "--episodes", "2", "--set", f"months={months}",
+                         "--log-dir", str(folder)]) == 0
+    capsys.readouterr()
+    report = build_report(folder, plots=False)
+    (g,) = report.groups
+    assert sorted(g.conditions) == ["default (months=12)", "default (months=6)"]
+    for cell in g.cells.values():  # one config per cell
+        assert len({dumps(r.config) for r in cell}) == 1 and len(cell) == 2
+    for c in g.conditions:  # and per condition, which is what the pairing goes by
+        assert len({dumps(r.config) for p in g.policies for r in g.cells[(c, p)]}) == 1
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    paired = [r for r in table(md, "Paired with") if r["metric"] == "total_gain"]
+    assert sorted((r["condition"], r["pairs"]) for r in paired) == [("default (months=12)", "2"), ("default (months=6)", "2")]
+
+
+def test_a_config_difference_in_a_condition_name_is_escaped_and_kept_short(tmp_path):
+    """Config keys and values of hand-edited logs reach report.md escaped, results.csv with control characters shown,
+    and a condition name of a long value, or of many differing keys, stays short."""
+    logs = tmp_path / "logs"
+    hostile = "<b>x</b>|y\x1b[2J`z`" + "w" * 500
+    configs = [{"months": 12, "mode": hostile, "a": 1, "b": 1, "c": 1}, {"months": 6, "mode": "plain", "a": 2, "b": 2, "c": 2}]
+    for i, config in enumerate(configs):
+        for seed in (0, 1):
+            lines = [{"type": "header", "env_id": "commons_v0", "version": "0", "preset": None, "seed": seed, "config": config,
+                      "agents": AGENTS},
+                     {"type": "end", "steps": 5, "returns": {a: float(i) for a in AGENTS}, "metrics": {"total_gain": 10 * i}}]
+            (logs.mkdir(parents=True, exist_ok=True), (logs / f"commons_v0_p_seed{seed}{'-2' if i else ''}.jsonl").write_text(
+                "".join(dumps(r) + "\n" for r in lines), encoding="utf-8"))
+    build_report(tmp_path, plots=False)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    cells = [ln for ln in section(md, "## commons_v0").splitlines() if ln.startswith("| default")]
+    assert len(cells) == 2 and cells[1] == "| default (months=6, mode='plain', a=2, +2 more) | p | 2 | 1.00 ± 0.00 | **10.0 ± 0.0** |"
+    name = cells[0].split(" | p | ")[0]  # the cell's `|` is escaped: the table keeps its columns
+    assert name.startswith("| default (months=12, mode='&lt;b&gt;x&lt;/b&gt;\\|y\\[2J\\`z\\`www") and name.endswith("...', a=1, +2 more)")
+    assert len(name) < 150 and "<b>" not in md and "\x1b" not in md and "w" * 100 not in md
+    csv_text = (tmp_path / "results.csv").read_text(encoding="utf-8")
+    assert "\x1b" not in csv_text and "w" * 100 not in csv_text

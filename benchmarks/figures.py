@@ -537,7 +537,7 @@ def survival_figure(g: GroupReport) -> Figure:
         for j, p in enumerate(g.policies):
             cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
             if cell:
-                curve = survival_curve([r.metrics["survival_time"] for r in cell], [bool(r.metrics.get("survived")) for r in cell], horizon)
+                curve = survival_curve([r.metrics["survival_time"] for r in cell], [r.metrics.get("survived") if isinstance(r.metrics.get("survived"), bool) else None for r in cell], horizon)
                 ax.step(range(horizon + 1), curve, where="post", linestyle=LINE_STYLES[i % len(LINE_STYLES)], color=_colour(j), linewidth=1.5,
                         label=f"{p} · {c}")
     ax.set_xlabel("month")

@@ -39,6 +39,7 @@ import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -814,13 +815,26 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
 
 
 # ---------------------------------------------------------------------- survival
-def survival_curve(survival_times: Sequence[float], survived: Sequence[bool], horizon: int) -> list[float]:
+def survival_curve(survival_times: Sequence[float], survived: Sequence[bool | None], horizon: int) -> list[float]:
     """Share of episodes whose resource is still alive after month m, for m = 0..horizon.
 
-    An episode that collapsed in month t is alive after months 0..t-1; one that survived, after all of them.
+    An episode that collapsed in month t (`survived` False) is alive after months 0..t-1; one that survived (True),
+    after all of them. One cut after t months without a collapse (None: a step cap, a budget) was seen alive that
+    long and no longer: it is censored, and the share is the Kaplan-Meier estimate (each month, the collapses among
+    the episodes still seen in it); after the last month any episode was seen alive, it is unknown (NaN: no line is drawn).
+    Without censored episodes that is the plain share, to the last bit.
     """
-    n = len(survival_times)
-    return [sum(ok or t > m for t, ok in zip(survival_times, survived)) / n for m in range(horizon + 1)]
+    alive, out = Fraction(1), []
+    for m in range(horizon + 1):
+        if m:
+            seen = sum(ok is True or t >= m for t, ok in zip(survival_times, survived))
+            if not seen:  # every episode collapsed (0, known) or was cut (unknown)
+                out.append(0.0 if alive == 0 else math.nan)
+                continue
+            collapsed = sum(ok is False and t == m for t, ok in zip(survival_times, survived))
+            alive *= Fraction(seen - collapsed, seen)
+        out.append(float(alive))
+    return out
 
 
 # ---------------------------------------------------------------------- the whole report

@@ -401,6 +401,22 @@ def test_survival_curve():
     assert survival_curve([1], [False], 3) == [1.0, 0.0, 0.0, 0.0]
 
 
+
+def test_survival_curve_counts_an_episode_cut_before_the_horizon_as_censored():
+    """llm-smoke's 32 steps are 8 of the commons' 12 months: such an episode was seen alive for 8 months, no more.
+    Drawn as surviving (it said survived=True), it lifted the curve to the horizon; drawn as collapsed it would
+    sink it. Kaplan-Meier: after month 8 the share is the survivors among the episodes still seen."""
+    # one cut at 8, one collapsed at 10, two survived 12
+    curve = survival_curve([8, 10, 12, 12], [None, False, True, True], 12)
+    assert curve[:10] == [1.0] * 10  # nobody collapsed before month 10
+    assert curve[10:] == [2 / 3] * 3  # in month 10 one of the 3 still seen collapsed
+    cut = survival_curve([8, 3], [None, False], 12)
+    assert cut[3:9] == [0.5] * 6  # the cut one never collapsed while it was seen
+    assert all(math.isnan(x) for x in cut[9:])  # after month 8 nobody knows: no line
+    # without censoring, the plain share, to the bit
+    assert survival_curve([3, 5, 12], [False, False, True], 12)[5:] == [1 / 3] * 8
+
+
 def _row(metrics):
     return EpisodeRow(path=Path("x.jsonl"), suite="", group="g", env="day_trader_v0", condition="c", preset=None, overrides={},
                       policy="p", seed=0, order=(0, 0, 0), status="complete", metrics=metrics)

@@ -281,3 +281,20 @@ def test_a_cache_that_keeps_almost_nothing_plays_the_same_episodes(monkeypatch, 
         monkeypatch.setattr(core_env, "MAX_SITUATIONS", 2)
         assert play(kwargs) == kept
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_a_baseline_object_reused_for_another_episode_plays_it_afresh(env_id):
+    """`reset` is a policy's per-episode hook (the step loop and the Gymnasium view call it on objects they are given
+    again): the map task's pair and the search-and-rescue team kept their plans, claims and pens from the episode
+    before, so the same seed played differently (the pair scored 0 and ran to the step cap)."""
+    from teamenvs.core.policy import agent_seed, baselines
+
+    for name in baselines(env_id):
+        env = teamenvs.make(env_id)
+        policies = agents.make_policies(env, name, seed=0)
+        first = agents.run_episode(env, policies, seed=0, max_steps=400)
+        for i, agent in enumerate(env.possible_agents):
+            policies[agent].rng = np.random.default_rng(agent_seed(0, i))  # as make_policies seeded it
+        again = agents.run_episode(env, policies, seed=0, max_steps=400)
+        assert (again.steps, again.returns, again.metrics) == (first.steps, first.returns, first.metrics), name

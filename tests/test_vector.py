@@ -126,6 +126,31 @@ def test_process_vector_env_plays_what_sync_vector_env_plays(env_id) -> None:
         workers.close()
 
 
+
+def key_order(infos: dict, prefix: str = "") -> list[str]:
+    out = []
+    for key, value in infos.items():
+        out.append(prefix + key)
+        if isinstance(value, dict):
+            out += key_order(value, prefix + key + ".")
+    return out
+
+
+def test_process_vector_env_infos_keep_sync_vector_env_s_key_order() -> None:
+    """Nested infos (`flat_info=False`) joined from the workers' shares: their keys came out in a set's order, which
+    follows the process's string hashes (PYTHONHASHSEED), after every flat key. They keep SyncVectorEnv's order now."""
+    gym_id = teamenvs.spec("shape_factory_v0").gym_id
+    sync = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(gym_id, flat_info=False)] * 4)
+    workers = make_async("shape_factory_v0", 4, workers=2, flat_info=False)
+    try:
+        expected, got = sync.reset(seed=0)[1], workers.reset(seed=0)[1]
+        assert any(isinstance(v, dict) for v in got["view"].values())  # nested below nested
+        assert key_order(got) == key_order(expected)
+    finally:
+        sync.close()
+        workers.close()
+
+
 class Failing(gymnasium.Env):
     """An env whose step raises at `fail_at`, or whose process exits there (`exit=True`)."""
 

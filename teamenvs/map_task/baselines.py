@@ -84,6 +84,13 @@ class MapTaskPair(ScriptedPolicy):
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
+        self._new_episode()
+
+    def reset(self, agent_id: str, briefing: str) -> None:
+        super().reset(agent_id, briefing)
+        self._new_episode()  # an object reused for another episode starts it afresh
+
+    def _new_episode(self) -> None:
         # guide
         self.run = 0
         self.lacking: set[str] = set()

@@ -60,6 +60,13 @@ class SearchRescueTeam(ScriptedPolicy):
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
+        self._new_episode()
+
+    def reset(self, agent_id: str, briefing: str) -> None:
+        super().reset(agent_id, briefing)
+        self._new_episode()  # an object reused for another episode starts it afresh
+
+    def _new_episode(self) -> None:
         self.announced: set[str] = set()
         self.claims: dict[int, tuple[str, int]] = {}
         self.preference: dict[str, float] = {}

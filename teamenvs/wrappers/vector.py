@@ -217,20 +217,22 @@ def _join_infos(parts: Sequence[dict[str, Any]], shares: Sequence[tuple[int, int
     """Vector infos of consecutive shares of the envs, as the vector infos of all (`VectorEnv._add_info`'s format:
     each key an array over the envs, with its `_key` mask; a key missing from a share is unset (mask False) there)."""
     out: dict[str, Any] = {}
-    for part, (start, end) in zip(parts, shares):
-        for key, value in part.items():
-            if isinstance(value, dict):
-                continue  # nested infos: joined below
+    # keys in the order they are first met, as `SyncVectorEnv` adds them env after env (never a set's order, which
+    # would follow the process's string hashes)
+    for key in dict.fromkeys(key for part in parts for key in part):
+        values = [part.get(key) for part in parts]
+        if any(isinstance(value, dict) for value in values):  # nested infos
+            out[key] = _join_infos([value if isinstance(value, dict) else {} for value in values], shares, num_envs)
+            out.setdefault(f"_{key}", np.zeros(num_envs, dtype=np.bool_))
+            continue
+        for value, (start, end) in zip(values, shares):
+            if value is None:
+                continue
             array = out.get(key)
             if array is None:
                 array = out[key] = (np.full(num_envs, None, dtype=object) if value.dtype == object
                                     else np.zeros((num_envs, *value.shape[1:]), dtype=value.dtype))
             array[start:end] = value
-    nested = {key for part in parts for key, value in part.items() if isinstance(value, dict)}
-    for key in nested:
-        subs = [part.get(key, {}) for part in parts]
-        out[key] = _join_infos(subs, shares, num_envs)
-        out.setdefault(f"_{key}", np.zeros(num_envs, dtype=np.bool_))
     return out
 
 

@@ -9,8 +9,11 @@ What an agent knows of the team's progress follows `communication`: the radio re
 rescue to everyone under `global` (so the "Team: N/35 rescued" tally is the team's); under
 `same_room` and `none` an agent knows of the rescues it made, saw (everything rescued lies in
 the Hospital, so standing in the Hospital shows the whole tally, and a drop there is seen by
-everyone in it) or was told of by a message naming the victim. The shared reward is a training
-signal, not an observation, and is paid to every agent as before.
+everyone in it) or was told of by a message naming the victim. Rewards follow the same
+knowledge: each agent is paid the rise of the team's points it knows of (its view's score) when
+it learns of them, and at the episode's last step the rest of the team's points, so its return
+is the team's points. Under `global` that is every rescue's points for everyone in the step it
+happens (the shared team reward).
 """
 
 from __future__ import annotations

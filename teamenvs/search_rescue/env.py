@@ -14,6 +14,12 @@ Under `interrupt_to_talk` a `tell` to a busy agent asks it at once whether to `c
 answer (VIRT-LAB Fig. 8E). `scheduling="round_robin"` (the ablation of VIRT-LAB's event
 scheduler) lets one agent act per step, in team order, and advances only its action.
 
+Information isolation: whether an action is accepted (the RL action mask, constrained decoding)
+depends only on what the agent can know (`rules.check`); a teammate acting on the same victim or
+doorway in the same step (actions apply in a seeded random order) shapes the action's outcome,
+reported as an event, never a refusal. An agent's reward is the rise of the team's points it knows
+of (its view's score), and at the episode's last step the rest, so its return is the team's points.
+
 The env is glue: `config.py` (settings and presets), `world.py` (map, victims, rubble),
 `rules.py` (the state and its transitions), `navigation.py` (shortest known routes),
 `knowledge.py` (what each agent has seen or been told), `commands.py` and `view.py` (text,
@@ -90,6 +96,9 @@ class SearchRescueEnv(TeamEnv):
         self.world = rules.new_rescue(plan, victims, rubble, self.agents, cfg.full_map)
         self._unread: dict[str, list[str]] = {a: [] for a in self.agents}  # messages not yet shown at a decision
         self._recent: dict[str, deque[str]] = {a: deque(maxlen=cfg.message_history) for a in self.agents}
+        self._paid = {a: 0 for a in self.agents}  # points paid to each agent so far (`_pay`)
+        self._known = {a: 0 for a in self.agents}  # the rescues it knew of when last paid
+        self._rewards: dict[str, float] = {}
         self._report(self.world.drain())
 
     def _floor_plan(self) -> tuple[FloorPlan, frozenset[int]]:
@@ -167,6 +176,8 @@ class SearchRescueEnv(TeamEnv):
                 continue
             for r in recipients:
                 share(w.plan, w.know[message.sender], w.know[r], rooms, victims)
+                if victims and r in self._rewards:  # a rescue it is told of is paid in the step it reads of it
+                    self._rewards[r] += self._pay(r)
 
     # ------------------------------------------------------------------ numeric observations, discrete actions
     def _features(self) -> tuple[Feature, ...]:
@@ -185,21 +196,13 @@ class SearchRescueEnv(TeamEnv):
         return self._labelled[1].get(label)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
-        """Why this action, chosen now, would be refused: the rules' check, and what a teammate acting in the
-        same step could take away (`rules.refusal`); for `tell`, the messaging condition."""
+        """Why this action, chosen now, would be refused: the rules' check (`rules.check`, which reads only what
+        `agent` can know; what teammates do in the same step is the action's outcome, never a refusal); for `tell`,
+        the messaging condition."""
         if action.command == "tell":
             return self._send_refusal(agent, action.args["recipient"], action.args["message"])
-        w = self.world
-        refusal = rules.refusal(w, self.config, agent, action.command, action.args, self._ready() if action.command in rules.CONTESTED else ())
+        refusal = rules.check(self.world, self.config, agent, action.command, action.args)
         return None if refusal is None else view.refusal_text(refusal)
-
-    def _ready(self) -> list[str]:
-        """Who acts this step, in team order: the idle agents (under `round_robin`, the one whose turn it is, if idle)."""
-        task = self.world.task
-        if self.config.scheduling != "round_robin":
-            return [a for a in self.agents if task[a] is None]
-        turn = rules.turn(self.possible_agents, self.step_count)
-        return [a for a in self.agents if task[a] is None and a == turn]
 
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
@@ -226,20 +229,42 @@ class SearchRescueEnv(TeamEnv):
                 rules.advance(w, cfg, agent, step)
         for agent in order:
             rules.look(w, agent, step)
-        points = self._report(w.drain())
-        return {a: float(points) for a in self.agents}
+        self._report(w.drain())
+        last = w.all_rescued or step + 1 >= cfg.max_steps  # `_is_over` after this step
+        # the core reads these after `_on_delivered`, which adds what this step's messages taught
+        self._rewards = {a: float(self._pay(a, last)) for a in self.agents}
+        return self._rewards
 
-    def _report(self, outcomes: list[rules.Outcome]) -> int:
-        """Turn outcomes into the agents' and the log's events; the points they earned the team."""
-        points = 0
+    def _report(self, outcomes: list[rules.Outcome]) -> None:
+        """Turn outcomes into the agents' and the log's events."""
         for o in outcomes:
             own, shared = view.events_of(o)
             if own is not None:
                 self.tell_agent(o.agent, own)
             if shared is not None:
                 self.global_events.append(shared)
-            points += o.data.get("points", 0) if o.kind == "rescued" else 0
-        return points
+
+    def _pay(self, agent: str, last: bool = False) -> int:
+        """`agent`'s reward now: the rise of the team's points it knows of (its view's score) since it was last paid,
+        and at the episode's last step the rest of the team's points, so that its return is the team's points.
+
+        Under `communication="global"` the radio reports every rescue to everyone at once, so this is every
+        rescue's points in the step it happens, for every agent (the shared team reward); under `same_room` and
+        `none` it pays a rescue when the agent learns of it (by making it, seeing it in the Hospital, or being
+        told), never earlier, so a reward says no more than the view does."""
+        w, paid = self.world, self._paid
+        if last:
+            points = rules.score(w, self.config)["points"]
+        else:
+            known = len(w.know[agent].rescued)  # only grows: its points change only when it does
+            if known == self._known[agent]:
+                return 0
+            self._known[agent] = known
+            points = rules.score(w, self.config, agent)["points"]
+        if points <= paid[agent]:  # (after the last step's rest, what a message then teaches is paid already)
+            return 0
+        earned, paid[agent] = points - paid[agent], points
+        return earned
 
     # ------------------------------------------------------------------ views and text
     def _view(self, agent: str) -> dict[str, Any]:

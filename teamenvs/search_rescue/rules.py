@@ -9,6 +9,19 @@ stands in. `interrupt` breaks off a task (an agent answering a message, VIRT-LAB
 
 Nothing here is worded: a refused action comes back as a `Refusal` (a reason and its data),
 and what happens is appended to `Rescue.outcomes` as `Outcome`s; `view.py` words both.
+
+Information isolation: whether the rules accept an action (`check`, which RL action masks and
+LLM constrained decoding ask through `env.accepts`) depends only on what the acting agent can
+know: its own position and load, its notes (`knowledge`), and the doorways of the room it
+stands in. It never reads where teammates are, what they carry or what they are busy with.
+What the agent could not know when it chose is the action's *outcome*, reported to it as an
+event: a victim it reaches for that a teammate took earlier in the same step (the env applies
+a step's actions in a random order) or that is no longer where it noted it (`missed`); a
+victim whose rescue the radio reports in the very step it sets off (`missed`); a medic or an
+engineer still stabilizing a victim or clearing a doorway when a teammate working on the same
+victim or doorway finishes first (several may work on one at once; `done_already`). So an
+action `check` accepts is never refused in the step it was chosen for, whatever teammates
+do (the exact-mask promise), without the check peeking at them.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from teamenvs.search_rescue.config import ENGINEER, MEDIC, TRANSPORTER, SearchRescueConfig, role_of
+from teamenvs.search_rescue.config import ENGINEER, TRANSPORTER, SearchRescueConfig, role_of
 from teamenvs.search_rescue.knowledge import Knowledge, VictimNote, room_pattern
 from teamenvs.search_rescue.navigation import Cell, RouteMap, cell_path, route_map
 from teamenvs.search_rescue.world import CRITICAL, DIRECTIONS, STABLE, WALL, FloorPlan, Victim, direction
@@ -79,6 +92,7 @@ class Rescue:
     goal: dict[str, int | None] = field(default_factory=dict)  # the room a `go to` walks to
     know: dict[str, Knowledge] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)  # what happened since the env last drained them
+    radioed: set[int] = field(default_factory=set)  # rescues the radio reported since the last drain (this step's)
     interrupted: set[str] = field(default_factory=set)  # busy agents a message has interrupted (`interrupt_to_talk`)
     _routes: dict[str, tuple[Any, RouteMap]] = field(default_factory=dict)
     _named: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = field(default_factory=dict)
@@ -95,8 +109,9 @@ class Rescue:
         return len(self.rescued) == len(self.victims)
 
     def drain(self) -> list[Outcome]:
-        """The outcomes since the last drain, oldest first."""
+        """The outcomes since the last drain, oldest first (the env drains them once per step, after the step)."""
         out, self.outcomes = self.outcomes, []
+        self.radioed.clear()
         return out
 
 
@@ -258,18 +273,32 @@ def points_for(cfg: SearchRescueConfig, v: Victim) -> int:
 
 # ---------------------------------------------------------------------- actions
 # Every command is a pure check (why the rules refuse it now, changing nothing) and an
-# effect (what it does once accepted). `act` runs the check, then the effect; `refusal`
-# (the action masks of the discrete interface) runs the same check, so the two cannot drift.
+# effect (what it does once accepted). `act` runs the check, then the effect; the action masks
+# of the discrete interface and constrained decoding (`env.accepts`) run the same check, so
+# the two cannot drift. A check reads only what the acting agent can know (see the module's
+# docstring); what it could not know is the effect's outcome.
 def check(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any]) -> Refusal | None:
-    """Why the rules refuse `agent`'s well-formed `command` now (None: `act` would carry it out); changes nothing."""
+    """Why the rules refuse `agent`'s well-formed `command` now (None: `act` would carry it out); changes nothing.
+
+    Reads only what `agent` can know, so an action it accepts when the agent chooses stays accepted in that
+    step whatever its teammates do (`act`)."""
     checker = _CHECKS.get(command)
     return checker(s, agent, args) if checker is not None else None
 
 
 def act(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any], step: int) -> Refusal | None:
-    """Carry out `agent`'s well-formed `command` (a no-op for messages and `wait`); a Refusal if the rules refuse it."""
+    """Carry out `agent`'s well-formed `command` (a no-op for messages and `wait`); a Refusal if the rules refuse it.
+
+    The only thing a teammate acting earlier in the same step can change in the check is what the agent knows
+    of rescues: under `communication="global"` the radio reports a rescue to everyone at once. An action about
+    a victim the radio reported rescued in this very step was chosen before the report, so it is accepted and
+    comes to nothing (`missed`), as `check` accepted it when the agent chose it."""
     refusal = check(s, cfg, agent, command, args)
     if refusal is not None:
+        if refusal.reason == "rescued" and refusal.data["victim"] in s.radioed:
+            vid = refusal.data["victim"]
+            s.outcomes.append(Outcome("missed", agent, {"victim": vid, "verb": _VERBS[command], "why": "rescued"}))
+            return None
         if refusal.reason == "rubble":  # bumping into rubble shows it
             _see_rubble(s, agent, s.plan.door_at(refusal.data["cell"]), step)
         return refusal
@@ -279,61 +308,37 @@ def act(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapp
     return None
 
 
-def refusal(s: Rescue, cfg: SearchRescueConfig, agent: str, command: str, args: Mapping[str, Any], ready: Sequence[str]) -> Refusal | None:
-    """Why `agent`'s well-formed `command`, chosen now alongside its teammates' actions, could be refused this step.
-
-    The rules' own check (`check`), then what teammates acting in the same step could take
-    away (the env applies a step's actions in a random order); `ready` are the agents that act
-    this step, in team order. Two agents cannot both pick up, stabilize or clear the same
-    victim or doorway, so only the first of `ready` that could do it keeps it (a fixed
-    precedence); and a victim its carrier may deliver to the Hospital this step cannot be
-    walked to. An action this accepts is never refused when every agent acts by it.
-    """
-    return check(s, cfg, agent, command, args) or _contested(s, agent, command, args, ready)
+_VERBS = {"go to victim": "go to", "pick up victim": "pick up", "stabilize victim": "stabilize"}
 
 
-CONTESTED = frozenset(("go to victim", "pick up victim", "stabilize victim", "clear rubble"))  # the commands `_contested` reads `ready` for
+def _victim(s: Rescue, agent: str, vid: int, verb: str) -> VictimNote | Refusal:
+    """The victim `agent` means to act on as it knows it (its note), if the note puts it within reach (else why not).
 
-
-def _contested(s: Rescue, agent: str, command: str, args: Mapping[str, Any], ready: Sequence[str]) -> Refusal | None:
-    if command == "go to victim":
-        carrier = s.victims[args["victim"] - 1].carried_by
-        if carrier is not None and carrier in ready and s.plan.room_at(s.pos[carrier]) == s.plan.hospital:
-            return refuse("may_be_rescued", victim=args["victim"], other=carrier)
-        return None
-    if command in ("pick up victim", "stabilize victim"):
-        picking = command == "pick up victim"
-        for other in ready:
-            if other == agent:
-                return None
-            able = s.carrying[other] is None if picking else role_of(other) == MEDIC  # what its situation allows
-            if able and (_check_pick_up if picking else _check_stabilize)(s, other, args) is None:
-                return refuse("first", other=other, what=f"victim {args['victim']}")
-        return None
-    if command == "clear rubble":
-        door = _door_toward(s, agent, args["direction"])
-        for other in ready:
-            if other == agent:
-                return None
-            if role_of(other) == ENGINEER and any(_door_toward(s, other, way) == door for way in DIRECTIONS):
-                return refuse("first", other=other, what="that doorway")
-    return None
-
-
-def _victim(s: Rescue, agent: str, vid: int, verb: str) -> Victim | Refusal:
-    """The victim `agent` means to act on, if it knows of it and it is within reach (else why not)."""
-    v = s.victims[vid - 1]
-    note = s.know[agent].victims.get(vid)
-    carrier = v.carried_by
-    if carrier is not None and carrier != agent and s.room[carrier] == s.room[agent]:
-        return refuse("carried", victim=vid, carrier=carrier)
+    Only the agent's notes are read (the notes of the victims in the room it stands in are always up to date,
+    since it sees that room every step); whether the victim is still there when the action happens is the
+    effect's business (`_still_there`)."""
+    k = s.know[agent]
+    note = k.victims.get(vid)
     if note is None:
         return refuse("unknown_victim", victim=vid)
-    if vid in s.know[agent].rescued:
+    if vid in k.rescued:
         return refuse("rescued", victim=vid)
+    if chebyshev(s.pos[agent], note.cell) <= 1:
+        return note
+    return refuse("out_of_reach", victim=vid, verb=verb, cell=note.cell, room=s.room_names[note.room])
+
+
+def _still_there(s: Rescue, agent: str, vid: int, verb: str, step: int) -> Victim | None:
+    """The victim `agent` reaches for, if it still lies within reach; else None, with a `missed` outcome and the
+    agent's note of it dropped (it reached for it and found nothing): a teammate took it earlier in this step, or
+    (noted in a room the agent does not see from a doorway) it was moved since the agent saw it."""
+    v = s.victims[vid - 1]
     if v.cell is not None and chebyshev(s.pos[agent], v.cell) <= 1:
         return v
-    return refuse("out_of_reach", victim=vid, verb=verb, cell=note.cell, room=s.room_names[note.room])
+    note = s.know[agent].victims[vid]
+    s.know[agent].forget_victim(vid, step)
+    s.outcomes.append(Outcome("missed", agent, {"victim": vid, "verb": verb, "why": "gone", "cell": note.cell}))
+    return None
 
 
 def _blocked(s: Rescue, agent: str, cell: Cell, way: str) -> Refusal | None:
@@ -419,19 +424,19 @@ def _go_to_victim(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[
 
 def _check_pick_up(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     vid = args["victim"]
-    v = _victim(s, agent, vid, "pick up")
-    if isinstance(v, Refusal):
-        return v
-    if not v.carryable:
+    note = _victim(s, agent, vid, "pick up")
+    if isinstance(note, Refusal):
+        return note
+    if note.kind != STABLE and not note.stabilized:  # (a critical victim being stabilized is not carryable either)
         return refuse("not_carryable", victim=vid)
-    if any(t is not None and t.kind == "stabilize" and t.target == vid for t in s.task.values()):
-        return refuse("being_stabilized", victim=vid)
     return None
 
 
 def _pick_up(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
     vid = args["victim"]
-    v = s.victims[vid - 1]
+    v = _still_there(s, agent, vid, "pick up", step)
+    if v is None:
+        return
     s.room_victims[v.room].discard(v.id)
     s.room_version[v.room] += 1
     v.cell = v.room = None
@@ -461,6 +466,8 @@ def _drop(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any
         s.rescued.append(vid)
         for a in s.agents if cfg.communication == "global" else (agent,):  # the radio reports it to the team
             s.know[a].note_rescued(vid)
+        if cfg.communication == "global":
+            s.radioed.add(vid)  # teammates acting later in this step chose their actions before the report (`act`)
         s.outcomes.append(Outcome("rescued", agent, {"victim": vid, "victim_kind": v.kind, "points": points_for(cfg, v)}))
         return
     v.cell, v.room = pos, room
@@ -471,31 +478,34 @@ def _drop(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any
 
 def _check_stabilize(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
     vid = args["victim"]
-    v = _victim(s, agent, vid, "stabilize")
-    if isinstance(v, Refusal):
-        return v
-    if v.kind == STABLE:
+    note = _victim(s, agent, vid, "stabilize")
+    if isinstance(note, Refusal):
+        return note
+    if note.kind == STABLE:
         return refuse("stable", victim=vid)
-    if v.stabilized:
+    if note.stabilized:
         return refuse("already_stabilized", victim=vid)
-    for other, t in s.task.items():
-        if t is not None and t.kind == "stabilize" and t.target == vid:
-            return refuse("other_stabilizing", victim=vid, other=other)
-    return None
+    return None  # another medic may be stabilizing it too: they work on it together until the first is done
 
 
 def _stabilize(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
-    s.task[agent] = Task("stabilize", cfg.stabilize_steps, args["victim"])
+    vid = args["victim"]
+    v = _still_there(s, agent, vid, "stabilize", step)
+    if v is None:
+        return
+    if v.stabilized:  # only where its note was stale (seen from a doorway): it finds out, and notes it
+        _see_stabilized(s, agent, v, step)
+        s.outcomes.append(Outcome("missed", agent, {"victim": vid, "verb": "stabilize", "why": "stabilized"}))
+        return
+    s.task[agent] = Task("stabilize", cfg.stabilize_steps, vid)
 
 
 def _check_clear(s: Rescue, agent: str, args: Mapping[str, Any]) -> Refusal | None:
+    # a doorway next to the agent is one of its room's, whose rubble it sees every step
     door = _door_toward(s, agent, args["direction"])
     if door is None or door not in s.rubble:
         return refuse("no_rubble", way=args["direction"])
-    for other, t in s.task.items():
-        if t is not None and t.kind == "clear" and t.target == door:
-            return refuse("other_clearing", other=other)
-    return None
+    return None  # another engineer may be clearing it too (from either side): the first to finish clears it
 
 
 def _clear(s: Rescue, cfg: SearchRescueConfig, agent: str, args: Mapping[str, Any], step: int) -> None:
@@ -536,7 +546,9 @@ def advance(s: Rescue, cfg: SearchRescueConfig, agent: str, step: int) -> None:
         v = s.victims[task.target - 1]
         v.stabilized = True
         s.room_version[v.room] += 1
+        _see_stabilized(s, agent, v, step)  # (from a doorway, the room it sees is the other one)
         s.outcomes.append(Outcome("stabilized", agent, {"victim": v.id}))
+        _done_already(s, "stabilize", v.id, {"victim": v.id}, step)
     else:
         s.task[agent] = None
         door = s.plan.doors[task.target]
@@ -546,6 +558,25 @@ def advance(s: Rescue, cfg: SearchRescueConfig, agent: str, step: int) -> None:
         _see_rubble(s, agent, door.id, step)
         rooms = [s.room_names[r] for r in door.rooms]
         s.outcomes.append(Outcome("cleared", agent, {"door": door.id, "cell": door.cell, "rooms": rooms}))
+        _done_already(s, "clear", door.id, {"door": door.id, "rooms": rooms}, step)
+
+
+def _done_already(s: Rescue, kind: str, target: int, data: dict[str, Any], step: int) -> None:
+    """A teammate has just finished stabilizing the victim or clearing the doorway `target`: anyone else at the same
+    task stops, and notes the victim stabilized or the doorway clear (it is working on it, right there)."""
+    for other, t in s.task.items():
+        if t is not None and t.kind == kind and t.target == target:
+            s.task[other] = None
+            s.interrupted.discard(other)
+            if kind == "stabilize":
+                _see_stabilized(s, other, s.victims[target - 1], step)
+            else:
+                _see_rubble(s, other, target, step)
+            s.outcomes.append(Outcome("done_already", other, {"task": kind, **data}))
+
+
+def _see_stabilized(s: Rescue, agent: str, v: Victim, step: int) -> None:
+    s.know[agent].note_victim(v.id, VictimNote(v.kind, True, v.room, v.cell, step))
 
 
 def _walk_one(s: Rescue, cfg: SearchRescueConfig, agent: str, task: Task, step: int) -> None:

@@ -36,7 +36,6 @@ _NO_ROUTE = (
 )
 
 REFUSALS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "carried": lambda d: f"victim {d['victim']} is being carried by {d['carrier']}",
     "unknown_victim": lambda d: f"you do not know where victim {d['victim']} is; explore, or ask your team",
     "rescued": lambda d: f"victim {d['victim']} has already been rescued",
     "out_of_reach": lambda d: (
@@ -54,22 +53,33 @@ REFUSALS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "carrying_it": lambda d: f"you are carrying victim {d['victim']}",
     "already_next_to": lambda d: f"you are already next to where you last saw victim {d['victim']} {fmt_cell(d['cell'])}",
     "not_carryable": lambda d: f"victim {d['victim']} is critical and must be stabilized by the medic before anyone can carry it",
-    "being_stabilized": lambda d: f"victim {d['victim']} is being stabilized",
     "drop_in_doorway": lambda d: "you cannot leave a victim in a doorway; step into a room first",
     "stable": lambda d: f"victim {d['victim']} is stable and does not need stabilizing; it can be carried as it is",
     "already_stabilized": lambda d: f"victim {d['victim']} is already stabilized",
-    "other_stabilizing": lambda d: f"{d['other']} is already stabilizing victim {d['victim']}",
     "no_rubble": lambda d: f"there is no rubble {d['way']} of you; rubble lies in doorways, so stand next to the blocked doorway",
-    "other_clearing": lambda d: f"{d['other']} is already clearing that doorway",
     "not_carrying": lambda d: "you are not carrying a victim",
-    # only in action masks (see rules.refusal): what a teammate acting in the same step could take away
-    "first": lambda d: f"{d['other']} could take {d['what']} this step, and goes first",
-    "may_be_rescued": lambda d: f"{d['other']} may deliver victim {d['victim']} to the Hospital this step",
 }
+# No refusal names or describes a teammate: the rules' check reads only what the acting agent can know (rules.py).
 
 
 def refusal_text(refusal: Refusal) -> str:
     return REFUSALS[refusal.reason](refusal.data)
+
+
+def _missed(d: Mapping[str, Any]) -> str:
+    vid = d["victim"]
+    it = "pick it up" if d["verb"] == "pick up" else f"{d['verb']} it"
+    if d["why"] == "rescued":
+        return f"Victim {vid} was rescued just now (the radio reports it), so you did not {it}."
+    if d["why"] == "stabilized":
+        return f"Victim {vid} turned out to be stabilized already."
+    return f"Victim {vid} was no longer at {fmt_cell(d['cell'])} when you went to {it}."
+
+
+def _done_already(d: Mapping[str, Any]) -> str:
+    if d["task"] == "stabilize":
+        return f"Victim {d['victim']} is stabilized now, so you stop stabilizing it."
+    return f"The rubble between {d['rooms'][0]} and {d['rooms'][1]} is gone now, so you stop clearing it."
 
 
 def _arrived(d: Mapping[str, Any]) -> str:
@@ -120,6 +130,10 @@ def events_of(o: Outcome) -> tuple[dict[str, Any] | None, dict[str, Any] | None]
         return event(kind, f"You stopped at {fmt_cell(d['at'])}: {refusal_text(d['why'])}.", cell=list(d["cell"])), None
     if kind == "arrived":
         return event(kind, _arrived(d)), None
+    if kind == "missed":  # an accepted action that came to nothing (see rules.py): the victim was gone, or rescued
+        return event(kind, _missed(d), victim=d["victim"]), None
+    if kind == "done_already":  # a teammate finished the same stabilization or clearing first
+        return event(kind, _done_already(d), task=d["task"]), None
     if kind == "moved":
         return None, event(kind, "", agent=a, cell=list(d["cell"]))
     if kind == "entered":

@@ -289,6 +289,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--model and --base-url go with --policy llm")
     results, renamed = [], []
     label = f"llm-{args.model}" if args.policy == "llm" else args.policy.replace(",", "+")
+    run = None
+    if args.policy == "llm":  # what changes an llm episode's results, in its header, as bench records it: the report
+        from benchmarks.bench import recorded_settings  # shows runs under other settings apart, never in one cell
+
+        run = {"model": args.model, "settings": {
+            **recorded_settings(args.base_url, args.temperature, args.max_output_tokens, args.max_calls, args.token_budget,
+                                args.context_window), "constrain": args.constrain}}
     progress = RunProgress()
     try:
         for k in range(args.episodes):
@@ -311,7 +318,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if log_name != name:
                 renamed.append(Path(args.log_dir) / f"{log_name}.jsonl")
             result = agents.run_episode(env, policies, seed=seed, log_dir=args.log_dir, max_steps=args.max_steps,
-                                        log_name=log_name, on_step=progress)
+                                        log_name=log_name, on_step=progress, run=run)
             results.append(result)
     except KeyboardInterrupt:
         progress.done()

@@ -281,3 +281,20 @@ def test_run_whose_every_episode_the_budget_stopped_prints_no_statistics(tmp_pat
     assert "agent " not in out and "metric " not in out and "mean_final_wealth" not in out
     assert "model usage (all episodes): calls 4" in out  # the calls were made all the same
     assert "warning: seed 0: stopped after 0 step(s)" in err and "warning: seed 1: stopped after 0 step(s)" in err
+
+
+def test_run_llm_logs_record_their_settings_so_the_report_never_mixes_them(tmp_path, capsys):
+    """`run --policy llm` at two temperatures into one folder: the logs' headers had no settings, so `report` put both
+    runs in one cell and averaged them. The header now records what changes an llm episode's results, as bench does."""
+    from benchmarks.report import build_report
+
+    folder = tmp_path / "runs"
+    for temperature in ("0", "0.7"):
+        assert main(["run", "day_trader_v0", "--policy", "llm", "--model", "random-valid", "--episodes", "1",
+                     "--max-steps", "4", "--temperature", temperature, "--log-dir", str(folder)]) == 0
+    capsys.readouterr()
+    headers = [json.loads(p.read_text(encoding="utf-8").splitlines()[0]) for p in sorted(folder.glob("*.jsonl"))]
+    assert sorted(h["run"]["settings"]["temperature"] for h in headers) == [0.0, 0.7]
+    assert all(h["run"]["model"] == "random-valid" and h["run"]["settings"]["constrain"] == "off" for h in headers)
+    cells = sorted({r.policy for r in build_report(folder, plots=False).rows})
+    assert cells == ["llm-random-valid (temperature=0.0)", "llm-random-valid (temperature=0.7)"]

@@ -107,7 +107,7 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     # Under `same_room` a `say` reaches the sender's roommates: follow each agent's room as the rules do
     # (everyone starts in the Hospital; a step onto a doorway keeps the room it came from).
     same_room = head["config"].get("communication") == "same_room"
-    room_at = room_cells(world["rooms"]) if same_room else {}
+    room_at = room_cells(world["rooms"])
     room = {a: world["hospital"] for a in agents}
     floor = sum((r["x1"] - r["x0"] + 1) * (r["y1"] - r["y0"] + 1) for r in rooms.values())
 
@@ -158,7 +158,7 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 if action.get("ok") and action["command"] == "wait":
                     counts[agent]["wait"] += 1
 
-    floor_cells = {c for a in agents for c in cells[a] if _in_room(c, rooms.values())}
+    floor_cells = {c for a in agents for c in cells[a] if c in room_at}
     all_rooms = set().union(*visited_rooms.values())
     sent = {a: 0 for a in agents}
     for m in messages:
@@ -203,7 +203,3 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             for a in agents
         },
     }
-
-
-def _in_room(cell: tuple[int, int], rooms) -> bool:
-    return any(r["x0"] <= cell[0] <= r["x1"] and r["y0"] <= cell[1] <= r["y1"] for r in rooms)

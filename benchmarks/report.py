@@ -781,7 +781,8 @@ def report_markdown(rows: Sequence[EpisodeRow], groups: Sequence[GroupReport], p
     lines.append(f"{complete} of {len(rows)} episodes complete. Cells show mean ± sd over seeds (population sd); "
                  "↑ / ↓ say which way a metric is better; **bold** marks the best policy within each condition "
                  "(the best condition, where a group compares one policy). `return` is the mean return per agent. "
-                 "Booleans are shown as rates; (k/n) means the metric was defined in k of n episodes.")
+                 "Booleans are shown as rates; (k/n) means the metric was defined in k of n episodes, and – in none (a vote or "
+                 "a horizon the capped episodes never reached, say).")
     lines.append("")
     if plot_note:
         lines += [plot_note, ""]

@@ -631,3 +631,19 @@ def test_a_config_difference_in_a_condition_name_is_escaped_and_kept_short(tmp_p
     assert len(name) < 150 and "<b>" not in md and "\x1b" not in md and "w" * 100 not in md
     csv_text = (tmp_path / "results.csv").read_text(encoding="utf-8")
     assert "\x1b" not in csv_text and "w" * 100 not in csv_text
+
+
+def test_a_metric_no_episode_of_a_cell_defines_shows_a_dash_the_report_explains(tmp_path, capsys):
+    """Commons episodes capped before the horizon have `survived` undefined (None): the cell shows –, and the
+    report's opening says what – means."""
+    folder = tmp_path / "runs"
+    for policy in ("sustainable", "greedy"):  # greedy collapses in month 1: survived False, defined
+        assert main(["run", "commons_v0", "--policy", policy, "--episodes", "2", "--max-steps", "10",
+                     "--log-dir", str(folder)]) == 0
+    capsys.readouterr()
+    build_report(folder, plots=False)
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    rows = {r["policy"]: r for r in table(md, "## commons_v0")}
+    assert rows["sustainable"]["survived ↑"] == "–" and rows["greedy"]["survived ↑"].startswith("0.000")
+    assert rows["sustainable"]["survival_time ↑"].startswith("**3.00")  # 10 steps (with discussions): 3 of 12 months
+    assert "and – in none" in md

@@ -269,7 +269,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             self._check_reset("step")
         if not self.agents:
             return {}, {}, {}, {}, {}
-        if not isinstance(actions, Mapping):
+        if type(actions) is not dict and not isinstance(actions, Mapping):  # (typing.Mapping checks slowly)
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
         actions = self.interface.as_text(actions)
         self._events = {a: [] for a in self.agents}
@@ -434,34 +434,41 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def _observe(self, final: bool = False) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         observations: dict[str, Any] = {}
         infos: dict[str, dict[str, Any]] = {}
+        agents = self.agents
+        needs_action, situation_for = self._needs_action, self._situation_for
         # What each agent is offered now; its next action is parsed against exactly this.
-        self._offered = {a: (self._situation_for(a) if self._needs_action(a) else None) for a in self.agents}
+        self._offered = offered_now = {a: (situation_for(a) if needs_action(a) else None) for a in agents}
         # the text is rendered unless nothing reads it (a learner's numeric observation, no log)
         logged = self._recorder is not None
-        needs_text, deferred = self.interface.needs_text, self.interface.deferred
-        self._texts = {}
-        for agent in self.agents:
-            offered = self._offered[agent]
+        interface = self.interface
+        needs_text, deferred, observe = interface.needs_text, interface.deferred, interface.observe
+        view_of, observation_text = self._view, self._observation_text
+        extra_info = self._extra_info if type(self)._extra_info is not TeamEnv._extra_info else None
+        last_action, events = self._last_action, self._events
+        self._texts = texts = {}
+        for agent in agents:
+            offered = offered_now[agent]
             if offered is None and agent in deferred and not (logged or final):
                 # a deferred agent with nothing to decide (a learner between its decisions, a baseline teammate that is
                 # busy) mid-episode: nobody reads this step's view, so it is built only if `observe_now` asks for it,
                 # before the next step (at the end of an episode `step` changes `agents` after this: every view is built)
                 view = text = None
             else:
-                view = self._view(agent)
-                text = self._observation_text(view) if logged or (needs_text(agent) and agent not in deferred) else None
+                view = view_of(agent)
+                text = observation_text(view) if logged or (needs_text(agent) and agent not in deferred) else None
             info = {
                 "view": view,
                 "valid_actions": offered[1] if offered is not None else (),
                 "needs_action": offered is not None,
-                "last_action": self._last_action[agent],
-                "events": self._events[agent],
+                "last_action": last_action[agent],
+                "events": events[agent],
             }
-            extra = self._extra_info(agent)
-            if extra:
-                info.update(extra)
-            self._texts[agent] = text
-            observations[agent] = None if agent in deferred else self.interface.observe(self, agent, self._texts[agent], view, info)
+            if extra_info is not None:
+                extra = extra_info(agent)
+                if extra:
+                    info.update(extra)
+            texts[agent] = text
+            observations[agent] = None if agent in deferred else observe(self, agent, text, view, info)
             infos[agent] = info
         self._infos = infos
         return observations, infos

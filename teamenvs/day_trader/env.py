@@ -12,6 +12,7 @@ from typing import Any, Hashable, Mapping
 from teamenvs.core.commands import Action, CommandSet, Situation
 from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
+from teamenvs.core.view import SharedFacts
 from teamenvs.day_trader.commands import (
     INVEST_GROUP,
     INVEST_INDIVIDUAL,
@@ -49,6 +50,7 @@ from teamenvs.day_trader.view import (
     render,
     result_event,
     round_event,
+    shared_public,
     trader_view,
 )
 
@@ -63,6 +65,7 @@ class DayTraderEnv(ScheduledGame):
     episode_metrics = staticmethod(day_trader_metrics)
     metric_goals = METRIC_GOALS
     situations_outlast_episodes = True  # a situation is a function of the config and _situation_key
+    views_share_parts_across_steps = True  # the public part, one read-only object per round (`shared_public`)
     config: DayTraderConfig
 
     @property
@@ -86,6 +89,7 @@ class DayTraderEnv(ScheduledGame):
         """Recompute what views share after balances change (once per round, not per agent)."""
         self._money = {a: money_json(v) for a, v in self.balances.items()}
         self._top = {a: affordable_max(v, self.config) for a, v in self.balances.items()}
+        self._public = shared_public(tuple(self.possible_agents), self._last_round, self._money, self.config.show_balances)
 
     @property
     def over(self) -> bool:
@@ -158,18 +162,20 @@ class DayTraderEnv(ScheduledGame):
             self.phase,
             self.over,
             len(self.schedule),
-            tuple(self.possible_agents),
-            self._money,
+            self._money[agent],
             self._top[agent],
-            fresh_last_round(self._last_round),
+            self._public,
             self.messages_view(agent),
         )
 
     def _render_view(self, view: Mapping[str, Any]) -> str:
         # The public lines are the same for every trader until the next round is settled: format them once.
         key = (view["public"], view["group_multiplier"])
-        if key != self._public_memo[0]:
-            self._public_memo = ((public_copy(view["public"]), view["group_multiplier"]), public_text(*key))
+        memo = self._public_memo[0]
+        # a view of this env holds the round's one read-only public part (`shared_public`): known by identity; any
+        # other mapping (a view built or changed by hand) is compared with a copy of the last one formatted
+        if not (type(key[0]) is SharedFacts and memo is not None and memo[0] is key[0] and memo[1] == key[1]) and key != memo:
+            self._public_memo = ((key[0] if type(key[0]) is SharedFacts else public_copy(key[0]), key[1]), public_text(*key))
         return render(view, self._public_memo[1])
 
     def _role_briefing(self, agent: str) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds, one_hot, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
-from teamenvs.core.view import footer
+from teamenvs.core.view import SharedFacts, footer
 from teamenvs.day_trader.config import DayTraderConfig
 from teamenvs.day_trader.rules import DECISION, WAIT, Choice, Money, RoundOutcome, as_float, money_json, pool_shares
 
@@ -66,21 +66,30 @@ def fresh_last_round(last_round: Mapping[str, Any] | None) -> dict[str, Any] | N
     return {**last_round, "choices": dict(last_round["choices"]), "bonus": dict(last_round["bonus"])}
 
 
+def shared_public(traders: tuple[str, ...], last_round: Mapping[str, Any] | None, money: Mapping[str, float],
+                  show_balances: bool) -> SharedFacts:
+    """The public part of every trader's view until the next round is settled: the traders, the last round's results
+    and (under `show_balances`) everyone's balances, built once per round and held by every view as one read-only
+    object (`SharedFacts`), so no trader's policy can change what another reads."""
+    shared_round = None
+    if last_round is not None:
+        shared_round = SharedFacts({**last_round, "choices": SharedFacts(last_round["choices"]), "bonus": SharedFacts(last_round["bonus"])})
+    return SharedFacts(traders=traders, last_round=shared_round, balances=SharedFacts(money) if show_balances else None)
+
+
 def trader_view(
     envelope: Mapping[str, Any],
     config: DayTraderConfig,
     phase: Phase,
     over: bool,
     max_steps: int,
-    traders: tuple[str, ...],
-    money: Mapping[str, float],
+    money: float,
     top: int,
-    last_round: dict[str, Any] | None,
+    public: SharedFacts,
     messages: Mapping[str, tuple[str, ...]],
 ) -> dict[str, Any]:
-    """Everything one trader may know now: its money and what it may invest, the public results
-    of the last round, everyone's balances (under `show_balances`) and its messages."""
-    agent = envelope["agent"]
+    """Everything one trader may know now: its money and what it may invest, and the public part (`shared_public`:
+    the results of the last round, everyone's balances under `show_balances`) and its messages."""
     return {
         **envelope,
         "role": "trader",
@@ -91,13 +100,9 @@ def trader_view(
         "discussion_turn": phase.turn,
         "discussion_turns": config.discussion_turns,
         "group_multiplier": config.group_multiplier,
-        "money": money[agent],
+        "money": money,
         "can_invest": (config.min_investment, top) if top >= config.min_investment else None,
-        "public": {
-            "traders": traders,
-            "last_round": last_round,
-            "balances": dict(money) if config.show_balances else None,
-        },
+        "public": public,
         **messages,
     }
 

@@ -510,21 +510,31 @@ def test_config_validation_names_the_key_and_its_range():
         DayTraderConfig(show_balances="yes")
 
 
-def test_infos_are_plain_data_built_afresh_each_step():
+def test_infos_are_plain_data_and_no_policy_can_change_what_another_reads():
+    """Every trader's view is its own dict; the public part (last round, balances) is one read-only object per round
+    (`SharedFacts`), held by every trader's view: scribbling on it is refused, scribbling on one's own view changes
+    nothing anyone reads next, and a copy of it is a plain dict to change."""
     env, _, _ = make(discussion_every=1)
     obs, _, _, _, infos = env.step(everyone(env, "invest group 50", trader_2="invest individual 30"))
     pickle.dumps(infos)
     twin = pickle.loads(pickle.dumps(env))
     clone = copy.deepcopy(env)
-    public = infos["trader_1"]["view"]["public"]
-    public["last_round"]["choices"]["trader_2"] = "group 100"  # a policy scribbling on its info
-    public["balances"]["trader_2"] = 0.0
+    view = infos["trader_1"]["view"]
+    public = view["public"]
+    for scribble in (lambda: public["last_round"]["choices"].__setitem__("trader_2", "group 100"),
+                     lambda: public["balances"].__setitem__("trader_2", 0.0), lambda: public.update(balances=None)):
+        with pytest.raises(TypeError, match="read-only"):
+            scribble()
+    mine = dict(public["balances"])
+    mine["trader_2"] = 0.0  # a copy is the policy's own
+    view["money"], view["public"] = 0.0, None  # and so is its view
+    assert infos["trader_2"]["view"]["public"] is public and infos["trader_2"]["view"] is not view
     obs2, _, _, _, infos2 = env.step(everyone(env, "wait"))  # discussion: the same public results
     again = infos2["trader_1"]["view"]["public"]
-    assert again is not public and again["last_round"] is not public["last_round"]
     assert again["last_round"]["choices"]["trader_2"] == "individual 30" and again["balances"]["trader_2"] == 330.0
+    assert infos2["trader_1"]["view"]["money"] == 250.0
     assert "trader_2: individual 30" in obs2["trader_1"] and "trader_2 $330.00" in obs2["trader_1"]
-    assert infos2["trader_1"]["view"]["public"] is not infos2["trader_3"]["view"]["public"]
+    assert "Your money: $250.00." in obs2["trader_1"]
     for other in (twin, clone):
         assert other.step(everyone(other, "wait"))[0] == obs2
 

@@ -32,11 +32,14 @@ from teamenvs.commons.view import (
     frame,
     month_event,
     month_view,
+    public_text,
     render,
+    shared_public,
 )
 from teamenvs.core.commands import Action, Situation
 from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
+from teamenvs.core.view import SharedFacts
 
 
 class CommonsEnv(ScheduledGame):
@@ -60,6 +63,18 @@ class CommonsEnv(ScheduledGame):
         self.total_catch: dict[str, int] = {a: 0 for a in self.agents}
         self.last_month: tuple[int, MonthOutcome] | None = None
         self._hint = self._universalization()
+        self._public: tuple[int, Any] = (-1, None)  # (step, the shared parts of that step's views): see `_public_part`
+        self._public_memo: tuple[Any, tuple[str, str]] = ((None, None), ("", ""))  # (those parts, their public_text)
+
+    def _public_part(self) -> tuple[Any, Any]:
+        """Last month's results and the hint as every view of this step holds them (`shared_public`), built once per
+        step, not per fisher (and not kept across steps, so the single-agent view need not thaw them)."""
+        step, public = self._public
+        if step != self.step_count:
+            month, outcome = self.last_month if self.last_month is not None else (0, None)
+            public = shared_public(month, outcome, self._hint)
+            self._public = (self.step_count, public)
+        return public
 
     def _universalization(self) -> Universalization | None:
         """The universalization hint for the current stock (None when the condition is off)."""
@@ -130,6 +145,7 @@ class CommonsEnv(ScheduledGame):
         return None if self.last_month is None else month_view(*self.last_month)
 
     def _view(self, agent: str) -> dict[str, Any]:
+        last_month, hint = self._public_part()
         return fisher_view(
             self.envelope(agent, show_valid=not self.over),
             self.config,
@@ -140,13 +156,18 @@ class CommonsEnv(ScheduledGame):
             self.collapsed,
             tuple(self.possible_agents),
             self.total_catch[agent],
-            self._month_view(),
-            self._hint,
+            last_month,
+            hint,
             self.messages_view(agent),
         )
 
     def _render_view(self, view: Mapping[str, Any]) -> str:
-        return render(view)
+        # the step's views hold the same read-only shared parts (`shared_public`): their lines are formatted once
+        key = (view["last_month"], view["universalization"])
+        memo = self._public_memo[0]
+        if not (memo[0] is key[0] and memo[1] is key[1] and all(part is None or type(part) is SharedFacts for part in key)):
+            self._public_memo = (key, public_text(*key))
+        return render(view, self._public_memo[1])
 
     def _extra_info(self, agent: str) -> dict[str, Any]:
         return {"sustainable_share": sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor)}

@@ -13,7 +13,7 @@ from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sust
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
-from teamenvs.core.view import footer
+from teamenvs.core.view import SharedFacts, footer
 
 
 def tons(n: int) -> str:
@@ -35,6 +35,18 @@ def month_view(month: int, outcome: MonthOutcome) -> dict[str, Any]:
     }
 
 
+def shared_public(month: int, outcome: MonthOutcome | None, hint: Universalization | None) -> tuple[Any, Any]:
+    """The parts of every fisher's view that are the same for all of them in a step: last month's public results
+    (`month_view`, None before the first harvest) and the universalization hint (None when the condition is off),
+    each one read-only object (`SharedFacts`) that every view of the step holds, so no fisher's policy can change
+    what another reads."""
+    last = None
+    if outcome is not None:
+        last = month_view(month, outcome)
+        last = SharedFacts({**last, "requests": SharedFacts(last["requests"]), "catches": SharedFacts(last["catches"])})
+    return last, None if hint is None else SharedFacts(hint._asdict())
+
+
 def fisher_view(
     envelope: Mapping[str, Any],
     config: CommonsConfig,
@@ -45,12 +57,12 @@ def fisher_view(
     collapsed: bool,
     fishers: tuple[str, ...],
     total_catch: int,
-    last_month: dict[str, Any] | None,
-    hint: Universalization | None,
+    last_month: Mapping[str, Any] | None,
+    universalization: Mapping[str, Any] | None,
     messages: Mapping[str, tuple[str, ...]],
 ) -> dict[str, Any]:
     """Everything one fisher may know now: the lake, its own total catch, last month's public
-    results, the universalization hint (under that condition) and its messages."""
+    results and the universalization hint (under that condition; both from `shared_public`) and its messages."""
     return {
         **envelope,
         "role": "fisher",
@@ -69,14 +81,36 @@ def fisher_view(
         "n_fishers": config.n_agents,
         "your_total_catch": total_catch,
         "last_month": last_month,
-        "universalization": None if hint is None else hint._asdict(),
+        "universalization": universalization,
         **messages,
     }
 
 
 # ---------------------------------------------------------------------- the text
-def render(view: Mapping[str, Any]) -> str:
-    """The text observation of a fisher's view; the reader's own request is marked `(you)`."""
+def public_text(last: Mapping[str, Any] | None, hint: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The lines every fisher reads alike: last month's results (no request marked yet) and the hint ('' for none)."""
+    month = ""
+    if last is not None:
+        asked = "; ".join(f"{a} {last['requests'][a]}/{last['catches'][a]}" for a in last["requests"])
+        fate = "collapsed" if last["collapsed"] else f"regrew to {last['stock_after']}"
+        month = f"Month {last['month']}: lake {last['stock_before']}, {last['remaining']} left, {fate}. Asked/caught: {asked}."
+    line = ""
+    if hint is not None:
+        if_share, if_top = hint["stock_if_all_take_share"], hint["stock_if_all_take_max"]
+        line = (
+            f"If everyone takes the same: the sustainable share is {tons(hint['sustainable_share'])} each "
+            f"(the lake would then hold {tons(if_share) if if_share is not None else 'nothing: collapse'}); "
+            f"the most each can take without a collapse is {tons(hint['max_equal_harvest'])} "
+            f"(the lake would then hold {tons(if_top) if if_top is not None else 'nothing: collapse'})."
+        )
+    return month, line
+
+
+def render(view: Mapping[str, Any], public: tuple[str, str] | None = None) -> str:
+    """The text observation of a fisher's view; the reader's own request is marked `(you)`.
+
+    `public` is `public_text` of the view's last month and hint when the caller already has it.
+    """
     agent, n = view["agent"], view["n_fishers"]
     who = f"You are {agent} ({n} fishers)."
     if view["phase"] == "over":
@@ -95,25 +129,12 @@ def render(view: Mapping[str, Any]) -> str:
         f"multiply by {view['regrowth_factor']} up to the capacity; fewer than {view['collapse_threshold']} left "
         f"collapses the fishery. Your total catch: {tons(view['your_total_catch'])}.",
     ]
-    last = view["last_month"]
-    if last is not None:
-        asked = "; ".join(
-            f"{a}{' (you)' if a == agent else ''} {last['requests'][a]}/{last['catches'][a]}" for a in last["requests"]
-        )
-        fate = "collapsed" if last["collapsed"] else f"regrew to {last['stock_after']}"
-        parts.append(
-            f"Month {last['month']}: lake {last['stock_before']}, {last['remaining']} left, {fate}. "
-            f"Asked/caught: {asked}."
-        )
-    hint = view["universalization"]
-    if hint is not None:
-        if_share, if_top = hint["stock_if_all_take_share"], hint["stock_if_all_take_max"]
-        parts.append(
-            f"If everyone takes the same: the sustainable share is {tons(hint['sustainable_share'])} each "
-            f"(the lake would then hold {tons(if_share) if if_share is not None else 'nothing: collapse'}); "
-            f"the most each can take without a collapse is {tons(hint['max_equal_harvest'])} "
-            f"(the lake would then hold {tons(if_top) if if_top is not None else 'nothing: collapse'})."
-        )
+    month, hint = public if public is not None else public_text(view["last_month"], view["universalization"])
+    if month:
+        # every fisher is listed once, after a space and before its request: mark the reader's own
+        parts.append(month.replace(f" {agent} ", f" {agent} (you) ", 1))
+    if hint:
+        parts.append(hint)
     before = []
     if view["new_messages"]:
         before.append("New messages: " + " | ".join(view["new_messages"]))

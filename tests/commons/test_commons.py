@@ -449,7 +449,10 @@ def test_pettingzoo_api(preset):
     api_test(parallel_to_aec(make(preset=preset)), num_cycles=60)
 
 
-def test_infos_are_plain_data_built_afresh_each_step():
+def test_infos_are_plain_data_and_no_policy_can_change_what_another_reads():
+    """Every fisher's view is its own dict; last month's results and the hint are read-only objects (`SharedFacts`)
+    that every view of the step holds: scribbling on them is refused, scribbling on one's own view changes nothing
+    anyone reads next, and the next step's views hold parts of their own."""
     env = make(universalization_hint=True)
     env.reset(seed=0)
     obs, _, _, _, infos = env.step({a: "harvest 10" for a in env.agents})
@@ -457,12 +460,17 @@ def test_infos_are_plain_data_built_afresh_each_step():
     twin = pickle.loads(pickle.dumps(env))
     clone = copy.deepcopy(env)
     view = infos["fisher_1"]["view"]
-    view["last_month"]["requests"]["fisher_2"] = 99  # a policy scribbling on its info
-    view["universalization"]["sustainable_share"] = 99
+    for scribble in (lambda: view["last_month"]["requests"].__setitem__("fisher_2", 99),
+                     lambda: view["universalization"].__setitem__("sustainable_share", 99)):
+        with pytest.raises(TypeError, match="read-only"):
+            scribble()
+    assert infos["fisher_2"]["view"]["last_month"] is view["last_month"] and infos["fisher_2"]["view"] is not view
+    view["your_total_catch"], view["last_month"] = 99, None  # its own view is the policy's to change
     obs2, _, _, _, infos2 = env.step({a: "wait" for a in env.agents})  # discussion: the same month's results
     again = infos2["fisher_1"]["view"]
-    assert again["last_month"] is not view["last_month"] and again["universalization"] is not view["universalization"]
+    assert again["last_month"] is not infos["fisher_2"]["view"]["last_month"]
     assert again["last_month"]["requests"]["fisher_2"] == 10 and again["universalization"]["sustainable_share"] == 10
-    assert "fisher_2 10/10" in obs2["fisher_1"] and "99" not in obs2["fisher_1"]
+    assert again["your_total_catch"] == 10
+    assert "fisher_2 10/10" in obs2["fisher_1"] and "fisher_1 (you) 10/10" in obs2["fisher_1"] and "99" not in obs2["fisher_1"]
     for other in (twin, clone):
         assert other.step({a: "wait" for a in other.agents})[0] == obs2

@@ -619,6 +619,13 @@ def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
     return table
 
 
+def _table_of(view: Mapping[str, Any]) -> dict[str, str] | None:
+    """`_table(view)`, worked out once per view (a view is never changed after it is made)."""
+    if _last[0] is not view:
+        _last[0], _last[1] = view, _table(view)
+    return _last[1]
+
+
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
     """The command `label` stands for in this view, or None when it cannot be given now.
 
@@ -629,9 +636,7 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
     call (`TeamEnv.accepts`). The commands of a view are worked out once, at its first label (a
     view is never changed after it is made).
     """
-    if _last[0] is not view:
-        _last[0], _last[1] = view, _table(view)
-    table = _last[1]
+    table = _table_of(view)
     if table is not None:
         return table.get(label)
     spec = _spec(label)
@@ -648,12 +653,27 @@ def mask_key(view: Mapping[str, Any]) -> tuple:
     command of every label (`command_for`), or for a seeker's applications the companies' names its
     apply labels read. The rules' one refusal (a plain submit before any workflow) reads the phase and
     the draft's workflow, which the situation holds."""
-    if _last[0] is not view:
-        _last[0], _last[1] = view, _table(view)
-    table = _last[1]
+    table = _table_of(view)
     if table is None:
         return ("apply", tuple(c["name"] for c in view["companies"]))
     return ("table", tuple(table.items()))
+
+
+@lru_cache(maxsize=64)
+def _catalogue_index(labels: tuple[str, ...]) -> tuple[dict[str, int], tuple[tuple[int, tuple[int, ...]], ...]]:
+    """Each label's index in a catalogue, and (index, company indices) of its apply labels."""
+    return {label: i for i, label in enumerate(labels)}, tuple((i, _spec(label)[1]) for i, label in enumerate(labels) if _spec(label)[0] == "apply")
+
+
+def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
+    in index order: the same pairs as asking `command_for` label by label, from the view's table at once."""
+    at, applies = _catalogue_index(labels)
+    table = _table_of(view)
+    if table is None:  # a seeker's applications: its apply labels alone give commands
+        companies = view["companies"]
+        return [(i, "apply " + ", ".join(companies[k]["name"] for k in ks)) for i, ks in applies if ks[-1] < len(companies)]
+    return sorted((at[label], command) for label, command in table.items() if label in at)
 
 
 # Parses shared by situations and episodes. A command that starts with a command's name (and a space)

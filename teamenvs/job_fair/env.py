@@ -22,7 +22,7 @@ from typing import Any, Hashable, Mapping
 from teamenvs.core.commands import Action, ActionError, Situation
 from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
-from teamenvs.job_fair.commands import COMMANDS, briefing_situation, catalogue, command_for, mask_key, parse_in, situation
+from teamenvs.job_fair.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, mask_key, parse_in, situation
 from teamenvs.job_fair.config import PRESETS, JobFairConfig
 from teamenvs.job_fair.metrics import METRIC_GOALS, job_fair_metrics
 from teamenvs.job_fair.rules import FairState, agent_ids
@@ -41,6 +41,7 @@ class JobFairEnv(TeamEnv):
     episode_metrics = staticmethod(job_fair_metrics)
     metric_goals = METRIC_GOALS
     idle_line = f"{LAST_ACTION}none needed (it was not your turn)."
+    situations_outlast_episodes = True  # a situation is a function of the config and _situation_key (which holds the fair's names)
     config: JobFairConfig
 
     def _agent_ids(self) -> list[str]:
@@ -110,6 +111,9 @@ class JobFairEnv(TeamEnv):
 
     _command_for = staticmethod(command_for)  # (view, label) -> command; one call less per label of a mask
     _mask_key = staticmethod(mask_key)  # (view) -> the key of its mask within a situation
+
+    def _mask_candidates(self, view: Mapping[str, Any]) -> list[tuple[int, str]]:
+        return candidates(view, self.interface.labels)
 
     def _view(self, agent: str) -> dict[str, Any]:
         return build_view(self.game, agent, self.envelope(agent, show_valid=self.game.needs_action(agent)))

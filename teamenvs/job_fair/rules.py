@@ -113,10 +113,16 @@ class FairState:
                         description=description(self.fair, c, detail), skills=advertised(self.fair, c.name, detail))
             for c in self.fair.companies
         )
+        # what `commands.situation` reads of the fair, in every situation key: the fair is the same in every episode of
+        # a scenario (S1-S4), so situations (and their memos of parses and masks) serve later episodes too
+        self.fair_key = (tuple(c.name for c in self.fair.companies), self.fair.max_applications)
         self._notes: list[Note] = []
         self._step = 0
         self._shown: tuple[int, tuple[SharedFacts, ...]] = (-1, ())
-        self.past_views: dict[tuple[int, str], dict[str, Any]] = {}  # view.py's: (interview, agent) -> its part of views, once closed
+        # view.py's: agent -> (closed_edits, its views' parts of its past interviews), kept while no closed interview changes
+        self.past_views: dict[str, tuple[int, tuple[dict[str, Any], ...]]] = {}
+        self.closed_edits = 0  # closings and lines added to closed interviews so far
+        self.own_views: dict[str, tuple[Any, ...]] = {}  # view.py's: agent -> what its views hold that stays put all episode
 
     def public_companies(self, step: int) -> tuple[SharedFacts, ...]:
         """The companies' public descriptions as seekers' views show them at env step `step`: public facts, the
@@ -176,11 +182,12 @@ class FairState:
         return None
 
     def situation_key(self, agent: str) -> tuple:
-        """Equal keys mean equal `allowed` and equal names to choose from (the agent itself only through
-        its role, so that agents in the same situation share it: its parses are memoized for masks)."""
+        """Equal keys mean equal `allowed`, equal names to choose from and equal limits, in any episode of the
+        config (the agent itself only through its role, so that agents in the same situation share it: its
+        parses are memoized for masks)."""
         draft = self.drafts.get(agent)
         return (agent in self.persona, self.phase, self.needs_action(agent), self.candidates.get(agent),
-                (draft.hire, draft.workflow) if draft else None, tuple(self.offers.get(agent, ())))
+                (draft.hire, draft.workflow) if draft else None, tuple(self.offers.get(agent, ())), self.fair_key)
 
     # ------------------------------------------------------------------ a step
     def apply(self, actions: Mapping[str, Action | None], step: int) -> list[Note]:
@@ -202,6 +209,8 @@ class FairState:
         for interview in reversed(self.interviews):
             if sender in (interview.recruiter, interview.seeker) and interview.partner(sender) in recipients:
                 interview.lines.append(f"{self.name(sender)}: {text}")
+                if not interview.open:  # a message sent in the step its interview closed
+                    self.closed_edits += 1
                 break
 
     def _note(self, kind: str, **data: Any) -> None:
@@ -243,6 +252,7 @@ class FairState:
 
     def _close(self, interview: Interview, ended_by: str | None) -> None:
         interview.open = False
+        self.closed_edits += 1
         del self.current[interview.recruiter], self.current[interview.seeker]
         self._note("interview_end", company=interview.company, recruiter=interview.recruiter, seeker_agent=interview.seeker,
                    ended_by=ended_by, turns=dict(interview.said))

@@ -17,7 +17,7 @@ import numpy as np
 
 from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED, event
 from teamenvs.core.rl import Feature, feature_bounds
-from teamenvs.core.view import footer
+from teamenvs.core.view import SharedFacts, footer
 from teamenvs.job_fair.commands import COMMANDS, MAX_STEPS
 from teamenvs.job_fair.config import JobFairConfig
 from teamenvs.job_fair.fair import biography, team_areas
@@ -30,43 +30,61 @@ HOW = {"answer": "answer", "accepted_other": "another offer was accepted", "dead
 
 # ---------------------------------------------------------------------- views
 def _interview_view(game: FairState, interview: Interview, agent: str) -> dict[str, Any]:
-    closed = not interview.open
-    if closed:  # a closed interview's part of a view is built once (a late message still adds a line: rebuilt then)
-        key = (id(interview), agent)
-        kept = game.past_views.get(key)
-        if kept is not None and len(kept["lines"]) == len(interview.lines):
-            return dict(kept)  # a fresh dict for every view; the values are immutable
     side = "recruiter" if agent == interview.recruiter else "seeker"
-    part = {
+    return {
         "company": interview.company,
         "with": game.name(interview.partner(agent)),
         "lines": tuple(interview.lines),
         "your_turn": interview.open and interview.actor() == agent,
         "turns_left": game.config.interview_turns - interview.said[side],
     }
-    if closed:
-        game.past_views[key] = part
-        return dict(part)
-    return part
+
+
+def _past_interviews(game: FairState, agent: str, current: Interview | None) -> tuple[dict[str, Any], ...]:
+    """The view's parts of `agent`'s closed interviews: built when one closes or gets a late line (a message sent in
+    the step it closed), else copied (a fresh dict for every view; the values are immutable)."""
+    kept = game.past_views.get(agent)
+    if kept is None or kept[0] != game.closed_edits:
+        kept = game.past_views[agent] = (game.closed_edits, tuple([_interview_view(game, i, agent) for i in game.mine[agent] if i is not current]))
+    return tuple(map(dict.copy, kept[1]))
+
+
+def _own(game: FairState, agent: str) -> tuple[Any, ...]:
+    """What `agent`'s views hold that stays put all episode, worked out once: its name, then a seeker's biography, or
+    a recruiter's company name, company type, public description, advertised skills and goal."""
+    own = game.own_views.get(agent)
+    if own is None:
+        seeker = game.persona.get(agent)
+        if seeker is not None:
+            own = (seeker.name, biography(seeker))
+        else:
+            company = game.company[agent]
+            business = game.fair.businesses[company.business]
+            public = game.public[game.recruiters.index(agent)]
+            own = (company.recruiter, company.name, business.company_type, public["description"], public["skills"], business.goal)
+        game.own_views[agent] = own
+    return own
 
 
 def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
     """Everything `agent` may know now; `envelope` is the env's shared part (step, last action, events, valid now)."""
     current = game.current.get(agent)
+    mine = game.mine[agent]
+    own = _own(game, agent)
     view: dict[str, Any] = {
         **envelope,
-        "name": game.name(agent),
+        "name": own[0],
         "phase": game.phase,
         "phase_start": game.phase_start,  # the step the phase began (its "phase begins" event); not rendered
         "interview_turns": game.config.interview_turns,
         "interview": _interview_view(game, current, agent) if current is not None else None,
-        "past_interviews": tuple(_interview_view(game, i, agent) for i in game.mine[agent] if i is not current),
+        "past_interviews": _past_interviews(game, agent, current) if mine else (),
     }
-    if agent in game.persona:
-        seeker = game.persona[agent]
+    seeker = game.persona.get(agent)
+    if seeker is not None:
         view.update(
             role="seeker",
-            biography=biography(seeker),
+            biography=own[1],
             skills=seeker.skills,
             companies=game.public_companies(envelope["step"]),
             max_applications=game.fair.max_applications,
@@ -75,21 +93,20 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict
             joined=game.joined[agent],
         )
     else:
-        company = game.company[agent]
         draft = game.drafts[agent]
-        public = game.public[game.recruiters.index(agent)]
+        answers = game.answers[agent]
         view.update(
             role="recruiter",
-            company=company.name,
-            company_type=game.fair.businesses[company.business].company_type,
-            company_description=public["description"],
-            skills_wanted=public["skills"],
-            goal=game.fair.businesses[company.business].goal,
+            company=own[1],
+            company_type=own[2],
+            company_description=own[3],
+            skills_wanted=own[4],
+            goal=own[5],
             thought=game.thought.get(agent),
-            applicants=tuple(game.persona[s].name for s in game.queue[agent]) if game.phase == "interviews" else (),
+            applicants=tuple([game.persona[s].name for s in game.queue[agent]]) if game.phase == "interviews" else (),
             candidates=game.candidates[agent],
             draft={"hire": draft.hire, "workflow": draft.workflow, "assign": draft.assign, "submitted": draft.submitted},
-            answers=tuple(f"{name} {answer} your offer" for name, answer in game.answers[agent]),
+            answers=tuple([f"{name} {answer} your offer" for name, answer in answers]) if answers else (),
         )
     return view
 
@@ -121,16 +138,15 @@ def render_view(view: Mapping[str, Any], memo: dict[Any, Any] | None = None) -> 
     closed interviews' transcripts; the text is the same with or without it."""
     if memo is None:
         memo = {}
+    seeker = view["role"] == "seeker"
     out = [f"Job fair, step {view['step']}, {view['phase']} phase. You are {view['name']}, "
-           + ("a job seeker." if view["role"] == "seeker" else f"recruiting for {view['company']}.")]
-    if view["role"] == "seeker":
-        out.append(f"Your biography (private): {view['biography']}")
-        out.append("Companies at the fair:")
+           + ("a job seeker." if seeker else f"recruiting for {view['company']}.")]
+    if seeker:
         companies = view["companies"]
         kept = memo.get("companies")
         if kept is None or kept[0] is not companies:
-            kept = memo["companies"] = (companies, [f"- {c['description']}" for c in companies])
-        out += kept[1]
+            kept = memo["companies"] = (companies, "\n".join(["Companies at the fair:", *(f"- {c['description']}" for c in companies)]))
+        out += (f"Your biography (private): {view['biography']}", kept[1])
         if view["applied"] is None:
             out.append(f"You may apply to {_limit_text(view['max_applications'])}.")
         else:
@@ -157,12 +173,12 @@ def render_view(view: Mapping[str, Any], memo: dict[Any, Any] | None = None) -> 
             out.append(f"It is your turn ({iv['turns_left']} of your {view['interview_turns']} turns left).")
         else:
             out.append(f"Waiting for {iv['with']} to speak.")
-    if view["role"] == "recruiter" and view["phase"] in ("decisions", "offers", "done"):
+    if not seeker and view["phase"] in ("decisions", "offers", "done"):
         d = view["draft"]
         out.append(f"Your decision{' (submitted)' if d['submitted'] else ' so far'}: hire {', '.join(d['hire']) or '(nobody yet)'}; "
                    f"workflow {' -> '.join(d['workflow']) or '(none yet)'}; "
                    f"assignments {', '.join(f'{n} to {s}' for n, s in d['assign']) or '(none yet)'}.")
-    if view["role"] == "recruiter" and view["answers"]:
+    if not seeker and view["answers"]:
         out.append("Answers to your offers: " + "; ".join(view["answers"]) + ".")
     out += footer(view)
     return "\n".join(out)
@@ -418,6 +434,30 @@ def _recruiter_statics(view: Mapping[str, Any], lay: Layout, at: dict[str, int])
     return tuple(slots)
 
 
+_seen_companies: list[Any] = [None, 0, (), {}]  # (a companies tuple, the slots, its names and skills, name -> slot) of the latest view
+
+
+def _companies(companies: Any, slots: int) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], dict[str, int]]:
+    """(each company's name and advertised skills, name -> its slot among the first `slots`) of a view's companies;
+    worked out once per companies tuple the step's seekers share (read-only facts, so the same tuple holds the same)."""
+    seen = _seen_companies
+    if seen[0] is companies and seen[1] == slots:
+        return seen[2], seen[3]
+    listed = tuple((c["name"], tuple(c["skills"])) for c in companies)
+    position = {c["name"]: k for k, c in enumerate(companies[:slots])}
+    shared = type(companies) is tuple and all(type(c) is SharedFacts for c in companies)  # else it may change in place
+    seen[:] = (companies if shared else None, slots, listed, position)
+    return listed, position
+
+
+def _flag(out: np.ndarray, start: int, position: Mapping[str, int], names: Any) -> None:
+    """Set the slot after `start` of each named company that has one."""
+    for name in names:
+        k = position.get(name)
+        if k is not None:
+            out[start + k] = 1.0
+
+
 def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
     """The numeric observation of a view (see `features`): the view alone, nothing hidden.
 
@@ -434,8 +474,9 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
     C, N, R, S = lay.companies, lay.seekers, lay.roles, lay.steps
     turns = lay.interview_turns
     seeker = view["role"] == "seeker"
+    listed, position = _companies(view.get("companies", ()), C)
     key = (view["agent"], view["name"], view["role"], view.get("company_type"), tuple(view.get("skills", ())),
-           tuple(view.get("skills_wanted", ())), tuple((c["name"], tuple(c["skills"])) for c in view.get("companies", ())))
+           tuple(view.get("skills_wanted", ())), listed)
     template = tables.statics.get(key)
     if template is None:
         template = np.zeros(len(tables.low), np.float32)
@@ -467,23 +508,17 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
                         _spoken(lines, iv["with"]) / turns)
     out[at["past_interviews"]] = len(view["past_interviews"]) / max(C, N)
     if seeker:
-        position = {c["name"]: k for k, c in enumerate(view["companies"][:C])}
-
-        def flag(name: str, names) -> None:
-            for n in names:
-                k = position.get(n)
-                if k is not None:
-                    out[at[name] + k] = 1.0
-
         if view["applied"] is not None:
             out[at["applied_any"]] = 1.0
-            flag("applied", view["applied"])
-        flag("interviewed", (p["company"] for p in view["past_interviews"]))
-        flag("offer", view["offers"])
+            _flag(out, at["applied"], position, view["applied"])
+        if view["past_interviews"]:
+            _flag(out, at["interviewed"], position, [p["company"] for p in view["past_interviews"]])
+        if view["offers"]:
+            _flag(out, at["offer"], position, view["offers"])
         if view["joined"]:
-            flag("joined", (view["joined"],))
+            _flag(out, at["joined"], position, (view["joined"],))
         if iv is not None:
-            flag("interviewing", (iv["company"],))
+            _flag(out, at["interviewing"], position, (iv["company"],))
             wanted = next((team_areas(c["company_type"]) for c in view["companies"] if c["name"] == iv["company"]), ())
             if _named(tuple(iv["lines"]), iv["with"], tuple(wanted))[1]:
                 out[at["asked_areas"]] = 1.0

@@ -34,9 +34,12 @@ def says_done(message: str) -> bool:
     return _NON_LETTER.sub("", message.lower()) == "done"
 
 
+_DIGIT = re.compile(r"\d")  # every pattern of COORDINATES holds one, and most messages none: the quick test first
+
+
 def refers_to_coordinates(message: str) -> bool:
     """Whether a message refers to grid coordinates (rows, columns, numbered cells, x/y values, point pairs)."""
-    return COORDINATES.search(message) is not None
+    return _DIGIT.search(message) is not None and COORDINATES.search(message) is not None
 
 
 @dataclass(frozen=True)
@@ -338,14 +341,31 @@ _PARSES = ParseMemo(COMMANDS, {c.name: tuple(r for a in c.args for r in _arg_rea
 parse_in = _PARSES.parse  # longer commands than max_chars (none of the catalogue's) are parsed afresh
 
 
-def command_for(view, label: str) -> str | None:
-    """The command `label` stands for in `view` (its role's own labels only), or None when impossible now."""
+def _table_of(view) -> dict[str, str]:
+    """`_commands(view)`, built once per view (views are built afresh every step, and never changed)."""
     global _last_table
     seen, table = _last_table
-    if seen is not view:  # the table is built once per view (views are built afresh every step)
+    if seen is not view:
         table = _commands(view)
         _last_table = (view, table)
-    return table.get(label)
+    return table
+
+
+def command_for(view, label: str) -> str | None:
+    """The command `label` stands for in `view` (its role's own labels only), or None when impossible now."""
+    return _table_of(view).get(label)
+
+
+@lru_cache(maxsize=64)
+def _label_index(labels: tuple[str, ...]) -> dict[str, int]:
+    return {label: i for i, label in enumerate(labels)}
+
+
+def candidates(view, labels: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
+    in index order: the same pairs as asking `command_for` label by label, read off the view's table at once."""
+    at = _label_index(labels)
+    return sorted((at[label], command) for label, command in _table_of(view).items() if label in at)
 
 
 # ---------------------------------------------------------------------- reading canned messages

@@ -22,12 +22,12 @@ from teamenvs.core.commands import Action, ActionError, Situation
 from teamenvs.core.env import TeamEnv, event
 from teamenvs.core.rl import Feature
 from teamenvs.map_task import view as text
-from teamenvs.map_task.commands import COMMANDS, DRAWING, catalogue, command_for, mask_key, parse_in, says_done
+from teamenvs.map_task.commands import COMMANDS, DRAWING, candidates, catalogue, command_for, mask_key, parse_in, says_done
 from teamenvs.map_task.config import PRESETS, MapTaskConfig
 from teamenvs.map_task.library import load_library_pair
 from teamenvs.map_task.maps import MapPair, generate_map_pair
 from teamenvs.map_task.metrics import METRIC_GOALS, map_task_metrics
-from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, change, drawing_json, edit, message_refused, state_json
+from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, change, drawing_json, drawing_segments, edit, message_refused, state_json
 from teamenvs.map_task.scoring import Edge, drawn_cells, route_accuracy
 
 
@@ -59,7 +59,7 @@ class MapTaskEnv(TeamEnv):
         self.accuracy = 0.0
         self.done = False
         self._grid_cache: dict[tuple, tuple[str, ...]] = {}
-        self._own: dict[str, tuple[tuple[str, ...], tuple]] = {}  # agent -> (map_under, landmark_entries), this episode's
+        self._own: dict[str, tuple[tuple[str, ...], tuple]] = {}  # agent -> (map_under, landmark_parts), this episode's
         self._scored: tuple[frozenset[Edge] | None, float] = (None, 0.0)  # (drawing, its route accuracy)
 
     def _reset_record(self) -> dict[str, Any]:
@@ -146,7 +146,7 @@ class MapTaskEnv(TeamEnv):
         else:
             self.history.append(self.edges)
         self.edges = new
-        self.global_events.append(event("drawing", "", action=action.command, segments=drawing_json(new), accuracy=self._route_accuracy()))
+        self.global_events.append(event("drawing", "", action=action.command, segments=drawing_json(self.drawing_tuple()), accuracy=self._route_accuracy()))
 
     # ------------------------------------------------------------------ views and text
     def grid(self, agent: str, show_drawing: bool) -> tuple[str, ...]:
@@ -161,14 +161,14 @@ class MapTaskEnv(TeamEnv):
         return cached
 
     def _own_map(self, agent: str) -> tuple[tuple[str, ...], tuple]:
-        """`agent`'s map under the drawing and its landmarks' entries (view.map_under, view.landmark_entries), once per episode."""
+        """`agent`'s map under the drawing and its landmarks' parts of views (view.map_under, view.landmark_parts), once per episode."""
         own = self._own.get(agent)
         if own is None:
-            own = self._own[agent] = (text.map_under(self.pair, agent), text.landmark_entries(self.pair, agent))
+            own = self._own[agent] = (text.map_under(self.pair, agent), text.landmark_parts(self.pair, agent))
         return own
 
-    def landmark_entries(self, agent: str) -> tuple:
-        """(name, letter, blocked, box) of each landmark on `agent`'s map (see view.landmark_entries), once per episode."""
+    def landmark_parts(self, agent: str) -> tuple[dict[str, Any], ...]:
+        """The landmarks of `agent`'s views (see view.landmark_parts), made once per episode: a view holds copies."""
         return self._own_map(agent)[1]
 
     def _view(self, agent: str) -> dict[str, Any]:
@@ -180,7 +180,7 @@ class MapTaskEnv(TeamEnv):
     def drawing_tuple(self) -> tuple:
         """The drawing as sorted ((x, y), (x, y)) unit segments; one tuple per drawing, shared by the views."""
         if self._drawing[0] is not self.edges:
-            self._drawing = (self.edges, tuple(sorted(tuple(sorted(e)) for e in self.edges)))
+            self._drawing = (self.edges, drawing_segments(self.edges))
         return self._drawing[1]
 
     # ------------------------------------------------------------------ numeric observations and discrete actions
@@ -194,6 +194,9 @@ class MapTaskEnv(TeamEnv):
         return catalogue(self.config)
 
     _command_for = staticmethod(command_for)  # (view, label) -> command; one call less per label of a mask
+
+    def _mask_candidates(self, view: Mapping[str, Any]) -> list[tuple[int, str]]:
+        return candidates(view, self.interface.labels)
 
     def _role_briefing(self, agent: str) -> str:
         return text.role_briefing(agent, self.config)

@@ -98,9 +98,14 @@ def message_refused(sender: str, message: str, allow_coordinates: bool) -> bool:
     return sender == GUIDE and not allow_coordinates and refers_to_coordinates(message)
 
 
-def drawing_json(edges: frozenset[Edge]) -> list[list[list[int]]]:
-    """The drawing as sorted [[x, y], [x, y]] unit segments (JSON-ready)."""
-    return [[list(a), list(b)] for a, b in sorted(sorted(e) for e in edges)]
+def drawing_segments(edges: frozenset[Edge]) -> tuple[tuple[Cell, Cell], ...]:
+    """The drawing as sorted ((x, y), (x, y)) unit segments, each from its lesser end."""
+    return tuple(sorted([(a, b) if a < b else (b, a) for a, b in edges]))
+
+
+def drawing_json(segments: Sequence[tuple[Cell, Cell]]) -> list[list[list[int]]]:
+    """The drawing's segments (`drawing_segments`) as [[x, y], [x, y]] (JSON-ready)."""
+    return [[list(a), list(b)] for a, b in segments]
 
 
 def state_json(pair: MapPair, edges: frozenset[Edge], step: int, accuracy: float, done: bool) -> dict[str, Any]:

@@ -108,11 +108,11 @@ def _labels(width: int, height: int) -> tuple[str, str, tuple[str, ...]]:
             tuple(f"{y:>2} " for y in range(height)))
 
 
-def landmark_entries(pair: MapPair, agent: str) -> tuple[tuple[str, str, bool, tuple[int, int, int, int]], ...]:
-    """(name, map letter, blocked, box corners) of each landmark on `agent`'s map, in its key's order."""
+def landmark_parts(pair: MapPair, agent: str) -> tuple[dict[str, Any], ...]:
+    """The name, map letter, blocked and box corners ("cells") of each landmark on `agent`'s map, in its key's order."""
     own = landmarks_of(pair, agent)
     marks = letters(own)
-    return tuple((lm.name, marks[lm.name], lm.blocked, (lm.x0, lm.y0, lm.x1, lm.y1)) for lm in own)
+    return tuple({"name": lm.name, "letter": marks[lm.name], "blocked": lm.blocked, "cells": (lm.x0, lm.y0, lm.x1, lm.y1)} for lm in own)
 
 
 def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
@@ -126,8 +126,7 @@ def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
         "width": p.width,
         "height": p.height,
         "grid": env.grid(agent, sees_drawing),
-        "landmarks": tuple({"name": name, "letter": letter, "blocked": blocked, "cells": cells}
-                           for name, letter, blocked, cells in env.landmark_entries(agent)),  # fresh dicts for every view
+        "landmarks": tuple(map(dict.copy, env.landmark_parts(agent))),  # fresh dicts for every view
         "start": p.start,
         "max_words": cfg.max_words,
         "allow_coordinates": cfg.allow_coordinates,
@@ -143,23 +142,43 @@ def build_view(env: MapTaskEnv, agent: str) -> dict[str, Any]:
     return view
 
 
-def render_view(view: Mapping[str, Any]) -> str:
-    """The text observation of a view."""
-    agent = view["agent"]
-    head = f"Map Task, step {view['step']}/{view['max_steps']}. You are the {agent}."
+def key_line(agent: str, canvas_visibility: bool, landmarks: Iterable[Mapping[str, Any]]) -> str:
+    """The map key of a view: what the marks mean, then each landmark's letter and name."""
     if agent == GUIDE:
         legend = "S start, F finish, * your route"
-        if view["canvas_visibility"]:
+        if canvas_visibility:
             legend += ", o the follower's drawing off your route, @ drawing on your route"
     else:
         legend = "S start, o your drawing; x = column (top numbers), y = row (left numbers)"
-    marks = "; ".join(f"{lm['letter']} {lm['name']}{' (blocked)' if lm['blocked'] else ''}" for lm in view["landmarks"])
+    marks = "; ".join(f"{lm['letter']} {lm['name']}{' (blocked)' if lm['blocked'] else ''}" for lm in landmarks)
+    return f"Key: {legend}; {marks}."
+
+
+# role -> (agent, canvas_visibility, a copy of the landmarks, their key line): a role's views show the same map key all episode
+_keys: dict[str, tuple[str, bool, tuple[dict[str, Any], ...], str]] = {}
+
+
+def _key_of(view: Mapping[str, Any]) -> str:
+    """`key_line` of the view, formatted again only when what it reads differs from the role's last one (compared by value)."""
+    agent, visible, landmarks = view["agent"], view["canvas_visibility"], view["landmarks"]
+    kept = _keys.get(view["role"])
+    if kept is None or kept[0] != agent or kept[1] != visible or kept[2] != landmarks:
+        kept = (agent, visible, tuple(dict(lm) for lm in landmarks), key_line(agent, visible, landmarks))
+        if len(_keys) > 8:
+            _keys.clear()
+        _keys[view["role"]] = kept
+    return kept[3]
+
+
+def render_view(view: Mapping[str, Any]) -> str:
+    """The text observation of a view."""
+    head = f"Map Task, step {view['step']}/{view['max_steps']}. You are the {view['agent']}."
     messages = []
     if view["new_messages"]:
         messages.append("New messages: " + " | ".join(view["new_messages"]))
     if view["recent_messages"]:
         messages.append("Conversation so far: " + " | ".join(view["recent_messages"]))
-    return "\n".join([head, "Your map:", *view["grid"], f"Key: {legend}; {marks}.", *footer(view, before_last_action=messages)])
+    return "\n".join([head, "Your map:", *view["grid"], _key_of(view), *footer(view, before_last_action=messages)])
 
 
 def render_frame(pair: MapPair, edges: frozenset[Edge], step: int, max_steps: int, accuracy: float) -> str:

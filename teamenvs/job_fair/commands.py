@@ -456,23 +456,28 @@ def _limits(game: FairState) -> dict[str, tuple[int, int]]:
     return {"companies": (1, game.fair.max_applications), "company": (1, 1)}
 
 
-def situation(game: FairState, agent: str) -> Situation:
-    """What `agent` may do now: the commands of its role and phase, the names it may use, the application limit."""
-    allowed = game.allowed(agent)
-    deciding = game.phase == "decisions" and agent in game.drafts
-    denied = {}
+@lru_cache(maxsize=256)
+def _denied(phase: str, allowed: tuple[str, ...], deciding: bool) -> tuple[tuple[str, str], ...]:
+    """The commands not in `allowed`, each with why, in the command set's order (`deciding`: a recruiter in the decisions phase)."""
+    denied = []
     for name in COMMANDS.commands:
         if name in allowed:
             continue
         if name == "hire" and deciding:
-            denied[name] = "nobody interviewed with you, so there is nobody to hire; give your workflow and submit"
+            denied.append((name, "nobody interviewed with you, so there is nobody to hire; give your workflow and submit"))
         elif name == "assign" and deciding:
-            denied[name] = "first hire someone and give your workflow"
+            denied.append((name, "first hire someone and give your workflow"))
         else:
-            denied[name] = f"it is for {ALLOWED_IN[name]}; it is now the {game.phase} phase"
+            denied.append((name, f"it is for {ALLOWED_IN[name]}; it is now the {phase} phase"))
+    return tuple(denied)
+
+
+def situation(game: FairState, agent: str) -> Situation:
+    """What `agent` may do now: the commands of its role and phase, the names it may use, the application limit."""
+    denied = dict(_denied(game.phase, game.allowed(agent), game.phase == "decisions" and agent in game.drafts))
     draft = game.drafts.get(agent)
     names = {
-        "company": tuple(c.name for c in game.fair.companies),
+        "company": game.fair_key[0],  # the companies' names
         "candidate": game.candidates.get(agent, ()),
         "hire": draft.hire if draft else (),
         "step": draft.workflow if draft else (),

@@ -119,9 +119,9 @@ class FairState:
         self._notes: list[Note] = []
         self._step = 0
         self._shown: tuple[int, tuple[SharedFacts, ...]] = (-1, ())
-        # view.py's: agent -> (closed_edits, its views' parts of its past interviews), kept while no closed interview changes
+        # view.py's: agent -> (its closed_edits, its views' parts of its past interviews), kept while none of them changes
         self.past_views: dict[str, tuple[int, tuple[dict[str, Any], ...]]] = {}
-        self.closed_edits = 0  # closings and lines added to closed interviews so far
+        self.closed_edits = {a: 0 for a in self.recruiters + self.seekers}  # per agent: its closings and late lines so far
         self.own_views: dict[str, tuple[Any, ...]] = {}  # view.py's: agent -> what its views hold that stays put all episode
 
     def public_companies(self, step: int) -> tuple[SharedFacts, ...]:
@@ -210,8 +210,13 @@ class FairState:
             if sender in (interview.recruiter, interview.seeker) and interview.partner(sender) in recipients:
                 interview.lines.append(f"{self.name(sender)}: {text}")
                 if not interview.open:  # a message sent in the step its interview closed
-                    self.closed_edits += 1
+                    self._closed_edit(interview)
                 break
+
+    def _closed_edit(self, interview: Interview) -> None:
+        """Count a change to a closed interview (its closing, a late line) for both its agents."""
+        self.closed_edits[interview.recruiter] += 1
+        self.closed_edits[interview.seeker] += 1
 
     def _note(self, kind: str, **data: Any) -> None:
         self._notes.append({"type": kind, **data})
@@ -252,7 +257,7 @@ class FairState:
 
     def _close(self, interview: Interview, ended_by: str | None) -> None:
         interview.open = False
-        self.closed_edits += 1
+        self._closed_edit(interview)
         del self.current[interview.recruiter], self.current[interview.seeker]
         self._note("interview_end", company=interview.company, recruiter=interview.recruiter, seeker_agent=interview.seeker,
                    ended_by=ended_by, turns=dict(interview.said))

@@ -44,8 +44,9 @@ def _past_interviews(game: FairState, agent: str, current: Interview | None) -> 
     """The view's parts of `agent`'s closed interviews: built when one closes or gets a late line (a message sent in
     the step it closed), else copied (a fresh dict for every view; the values are immutable)."""
     kept = game.past_views.get(agent)
-    if kept is None or kept[0] != game.closed_edits:
-        kept = game.past_views[agent] = (game.closed_edits, tuple([_interview_view(game, i, agent) for i in game.mine[agent] if i is not current]))
+    edits = game.closed_edits[agent]
+    if kept is None or kept[0] != edits:
+        kept = game.past_views[agent] = (edits, tuple([_interview_view(game, i, agent) for i in game.mine[agent] if i is not current]))
     return tuple(map(dict.copy, kept[1]))
 
 

@@ -253,6 +253,28 @@ def test_the_memos_of_all_situations_together_are_bounded(monkeypatch):
     assert most > 250 and cleared >= 2  # the bound was reached, more than once, and the cache started afresh
 
 
+@pytest.mark.parametrize("env_id", ["job_fair_v0", "commons_v0"])
+def test_the_parses_masks_keep_are_within_the_same_bound(monkeypatch, env_id):
+    """With discrete actions a mask parses each catalogue command it checks (`TeamEnv.accepts`) and keeps the parse
+    in the situation's memo: those entries count against `MAX_MEMO_TOTAL` too (they were written around the count,
+    so memos held more than the bound)."""
+    from teamenvs.core import env as core_env
+
+    monkeypatch.setattr(core_env, "MAX_MEMO_TOTAL", 200)
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    rng = np.random.default_rng(0)
+    most = 0
+    for episode in range(8):
+        obs, infos = env.reset(seed=episode)
+        while env.agents:
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+            obs, _, _, _, infos = env.step(actions)
+            held = sum(len(entry[3]) for entry in env._situations.values())
+            most = max(most, held)
+            assert held <= core_env.MAX_MEMO_TOTAL, f"{held} memo entries held, over the bound of {core_env.MAX_MEMO_TOTAL}"
+    assert most > 100  # the memos did fill towards the bound
+
+
 @pytest.mark.parametrize("env_id", ["commons_v0", "shape_factory_v0"])
 def test_a_cache_that_keeps_almost_nothing_plays_the_same_episodes(monkeypatch, env_id):
     """The situation cache and its memos are caches: bounded to almost nothing, the same seeds give the same

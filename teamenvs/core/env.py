@@ -221,7 +221,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         parsed = offered[3]
         action = parsed.get(command)
         if action is None:
-            action = parsed[command] = self._mask_parse(command, offered[0])
+            action = self._mask_parse(command, offered[0])
+            self._situations.remember(parsed, command, action)  # within the bound over all situations' memos
         return isinstance(action, Action) and self._refusal(agent, action) is None
 
     def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:

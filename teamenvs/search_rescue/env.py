@@ -45,6 +45,11 @@ from teamenvs.search_rescue.navigation import RouteMap
 from teamenvs.search_rescue.rules import Rescue
 from teamenvs.search_rescue.world import FloorPlan, fixed_floor_plan, floor_plan_from_text, generate_floor_plan, place_rubble, place_victims
 
+# A new map's rooms and doorways are made as they are read (a reset reads a few; see `world.FloorPlan`): after this
+# many steps an episode has them all made at once (`FloorPlan.settle`), so that its other steps look them up faster.
+SETTLE_STEP = 50
+
+
 def _state_field(name: str, doc: str) -> property:
     """A read-only view of one field of the episode state (`env.world`), for tests and analysis."""
     return property(lambda self: getattr(self.world, name), doc=doc)
@@ -229,6 +234,8 @@ class SearchRescueEnv(TeamEnv):
                 rules.advance(w, cfg, agent, step)
         for agent in order:
             rules.look(w, agent, step)
+        if step == SETTLE_STEP:
+            w.plan.settle()
         self._report(w.drain())
         last = w.all_rescued or step + 1 >= cfg.max_steps  # `_is_over` after this step
         # the core reads these after `_on_delivered`, which adds what this step's messages taught

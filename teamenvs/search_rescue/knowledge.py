@@ -70,8 +70,8 @@ class Knowledge:
         """Rooms it can name: mapped rooms and the rooms their doorways lead to."""
         known = set(self.mapped)
         for r in self.mapped:
-            for d in plan.room_doors[r]:
-                known.add(plan.doors[d].other(r))
+            for _, _, beyond in plan.exits[r]:
+                known.add(beyond)
         return known
 
     def map_room(self, room: int) -> bool:
@@ -151,7 +151,7 @@ _ANY_GENERATED_NAME = re.compile(
 
 def room_pattern(plan: FloorPlan) -> re.Pattern[str]:
     """A regex finding room names in a message; it may find names of other maps, which `mentioned_rooms` drops."""
-    names = [r.name for r in plan.rooms]
+    names = plan.room_names
     return _ANY_GENERATED_NAME if _GENERATED_NAMES.issuperset(names) else _names_pattern(names)
 
 

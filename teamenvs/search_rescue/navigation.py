@@ -59,9 +59,9 @@ def route_map(plan: FloorPlan, start: Cell, mapped: AbstractSet[int], blocked: A
     door_here = plan.door_at(start)
     if here is not None:
         rooms[here] = (0, None)
-        for d in plan.room_doors[here]:
+        for d, entry, _ in plan.exits[here]:
             if d not in blocked:
-                heapq.heappush(heap, (manhattan(start, plan.doors[d].entry(here)) + 1, d, None, here))
+                heapq.heappush(heap, (manhattan(start, entry) + 1, d, None, here))
     elif door_here is not None:
         heapq.heappush(heap, (0, door_here, None, None))
     while heap:
@@ -78,9 +78,9 @@ def route_map(plan: FloorPlan, start: Cell, mapped: AbstractSet[int], blocked: A
             if r not in mapped:
                 continue
             entry = door.entry(r)
-            for d2 in plan.room_doors[r]:
+            for d2, entry2, _ in plan.exits[r]:
                 if d2 != d and d2 not in doors and d2 not in blocked:
-                    heapq.heappush(heap, (cost + 2 + manhattan(entry, plan.doors[d2].entry(r)), d2, d, r))
+                    heapq.heappush(heap, (cost + 2 + manhattan(entry, entry2), d2, d, r))
     return RouteMap(start, here, rooms, doors)
 
 

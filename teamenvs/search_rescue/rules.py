@@ -27,9 +27,10 @@ do (the exact-mask promise), without the check peeking at them.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -79,9 +80,8 @@ class Rescue:
     agents: tuple[str, ...]
     initial_rubble: frozenset[int] = frozenset()
     room_names: tuple[str, ...] = ()
-    room_ids: dict[str, int] = field(default_factory=dict)  # lower-case name -> room
     room_re: re.Pattern[str] | None = None  # finds room names in messages
-    room_victims: dict[int, set[int]] = field(default_factory=dict)
+    room_victims: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))  # a room's set made when first read
     room_version: list[int] = field(default_factory=list)  # bumped whenever what a room shows changes
     found: set[int] = field(default_factory=set)
     rescued: list[int] = field(default_factory=list)
@@ -108,6 +108,11 @@ class Rescue:
     def all_rescued(self) -> bool:
         return len(self.rescued) == len(self.victims)
 
+    @property
+    def room_ids(self) -> dict[str, int]:
+        """Lower-case room name -> room."""
+        return self.plan.room_ids
+
     def drain(self) -> list[Outcome]:
         """The outcomes since the last drain, oldest first (the env drains them once per step, after the step)."""
         out, self.outcomes = self.outcomes, []
@@ -118,15 +123,13 @@ class Rescue:
 def new_rescue(plan: FloorPlan, victims: list[Victim], rubble: set[int], agents: list[str], full_map: bool) -> Rescue:
     """The start of an episode: everyone in the middle of the Hospital, having looked around."""
     s = Rescue(plan, victims, rubble, tuple(agents), initial_rubble=frozenset(rubble))
-    s.room_names = tuple(r.name for r in plan.rooms)
-    s.room_ids = {r.name.lower(): r.id for r in plan.rooms}
+    s.room_names = plan.room_names
     s.room_re = room_pattern(plan)
-    s.room_victims = {r.id: set() for r in plan.rooms}
     for v in victims:
         s.room_victims[v.room].add(v.id)
-    s.room_version = [0] * len(plan.rooms)
-    hospital = plan.rooms[plan.hospital]
-    start = ((hospital.x0 + hospital.x1) // 2, (hospital.y0 + hospital.y1) // 2)
+    s.room_version = [0] * len(plan.room_names)
+    x0, y0, x1, y1 = plan.rects[plan.hospital]
+    start = ((x0 + x1) // 2, (y0 + y1) // 2)
     for a in agents:
         s.pos[a], s.room[a], s.carrying[a], s.task[a], s.goal[a] = start, plan.hospital, None, None, None
         s.know[a] = Knowledge()
@@ -176,16 +179,30 @@ def _layout(s: Rescue) -> bytes:
     return s._layout
 
 
-@lru_cache(maxsize=8)  # by plan identity: a fixed map (`map_seed`) is drawn in characters once, not every episode
+# Layouts by plan, each kept while its plan lives: a fixed map's (`map_seed`) is drawn in characters once, not every
+# episode, and a new map's goes with its plan (an lru_cache of 8 kept 8 plans alive: 80 kB of grid each at 100x100,
+# which slowed a 100x100 reset by a fortieth).
+_LAYOUTS: WeakKeyDictionary[FloorPlan, bytes] = WeakKeyDictionary()
+
+
 def plan_layout(plan: FloorPlan) -> bytes:
     """`_layout` of a plan."""
+    layout = _LAYOUTS.get(plan)
+    if layout is None:
+        layout = _LAYOUTS[plan] = _draw_layout(plan)
+    return layout
+
+
+def _draw_layout(plan: FloorPlan) -> bytes:
     r = LOCAL_RADIUS
-    # The character of each cell code, looked up at code + 2: doorways (every code <= -2), walls (-1), rooms.
-    marks = np.full(len(plan.rooms) + 2, ord(FLOOR), dtype=np.uint8)
-    marks[:2] = ord(DOORWAY), ord(WALL_MARK)
-    marks[plan.hospital + 2] = ord(HOSPITAL_FLOOR)
+    # The character of each cell code, looked up at the code itself: rooms from the start, doorways (-2 - door id)
+    # and walls (-1) from the end, so that the grid indexes it as it is.
+    marks = np.full(len(plan.rooms) + len(plan.doors) + 1, ord(DOORWAY), dtype=np.uint8)
+    marks[:len(plan.rooms)] = ord(FLOOR)
+    marks[plan.hospital] = ord(HOSPITAL_FLOOR)
+    marks[-1] = ord(WALL_MARK)
     grid = np.full((plan.height + 2 * r, plan.width + 2 * r), ord(UNKNOWN), dtype=np.uint8)
-    grid[r:r + plan.height, r:r + plan.width] = marks[np.maximum(plan.grid, -2) + 2]
+    grid[r:r + plan.height, r:r + plan.width] = marks[plan.grid]
     return grid.tobytes()
 
 
@@ -215,11 +232,11 @@ def _sketch(s: Rescue, agent: str) -> bytearray:
     side = plan.width + 2 * r
     sketch = s._sketch.get(agent)
     if sketch is None or sketch[0] != k.names_version:
-        grid, painted = (sketch[1], sketch[2]) if sketch is not None else (bytearray(UNKNOWN.encode() * len(layout)), set())
+        grid, painted = (sketch[1], sketch[2]) if sketch is not None else (bytearray(UNKNOWN.encode()) * len(layout), set())
         for room in k.mapped - painted:
-            q = plan.rooms[room]
-            for y in range(q.y0 - 1 + r, q.y1 + 2 + r):  # the room and the walls around it
-                a, b = y * side + q.x0 - 1 + r, y * side + q.x1 + 2 + r
+            x0, y0, x1, y1 = plan.rects[room]
+            for y in range(y0 - 1 + r, y1 + 2 + r):  # the room and the walls around it
+                a, b = y * side + x0 - 1 + r, y * side + x1 + 2 + r
                 grid[a:b] = layout[a:b]
             painted.add(room)
         sketch = (k.names_version, grid, painted)
@@ -227,9 +244,10 @@ def _sketch(s: Rescue, agent: str) -> bytearray:
     return sketch[1]
 
 
-def _marked_sketch(s: Rescue, agent: str) -> bytes:
+def _marked_sketch(s: Rescue, agent: str) -> bytes | bytearray:
     """`_sketch` with an 'X' on every doorway `agent` believes blocked (mapped or not), so that a local map is a
-    window of it (cached until it maps a room or its rubble notes change)."""
+    window of it (cached until it maps a room or its rubble notes change). With no rubble to mark it is the sketch
+    itself, not a copy (a 100x100 map's is 12 kB): `_sketch` repaints it only when the key here changes too."""
     k = s.know[agent]
     key = (k.names_version, k.rubble_version)
     cached = s._marked.get(agent)
@@ -237,11 +255,13 @@ def _marked_sketch(s: Rescue, agent: str) -> bytes:
         return cached[1]
     plan, r = s.plan, LOCAL_RADIUS
     side = plan.width + 2 * r
-    grid = bytearray(_sketch(s, agent))
-    for d in k.rubble:
-        cx, cy = plan.doors[d].cell
-        grid[(cy + r) * side + cx + r] = ord(RUBBLE)
-    marked = bytes(grid)
+    marked: bytes | bytearray = _sketch(s, agent)
+    if k.rubble:
+        grid = bytearray(marked)
+        for d in k.rubble:
+            cx, cy = plan.doors[d].cell
+            grid[(cy + r) * side + cx + r] = ord(RUBBLE)
+        marked = bytes(grid)
     s._marked[agent] = (key, marked)
     return marked
 

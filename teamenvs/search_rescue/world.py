@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from itertools import accumulate
-from typing import NamedTuple, Sequence
+from operator import index
+from typing import Any, Callable, NamedTuple, Sequence
 
 import networkx as nx
 import numpy as np
@@ -52,7 +53,7 @@ _ROOM_NAMES = tuple(f"{q} {p}" for q in _QUALIFIERS for p in _PLACES)  # every n
 
 # ---------------------------------------------------------------------- floor plan
 # Room and Door set their fields as a frozen dataclass's own __init__ does, but with object.__setattr__ looked
-# up once, here, not once per field: a 100x100 map makes ~160 rooms and ~250 doorways at every reset.
+# up once, here, not once per field: a 100x100 map has ~160 rooms and ~250 doorways (made as they are read).
 _set = object.__setattr__
 
 
@@ -116,16 +117,93 @@ def direction(src: tuple[int, int], dst: tuple[int, int]) -> str:
     raise ValueError(f"{dst} is not next to {src}")
 
 
+class _OnDemand(dict):
+    """A read-only sequence of `n` items whose item i is `make(i)`, made when it is first looked up, then kept.
+
+    A reset reads a few of a large map's rooms and doorways: making all of them (and freeing them at a later reset)
+    was a fifth of a 100x100 reset. A dict with `__missing__`, so that an item already made is looked up by the
+    dict's own code (yet slower than in a tuple: `FloorPlan.settle` turns a plan's into tuples for the steps of an
+    episode that goes on); len(), iteration (in order, making every item), equality and repr are a tuple's. `make`
+    is a partial of a module function, so that a plan pickles."""
+
+    def __init__(self, n: int, make: Callable[[int], Any]) -> None:
+        super().__init__()
+        self.n, self.make = n, make
+
+    def __missing__(self, i: int) -> Any:
+        i = index(i)  # a numpy integer: the item is kept under the equal Python int
+        if not 0 <= i < self.n:
+            if -self.n <= i < 0:
+                return self[i + self.n]
+            raise IndexError(f"index {i} out of range for {self.n} items")
+        item = self[i] = self.make(i)
+        return item
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        return map(self.__getitem__, range(self.n))
+
+    def __contains__(self, item: object) -> bool:
+        return any(item == x for x in self)
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, _OnDemand) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+def _area(rect: tuple[int, int, int, int]) -> int:
+    x0, y0, x1, y1 = rect
+    return (x1 - x0 + 1) * (y1 - y0 + 1)
+
+
+def _room(names: Sequence[str], rects: Sequence[tuple[int, int, int, int]], i: int) -> Room:
+    return Room(i, names[i], *rects[i])
+
+
+def _door(table: np.ndarray, i: int) -> Door:
+    x, y, a, b, xa, ya, xb, yb = table[:, i].tolist()
+    return Door(i, (x, y), (a, b), ((xa, ya), (xb, yb)))
+
+
+def _doors_of(a: np.ndarray, b: np.ndarray, room: int) -> tuple[int, ...]:
+    return tuple(np.flatnonzero((a == room) | (b == room)).tolist())
+
+
+def _exits_of(table: np.ndarray, room: int) -> tuple[tuple[int, tuple[int, int], int], ...]:
+    at = np.flatnonzero((table[2] == room) | (table[3] == room))
+    _, _, a, b, xa, ya, xb, yb = table[:, at].tolist()
+    # read as Door.entry and Door.other read a doorway (one from a room to itself: by its first side)
+    return tuple((d, (xa[k], ya[k]), b[k]) if a[k] == room else (d, (xb[k], yb[k]), a[k])
+                 for k, d in enumerate(at.tolist()))
+
+
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: a plan is one drawn map
 class FloorPlan:
-    """The static layout of a map: cells, rooms, doorways, the room graph and the Hospital."""
+    """The static layout of a map: cells, rooms, doorways, the room graph and the Hospital.
+
+    `rooms`, `doors`, `room_doors` and `exits` are read like tuples; each item is made when first read (see
+    `_OnDemand`) until `settle`. `exits` spares routes and the rooms an agent can name a look-up of each doorway;
+    `room_names` and `rects` (each room's interior x0, y0, x1, y1) give every room's name and extent without
+    making its Room."""
 
     width: int
     height: int
     grid: np.ndarray  # read-only, height x width, int64: WALL, a room id, or -2 - door id
-    rooms: tuple[Room, ...]
-    doors: tuple[Door, ...]
-    room_doors: tuple[tuple[int, ...], ...]
+    rooms: Sequence[Room]
+    room_names: tuple[str, ...]
+    rects: tuple[tuple[int, int, int, int], ...]
+    doors: Sequence[Door]
+    room_doors: Sequence[tuple[int, ...]]  # each room's doorways, in door order
+    exits: Sequence[tuple[tuple[int, tuple[int, int], int], ...]]  # the same: (door, its `entry` here, the room beyond)
     hospital: int
 
     @cached_property
@@ -135,6 +213,11 @@ class FloorPlan:
         return tuple(self.grid.ravel().tolist())
 
     @cached_property
+    def room_ids(self) -> dict[str, int]:
+        """Lower-case room name -> room; made when first asked for (messages and `go to` commands name rooms)."""
+        return {name.lower(): r for r, name in enumerate(self.room_names)}
+
+    @cached_property
     def graph(self) -> nx.Graph:
         """Rooms as nodes (name attribute), doorways as edges (door attribute); built when first asked for
         (the rules walk cells and doorways, so an episode need not pay for it at every reset)."""
@@ -142,6 +225,12 @@ class FloorPlan:
         graph.add_nodes_from((r.id, {"name": r.name}) for r in self.rooms)
         graph.add_edges_from((*d.rooms, {"door": d.id}) for d in self.doors)
         return graph
+
+    def settle(self) -> None:
+        """Make every room and doorway not made yet, and keep them in tuples from now on: a step looks them up faster
+        there than in `_OnDemand`'s dicts, and an episode that goes on reads most of them anyway."""
+        for name in ("rooms", "doors", "room_doors", "exits"):
+            _set(self, name, tuple(getattr(self, name)))
 
     def code(self, cell: tuple[int, int]) -> int:
         x, y = cell
@@ -159,35 +248,40 @@ class FloorPlan:
 
     @property
     def floor_cells(self) -> int:
-        return sum(r.area for r in self.rooms)
+        return sum(map(_area, self.rects))
 
     def to_json(self) -> dict[str, object]:
+        names = self.room_names
         return {
             "width": self.width,
             "height": self.height,
-            "hospital": self.rooms[self.hospital].name,
-            "rooms": [{"name": r.name, "x0": r.x0, "y0": r.y0, "x1": r.x1, "y1": r.y1} for r in self.rooms],
-            "doors": [{"cell": list(d.cell), "rooms": [self.rooms[i].name for i in d.rooms]} for d in self.doors],
+            "hospital": names[self.hospital],
+            "rooms": [{"name": name, "x0": x0, "y0": y0, "x1": x1, "y1": y1} for name, (x0, y0, x1, y1) in zip(names, self.rects)],
+            "doors": [{"cell": list(d.cell), "rooms": [names[i] for i in d.rooms]} for d in self.doors],
         }
 
 
 def _partition(rect: tuple[int, int, int, int], max_side: int, rng: np.random.Generator, out: list) -> None:
-    x0, y0, x1, y1 = rect
-    w, h = x1 - x0 + 1, y1 - y0 + 1
-    can_v, can_h = w >= 2 * MIN_ROOM + 1, h >= 2 * MIN_ROOM + 1
-    want_v, want_h = w > max_side and can_v, h > max_side and can_h
-    if not (want_v or want_h):
-        out.append(rect)
-        return
-    vertical = want_v and (not want_h or w > h or (w == h and rng.random() < 0.5))
-    if vertical:
-        c = int(rng.integers(x0 + MIN_ROOM, x1 - MIN_ROOM + 1))
-        _partition((x0, y0, c - 1, y1), max_side, rng, out)
-        _partition((c + 1, y0, x1, y1), max_side, rng, out)
-    else:
-        c = int(rng.integers(y0 + MIN_ROOM, y1 - MIN_ROOM + 1))
-        _partition((x0, y0, x1, c - 1), max_side, rng, out)
-        _partition((x0, c + 1, x1, y1), max_side, rng, out)
+    """Append to `out` the rooms (x0, y0, x1, y1) of splitting `rect` until no side is over `max_side` (or can
+    be split), depth first, the west or north part before the other."""
+    todo = [rect]  # a stack, not recursion: the same order of draws and rooms, in less time
+    longest = max(max_side, 2 * MIN_ROOM)  # a side is split once it is longer than this (each part keeps MIN_ROOM)
+    while todo:
+        rect = todo.pop()
+        while True:  # on down the west (north) parts, each other part left for later
+            x0, y0, x1, y1 = rect
+            w, h = x1 - x0, y1 - y0  # each one less than the side
+            if w < longest and h < longest:
+                out.append(rect)
+                break
+            if w >= longest and (h < longest or w > h or (w == h and rng.random() < 0.5)):  # split by a vertical wall
+                c = int(rng.integers(x0 + MIN_ROOM, x1 - MIN_ROOM + 1))
+                todo.append((c + 1, y0, x1, y1))
+                rect = (x0, y0, c - 1, y1)
+            else:
+                c = int(rng.integers(y0 + MIN_ROOM, y1 - MIN_ROOM + 1))
+                todo.append((x0, c + 1, x1, y1))
+                rect = (x0, y0, x1, c - 1)
 
 
 def room_names(n: int, rng: np.random.Generator) -> list[str]:
@@ -221,17 +315,22 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     # distinct floats, so the tree is unique: networkx's minimum_spanning_edges picks the same one).
     # (each batch of draws below is the same stream as one draw per call, in order: numpy's vector draws
     # are the scalar draws one after another)
-    pairs = list(zip(found.lo.tolist(), found.hi.tolist()))  # in sorted order: pair k is index k of `found`'s arrays
+    pairs = np.stack((found.lo, found.hi), axis=1)  # in sorted order: pair k is index k of `found`'s arrays
     weights = rng.random(len(pairs))
     chosen = np.zeros(len(pairs), dtype=bool)
     chosen[_kruskal(len(rects), pairs, weights)] = True
     spare = np.flatnonzero(~chosen)
     chosen[spare[rng.random(len(spare)) < cfg.extra_door_probability]] = True
 
-    hospital = int(rng.choice([i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]))
+    # The Hospital is any room of at least 9 cells. No split leaves a side under MIN_ROOM, so once the interior is
+    # MIN_ROOM cells across, every room is at least MIN_ROOM x MIN_ROOM: then the rooms need not be measured one by one.
+    if MIN_ROOM * MIN_ROOM >= 9 and min(width, height) - 2 >= MIN_ROOM:
+        roomy = list(range(len(rects)))
+    else:
+        roomy = [i for i, (x0, y0, x1, y1) in enumerate(rects) if (x1 - x0 + 1) * (y1 - y0 + 1) >= 9] or [0]
+    hospital = int(rng.choice(roomy))
     names = room_names(len(rects) - 1, rng)
     names.insert(hospital, HOSPITAL)
-    rooms = tuple(map(Room, range(len(rects)), names, *zip(*rects)))
 
     joined = np.flatnonzero(chosen)  # the doorways' pairs, in sorted order
     cell = found.cells[found.start[joined] + rng.integers(found.count[joined])] if len(joined) else joined
@@ -247,9 +346,7 @@ def generate_floor_plan(width: int, height: int, complexity: int, rng: np.random
     sign = np.where(first, -1, 1)
     ax, ay = xs + sign * step_x, ys + sign * step_y
     bx, by = xs - sign * step_x, ys - sign * step_y
-    x, y, ra, rb, xa, ya, xb, yb = (v.tolist() for v in (xs, ys, a, b, ax, ay, bx, by))
-    doors = list(map(Door, range(len(x)), zip(x, y), zip(ra, rb), zip(zip(xa, ya), zip(xb, yb))))
-    return _assemble(grid, rooms, doors, hospital)
+    return _assemble(grid, names, rects, np.stack((xs, ys, a, b, ax, ay, bx, by)), hospital)
 
 
 class _Candidates(NamedTuple):
@@ -282,24 +379,25 @@ def _doorway_candidates(grid: np.ndarray) -> _Candidates:
     index = found >> 1
     step = np.where(found & 1, width, 1)
     before, after = flat[index - step], flat[index + step]
-    lo, hi = np.minimum(before, after), np.maximum(before, after)
-    order = np.argsort(lo * flat.size + hi, kind="stable")  # grouped by pair, each group still in row-major order
-    index, lo, hi = index[order], lo[order], hi[order]
+    pair = np.minimum(before, after) * flat.size + np.maximum(before, after)  # lo * size + hi
+    order = np.argsort(pair, kind="stable")  # grouped by pair, each group still in row-major order
+    index, pair = index[order], pair[order]
     new_pair = np.empty(len(index), dtype=bool)
     new_pair[:1] = True
-    new_pair[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+    np.not_equal(pair[1:], pair[:-1], out=new_pair[1:])
     starts = np.flatnonzero(new_pair)
-    counts = np.diff(starts, append=len(index))
-    return _Candidates(lo[starts], hi[starts], starts, counts, index)
+    lo, hi = np.divmod(pair[starts], flat.size)
+    return _Candidates(lo, hi, starts, np.diff(starts, append=len(index)), index)
 
 
-def _kruskal(n: int, pairs: list[tuple[int, int]], weights: Sequence[float]) -> list[int]:
-    """The minimum spanning forest of the graph on `n` nodes with these weighted edges: its edges' indices
-    in `pairs`, in the order Kruskal takes them."""
+def _kruskal(n: int, pairs: Sequence[tuple[int, int]] | np.ndarray, weights: Sequence[float]) -> list[int]:
+    """The minimum spanning forest of the graph on `n` nodes with these weighted edges (`pairs`: (a, b) each, or
+    an array of them by rows): its edges' indices in `pairs`, in the order Kruskal takes them."""
     parent = list(range(n))
     tree = []
-    for k in np.argsort(weights, kind="stable").tolist():  # stable: ties in the order sorted() leaves them
-        a, b = pairs[k]
+    order = np.argsort(weights, kind="stable")  # stable: ties in the order sorted() leaves them
+    ends = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)[order]
+    for a, b, k in zip(ends[:, 0].tolist(), ends[:, 1].tolist(), order.tolist()):
         while parent[a] != a:  # find with path halving, inline: this loop is most of the work
             parent[a] = a = parent[parent[a]]
         while parent[b] != b:
@@ -322,6 +420,7 @@ def fixed_floor_plan(cfg: SearchRescueConfig) -> tuple[FloorPlan, frozenset[int]
     if key not in _PLAN_CACHE:
         rng = np.random.default_rng(cfg.map_seed)
         plan = generate_floor_plan(cfg.width, cfg.height, cfg.complexity, rng)
+        plan.settle()  # it serves every episode
         _PLAN_CACHE[key] = (plan, frozenset(place_rubble(plan, cfg.rubble_fraction, rng)))
     return _PLAN_CACHE[key]
 
@@ -357,21 +456,19 @@ def max_rooms(cfg: SearchRescueConfig) -> int:
     return _most_rooms(cfg.width, cfg.height, cfg.complexity)
 
 
-def _assemble(grid: np.ndarray, rooms: tuple[Room, ...], doors: list[Door], hospital: int) -> FloorPlan:
-    """The floor plan of rooms and doorways on `grid` (walls and room ids; the doorways' codes are written
-    into it here, and it becomes the plan's read-only `grid`): each room's doorways, the room graph."""
+def _assemble(grid: np.ndarray, names: Sequence[str], rects: Sequence[tuple[int, int, int, int]], doors: np.ndarray,
+              hospital: int) -> FloorPlan:
+    """The floor plan of these rooms (names, interiors) and doorways on `grid` (walls and room ids; the doorways'
+    codes are written into it here, and it becomes the plan's read-only `grid`). `doors` has a column per doorway,
+    in door order: its cell x, y, its rooms a, b and the cells next to it inside them, xa, ya, xb, yb."""
     height, width = grid.shape
-    if doors:
-        np.put(grid, [d.cell[1] * width + d.cell[0] for d in doors], np.arange(-2, -2 - len(doors), -1))  # in door order
-    per_room: list[list[int]] = [[] for _ in rooms]
-    for d in doors:  # in door order, as the rooms' lists were always read
-        a, b = d.rooms
-        per_room[a].append(d.id)
-        if b != a:
-            per_room[b].append(d.id)
-    room_doors = tuple(map(tuple, per_room))
+    x, y, a, b = doors[:4]
+    np.put(grid, y * width + x, np.arange(-2, -2 - doors.shape[1], -1))  # in door order
     grid.flags.writeable = False
-    return FloorPlan(width, height, grid, rooms, tuple(doors), room_doors, hospital)
+    n, names, rects = len(rects), tuple(names), tuple(rects)
+    return FloorPlan(width, height, grid, _OnDemand(n, partial(_room, names, rects)), names, rects,
+                     _OnDemand(doors.shape[1], partial(_door, doors)), _OnDemand(n, partial(_doors_of, a, b)),
+                     _OnDemand(n, partial(_exits_of, doors)), hospital)
 
 
 # ---------------------------------------------------------------------- victims and rubble
@@ -404,15 +501,16 @@ def victim_status(kind: str, stabilized: bool) -> str:
 
 def free_cells(plan: FloorPlan) -> int:
     """Floor cells outside the Hospital: where victims may lie."""
-    return sum((r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) for r in plan.rooms if r.id != plan.hospital)
+    return plan.floor_cells - _area(plan.rects[plan.hospital])
 
 
 def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.random.Generator) -> list[Victim]:
     """`n` victims on distinct floor cells outside the Hospital; round(n * critical_fraction) are critical."""
     # The free cells, numbered room by room (row-major inside a room), are never listed: a spot's
     # number is turned into its cell, so placing costs the same on a map of any size.
-    rooms = [r for r in plan.rooms if r.id != plan.hospital]
-    ends = list(accumulate((r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) for r in rooms))  # `area`, without a call per room
+    areas = [(x1 - x0 + 1) * (y1 - y0 + 1) for x0, y0, x1, y1 in plan.rects]  # `_area`, without a call per room
+    del areas[plan.hospital]
+    ends = list(accumulate(areas))
     n_free = ends[-1] if ends else 0
     if n > n_free:
         raise ConfigError(f"n_victims={n} does not fit: this map has {n_free} floor cells outside the Hospital "
@@ -422,17 +520,18 @@ def place_victims(plan: FloorPlan, n: int, critical_fraction: float, rng: np.ran
     victims = []
     for i, spot in enumerate(spots.tolist()):
         k = bisect_right(ends, spot)
-        room, offset = rooms[k], spot - (ends[k - 1] if k else 0)
-        dy, dx = divmod(offset, room.x1 - room.x0 + 1)
-        cell = (room.x0 + dx, room.y0 + dy)
-        victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, cell, room.id))
+        room, offset = k + (k >= plan.hospital), spot - (ends[k - 1] if k else 0)  # the Hospital left out
+        x0, y0, x1, _ = plan.rects[room]
+        dy, dx = divmod(offset, x1 - x0 + 1)
+        victims.append(Victim(i + 1, CRITICAL if i in critical else STABLE, (x0 + dx, y0 + dy), room))
     return victims
 
 
 def place_rubble(plan: FloorPlan, fraction: float, rng: np.random.Generator) -> set[int]:
     """Door ids blocked by rubble: round(fraction * doors), never a doorway of the Hospital."""
-    hospital = set(plan.room_doors[plan.hospital])
-    eligible = [d for d in range(len(plan.doors)) if d not in hospital]
+    eligible = list(range(len(plan.doors)))
+    for d in reversed(plan.room_doors[plan.hospital]):  # the highest first: each lower one is still at its index
+        del eligible[d]
     n = min(len(eligible), round(fraction * len(plan.doors)))
     return set(rng.choice(eligible, size=n, replace=False).tolist()) if n else set()
 
@@ -485,8 +584,7 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
     lowered = [name.lower() for name in labels]
     if len(set(lowered)) != len(lowered):
         raise ConfigError(f"room names must be unique (ignoring case), and none may be '{HOSPITAL}': got {excerpt(labels)}")
-    rooms = tuple(Room(i, labels[i], *rects[i]) for i in range(len(rects)))
-    doors: list[Door] = []
+    doors: list[tuple[int, ...]] = []  # x, y, rooms a, b, their entries' xa, ya, xb, yb (see `_assemble`)
     rubble: set[int] = set()
     for y in range(height):
         for x in range(width):
@@ -494,14 +592,14 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
                 continue
             for a, b in (((x - 1, y), (x + 1, y)), ((x, y - 1), (x, y + 1))):
                 if floor(*a) and floor(*b):
-                    ra, rb = cells[a[1] * width + a[0]], cells[b[1] * width + b[0]]
-                    doors.append(Door(len(doors), (x, y), (ra, rb), (a, b)))
+                    doors.append((x, y, cells[a[1] * width + a[0]], cells[b[1] * width + b[0]], *a, *b))
                     if rows[y][x] == "X":
                         rubble.add(len(doors) - 1)
                     break
             else:
                 raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
-    plan = _assemble(np.array(cells, dtype=np.int64).reshape(height, width), rooms, doors, hosp)
+    table = np.array(doors, dtype=np.int64).reshape(-1, 8).T
+    plan = _assemble(np.array(cells, dtype=np.int64).reshape(height, width), labels, rects, table, hosp)
     if not nx.is_connected(plan.graph):
         raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")
     victims = []

@@ -484,8 +484,9 @@ def test_room_names_in_messages_are_found_as_with_a_pattern_of_the_maps_own_name
 
 def test_a_100x100_reset_costs_a_few_30x30_resets_not_the_area_ratio():
     """Before the reset was made size-independent where it can be, a 100x100 reset (11x the cells, 10x
-    the rooms) cost 7-10x a 30x30 one; now about 3x (the rooms themselves are drawn one by one). Measured in
-    one run, CPU time, medians of interleaved resets, with a margin for a loaded machine."""
+    the rooms) cost 7-10x a 30x30 one; then about 3x (the rooms themselves are drawn one by one), and about 1.9x
+    since rooms and doorways are made when read (`world.FloorPlan`). Measured in one run, CPU time, medians of
+    interleaved resets, with a margin for a loaded machine."""
     import statistics
     import time
 

@@ -44,12 +44,6 @@ class JobFairEnv(TeamEnv):
     situations_outlast_episodes = True  # a situation is a function of the config and _situation_key (which holds the fair's names)
     config: JobFairConfig
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # With discrete actions a situation's memo also keeps its masks and the parses they try: kept across episodes,
-        # random play's memory grew by ~37 MB (text: ~11 MB) for no measurable gain, so there they last one episode
-        self.situations_outlast_episodes = not self.interface.discrete
-
     def _agent_ids(self) -> list[str]:
         recruiters, seekers = agent_ids(self.config)
         return recruiters + seekers

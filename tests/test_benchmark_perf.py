@@ -279,3 +279,13 @@ def test_single_agent_lockstep_plays_the_same_episodes_in_three_modes(monkeypatc
     monkeypatch.setattr(TeamEnv, "action_text", lambda self, agent, index: "wait")
     with pytest.raises(RuntimeError, match="single-agent views played different steps"):
         perf.single_agent_lockstep("commons_v0", 5.0)
+
+
+def test_a_row_measured_in_a_new_process_comes_back_whole() -> None:
+    """The long run's resident memory is measured in a process of its own (`rows_in_fresh_process`), so the rows
+    before it do not count; a failure there says which rows failed, not a bare JSON error."""
+    rows = perf.rows_in_fresh_process("long_run_rows", 0.6)
+    assert len(rows) == 1 and rows[0][0] == "long run" and "MB" in rows[0][3]
+    with pytest.raises(RuntimeError, match="no_such_rows in a new process failed"):
+        perf.rows_in_fresh_process("no_such_rows")
+

@@ -63,18 +63,7 @@ class CommonsEnv(ScheduledGame):
         self.total_catch: dict[str, int] = {a: 0 for a in self.agents}
         self.last_month: tuple[int, MonthOutcome] | None = None
         self._hint = self._universalization()
-        self._public: tuple[int, Any] = (-1, None)  # (step, the shared parts of that step's views): see `_public_part`
-        self._public_memo: tuple[Any, tuple[str, str]] = ((None, None), ("", ""))  # (those parts, their public_text)
-
-    def _public_part(self) -> tuple[Any, Any]:
-        """Last month's results and the hint as every view of this step holds them (`shared_public`), built once per
-        step, not per fisher (and not kept across steps, so the single-agent view need not thaw them)."""
-        step, public = self._public
-        if step != self.step_count:
-            month, outcome = self.last_month if self.last_month is not None else (0, None)
-            public = shared_public(month, outcome, self._hint)
-            self._public = (self.step_count, public)
-        return public
+        self._public_memo: tuple[Any, tuple[str, str]] = ((None, None), ("", ""))  # (shared parts, their public_text)
 
     def _universalization(self) -> Universalization | None:
         """The universalization hint for the current stock (None when the condition is off)."""
@@ -145,7 +134,8 @@ class CommonsEnv(ScheduledGame):
         return None if self.last_month is None else month_view(*self.last_month)
 
     def _view(self, agent: str) -> dict[str, Any]:
-        last_month, hint = self._public_part()
+        # last month's results and the hint, as every view of this step holds them
+        last_month, hint = self.once_per_step("public", lambda: shared_public(*(self.last_month or (0, None)), self._hint))
         return fisher_view(
             self.envelope(agent, show_valid=not self.over),
             self.config,

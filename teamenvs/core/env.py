@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from typing import Any, ClassVar, Hashable, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Hashable, Iterator, Mapping
 
 import numpy as np
 from pettingzoo import ParallelEnv
@@ -119,6 +119,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self._was_reset = False
         self.messenger = Messenger(self.possible_agents, self.config)
         self.step_count = 0
+        self._step_parts: tuple[int, dict[str, Any]] = (-1, {})  # see `once_per_step`
         self._situations = SituationCache()
 
     # ------------------------------------------------------------------ hooks for paradigms
@@ -250,6 +251,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             self._rng = np.random.default_rng(seed)
         self.agents = list(self.possible_agents)
         self.step_count = 0
+        self.renew_step_parts()
         self.messenger.reset()
         self._situations = self.__dict__.setdefault("_lasting_situations", SituationCache()) if self.situations_outlast_episodes else SituationCache()
         self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]], int]] = {}
@@ -391,6 +393,23 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             "events": tuple(e["text"] for e in self._events[agent] if e["text"]),
             "valid_now": self.valid_now(agent) if show_valid else "",
         }
+
+    def once_per_step(self, name: str, make: Callable[[], Any]) -> Any:
+        """`make()`, worked out once per step of the episode under `name`: for a part that every agent's view of the
+        step holds as one read-only object (`teamenvs.core.view.SharedFacts`), built by the first view and shared by
+        the others. Parts of one step are never those of another, so no view of a later step holds them."""
+        step, parts = self._step_parts
+        if step != self.step_count:
+            parts = {}
+            self._step_parts = (self.step_count, parts)
+        if name not in parts:
+            parts[name] = make()
+        return parts[name]
+
+    def renew_step_parts(self) -> None:
+        """Forget this step's `once_per_step` parts: what they show changed within the step (the next view builds them
+        again)."""
+        self._step_parts = (-1, {})
 
     def briefing(self, agent: str) -> Briefing:
         """The text a policy is given at reset: role, rules, commands and the answer format (a `str`

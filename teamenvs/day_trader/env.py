@@ -88,16 +88,7 @@ class DayTraderEnv(ScheduledGame):
         """Recompute what views share after balances change (once per round, not per agent)."""
         self._money = {a: money_json(v) for a, v in self.balances.items()}
         self._top = {a: affordable_max(v, self.config) for a, v in self.balances.items()}
-        self._public: tuple[int, Any] = (-1, None)  # (step, the public part of that step's views): see `_public_part`
-
-    def _public_part(self) -> Any:
-        """The public part of this step's views (`shared_public`), built once per step for every trader's view (once
-        per step, not per round, so no view of a later step holds it: the single-agent view need not thaw it)."""
-        step, public = self._public
-        if step != self.step_count:
-            public = shared_public(tuple(self.possible_agents), self._last_round, self._money, self.config.show_balances)
-            self._public = (self.step_count, public)
-        return public
+        self.renew_step_parts()  # the public part shows the balances
 
     @property
     def over(self) -> bool:
@@ -172,7 +163,9 @@ class DayTraderEnv(ScheduledGame):
             len(self.schedule),
             self._money[agent],
             self._top[agent],
-            self._public_part(),
+            # once per step, not per round, so no view of a later step holds it: the single-agent view need not thaw it
+            self.once_per_step("public", lambda: shared_public(tuple(self.possible_agents), self._last_round, self._money,
+                                                               self.config.show_balances)),
             self.messages_view(agent),
         )
 
@@ -180,9 +173,9 @@ class DayTraderEnv(ScheduledGame):
         # The public lines are the same for every trader until the next round is settled: format them once.
         key = (view["public"], view["group_multiplier"])
         memo = self._public_memo[0]
-        # the step's views hold one read-only public part (`shared_public`): known by identity after the first trader;
-        # another step's, or any other mapping (a view built or changed by hand), is compared with the last one formatted
-        if not (memo is not None and memo[0] is key[0] and type(key[0]) is SharedFacts and memo[1] == key[1]) and key != memo:
+        # the step's views hold one read-only public part (`shared_public`), kept as it is and known by identity after
+        # the first trader; another step's, or any other mapping (kept as a copy), is compared with the last one formatted
+        if not (memo is not None and memo[0] is key[0] and memo[1] == key[1]) and key != memo:
             self._public_memo = ((key[0] if type(key[0]) is SharedFacts else public_copy(key[0]), key[1]), public_text(*key))
         return render(view, self._public_memo[1])
 

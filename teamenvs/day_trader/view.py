@@ -68,9 +68,9 @@ def fresh_last_round(last_round: Mapping[str, Any] | None) -> dict[str, Any] | N
 
 def shared_public(traders: tuple[str, ...], last_round: Mapping[str, Any] | None, money: Mapping[str, float],
                   show_balances: bool) -> SharedFacts:
-    """The public part of every trader's view until the next round is settled: the traders, the last round's results
-    and (under `show_balances`) everyone's balances, built once per round and held by every view as one read-only
-    object (`SharedFacts`), so no trader's policy can change what another reads."""
+    """The public part of every trader's view: the traders, the last round's results and (under `show_balances`)
+    everyone's balances, built once per step and held by every view of the step as one read-only object
+    (`SharedFacts`), so no trader's policy can change what another reads."""
     shared_round = None
     if last_round is not None:
         shared_round = SharedFacts({**last_round, "choices": SharedFacts(last_round["choices"]), "bonus": SharedFacts(last_round["bonus"])})

@@ -116,7 +116,9 @@ class JobFairEnv(TeamEnv):
         return candidates(view, self.interface.labels)
 
     def _view(self, agent: str) -> dict[str, Any]:
-        return build_view(self.game, agent, self.envelope(agent, show_valid=self.game.needs_action(agent)))
+        game = self.game
+        companies = self.once_per_step("companies", game.public_companies) if agent in game.persona else ()
+        return build_view(game, agent, self.envelope(agent, show_valid=game.needs_action(agent)), companies)
 
     def _render_view(self, view: Mapping[str, Any]) -> str:
         return render_view(view, self._text_memo)

@@ -118,21 +118,18 @@ class FairState:
         self.fair_key = (tuple(c.name for c in self.fair.companies), self.fair.max_applications)
         self._notes: list[Note] = []
         self._step = 0
-        self._shown: tuple[int, tuple[SharedFacts, ...]] = (-1, ())
         # view.py's: agent -> (its closed_edits, its views' parts of its past interviews), kept while none of them changes
         self.past_views: dict[str, tuple[int, tuple[dict[str, Any], ...]]] = {}
         self.closed_edits = {a: 0 for a in self.recruiters + self.seekers}  # per agent: its closings and late lines so far
         self.own_views: dict[str, tuple[Any, ...]] = {}  # view.py's: agent -> what its views hold that stays put all episode
 
-    def public_companies(self, step: int) -> tuple[SharedFacts, ...]:
-        """The companies' public descriptions as seekers' views show them at env step `step`: public facts, the
-        same for all and read-only (`SharedFacts`), so every seeker's view of a step holds the same objects and a
-        step's views cost O(agents), not O(seekers x companies), while no policy can change what another sees.
-        Each step gets its own copy: views of different steps share no object (Gymnasium's env checker flags
-        a dict that a reset's and a step's infos share, read-only or not)."""
-        if self._shown[0] != step:
-            self._shown = (step, tuple(SharedFacts(facts) for facts in self.public))
-        return self._shown[1]
+    def public_companies(self) -> tuple[SharedFacts, ...]:
+        """The companies' public descriptions as seekers' views show them: public facts, the same for all and
+        read-only (`SharedFacts`). The env makes them once per step (`TeamEnv.once_per_step`), so every seeker's view
+        of a step holds the same objects and a step's views cost O(agents), not O(seekers x companies), while no
+        policy can change what another sees; views of different steps share no object (Gymnasium's env checker
+        flags a dict that a reset's and a step's infos share, read-only or not)."""
+        return tuple(SharedFacts(facts) for facts in self.public)
 
     @property
     def agents(self) -> list[str]:

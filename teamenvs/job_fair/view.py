@@ -67,8 +67,9 @@ def _own(game: FairState, agent: str) -> tuple[Any, ...]:
     return own
 
 
-def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
-    """Everything `agent` may know now; `envelope` is the env's shared part (step, last action, events, valid now)."""
+def build_view(game: FairState, agent: str, envelope: Mapping[str, Any], companies: tuple[SharedFacts, ...]) -> dict[str, Any]:
+    """Everything `agent` may know now; `envelope` is the env's shared part (step, last action, events, valid now),
+    `companies` the step's `FairState.public_companies` (a seeker's view shows them)."""
     current = game.current.get(agent)
     mine = game.mine[agent]
     own = _own(game, agent)
@@ -87,7 +88,7 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any]) -> dict
             role="seeker",
             biography=own[1],
             skills=seeker.skills,
-            companies=game.public_companies(envelope["step"]),
+            companies=companies,
             max_applications=game.fair.max_applications,
             applied=game.applied.get(agent),
             offers=tuple(game.offers[agent]),

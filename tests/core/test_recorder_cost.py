@@ -1,10 +1,12 @@
 """What recording a log costs (speed issue, item 4), and that the cheaper recorder writes the same logs.
 
-The recorder encodes each line with one reused C JSON encoder and compresses `.jsonl.gz` logs at
-`GZIP_LEVEL` (3, was 9), still flushed line by line. Checked here: the text of a log is what
-`json.dumps` gave before, byte for byte (random records, and whole episodes against the in-memory
-records); every line is readable from the file as soon as `write` returns; damage is still a
-`LogError`; the gzip bytes are `gzip.GzipFile`'s at that level; writing an episode's records
+The recorder encodes each line with ujson (json.dumps's spelling; the json module's C encoder, built
+once, where ujson cannot write it or is not installed) and compresses `.jsonl.gz` logs with ISA-L's
+fastest level (zlib at `GZIP_LEVEL` without it), still flushed line by line. Checked here: the text of
+a log is what `json.dumps` gave before, byte for byte (random records and floats, with and without
+ujson, and whole episodes against the in-memory records); every line is readable from the file as
+soon as `write` returns; damage is still a `LogError`; the gzip bytes are the same for the same lines,
+and `gzip.GzipFile`'s at `GZIP_LEVEL` without ISA-L; writing an episode's records
 costs well under what the old writer (text wrapper, `json.dumps` per line, level 9) costs, timed
 in the same run; a recorder writing a file keeps no records with `keep=False` and only what the
 metrics read with `keep="metrics"` (what `agents.run_episode` keeps), measured with tracemalloc;
@@ -19,6 +21,7 @@ import io
 import json
 import math
 import random
+import struct
 import time
 import tracemalloc
 import zlib
@@ -31,6 +34,7 @@ import agents
 import teamenvs
 from agents import make_policies
 from benchmarks import perf
+from teamenvs.core import recorder as recorder_module
 from teamenvs.core.recorder import (
     GZIP_LEVEL,
     EpisodeRecorder,
@@ -125,36 +129,73 @@ def test_dumps_is_json_dumps_byte_for_byte():
         dumps(looped)
 
 
-def test_a_gz_log_holds_the_records_json_dumps_spelled_and_the_plain_log_the_same(tmp_path):
-    for env_id in ("day_trader_v0", "job_fair_v0"):
-        texts = {}
-        for name in ("ep.jsonl", "ep.jsonl.gz"):
-            recorder = EpisodeRecorder(tmp_path / env_id / name)
-            play(teamenvs.make(env_id), recorder, seed=3)
-            recorder.write({"type": "end", "steps": 0})
-            recorder.close()
-            texts[name] = "".join(reference_dumps(r) + "\n" for r in recorder.records).encode("utf-8")
-        plain = (tmp_path / env_id / "ep.jsonl").read_bytes()
-        assert plain == texts["ep.jsonl"] == texts["ep.jsonl.gz"]
-        assert gzip.decompress((tmp_path / env_id / "ep.jsonl.gz").read_bytes()) == plain
+def random_float(rng: random.Random) -> float:
+    """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
+    if rng.random() < 0.5:
+        return struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
+    return rng.random() * 10.0 ** rng.randint(-12, 20) * rng.choice([1, -1])
 
 
-def test_the_gzip_bytes_are_gzipfile_s_at_the_log_level(tmp_path):
-    lines = [dumps({"type": "step", "step": i, "text": "é" * i}).encode("utf-8") + b"\n" for i in range(50)]
+def test_every_float_is_spelled_as_json_dumps_does():
+    """ujson spells some floats otherwise (1e-5 for Python's 1e-05): such lines go to the json module."""
+    rng = random.Random(7)
+    floats = [random_float(rng) for _ in range(20_000)] + [1e-5, 2.5e-7, -1e-9, 1e-10, 1e16, 1e22, 5e-324, -0.0, 0.1]
+    for value in floats:
+        record = {"type": "step", "reward": value, "events": [{"value": value}], "text": "a route"}
+        assert dumps(record) == reference_dumps(record), value
+        looks_like_one = {**record, "text": "route 3e-5 away"}  # text spelled like ujson's short exponent
+        assert dumps(looks_like_one) == reference_dumps(looks_like_one)
+
+
+def test_without_ujson_the_json_module_writes_every_line(monkeypatch):
+    assert recorder_module._ujson is not None  # a dependency: the fast encoder is the one used
+    monkeypatch.setattr(recorder_module, "_ujson", None)
+    exact = recorder_module._make_fast_encode(recorder_module._exact_encode)
+    assert exact is recorder_module._exact_encode
+    rng = random.Random(5)
+    for _ in range(500):
+        record = {"type": "step", "value": random_value(rng), "reward": random_float(rng)}
+        assert exact(record) == json.dumps(record, ensure_ascii=False, default=_default)
+
+
+def written(path, lines):
+    ours = _GzipLines(path)
+    for line in lines:
+        ours.write(line)
+        ours.flush()
+    ours.close()
+    return path.read_bytes()
+
+
+LINES = [dumps({"type": "step", "step": i, "text": "é" * i}).encode("utf-8") + b"\n" for i in range(50)]
+
+
+def test_the_gzip_bytes_are_the_same_for_the_same_lines_and_any_gzip_reader_reads_them(tmp_path):
+    assert recorder_module._isal is not None  # a dependency: ISA-L compresses
+    for name in ("ep.jsonl.gz", "é.jsonl.gz", "中.jsonl.gz"):
+        first, again = written(tmp_path / name, LINES), written(tmp_path / f"again-{name}", LINES)
+        assert first[10:].partition(b"\0")[2] == again[10:].partition(b"\0")[2]  # but the name in the header
+        assert gzip.decompress(first) == b"".join(LINES)
+        reference = gzip.GzipFile(tmp_path / f"ref-{name}", "wb", mtime=0)
+        reference.write(b"x")
+        reference.close()
+        ref = (tmp_path / f"ref-{name}").read_bytes()
+        assert first[:8] == ref[:8] and first[9] == ref[9]  # GzipFile's header: no time stamp; the extra flags say "fast"
+    assert len(first) < len(b"".join(LINES)) / 4
+
+
+def test_without_isal_the_gzip_bytes_are_gzipfile_s_at_the_log_level(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "_isal", None)
     for name in ("ep.jsonl.gz", "é.jsonl.gz", "中.jsonl.gz"):
         reference = gzip.GzipFile(tmp_path / f"ref-{name}", "wb", compresslevel=GZIP_LEVEL, mtime=0)
-        ours = _GzipLines(tmp_path / name, GZIP_LEVEL)
-        for line in lines:
+        for line in LINES:
             reference.write(line)
             reference.flush()
-            ours.write(line)
-            ours.flush()
         reference.close()
-        ours.close()
         ref = (tmp_path / f"ref-{name}").read_bytes()
-        got = (tmp_path / name).read_bytes()
+        got = written(tmp_path / name, LINES)
         assert got[:10] == ref[:10] and got[10:].partition(b"\0")[2] == ref[10:].partition(b"\0")[2]  # but the name
-        assert gzip.decompress(got) == b"".join(lines)
+        assert gzip.decompress(got) == b"".join(LINES)
 
 
 # ---------------------------------------------------------------------------- flushed per line, damage found

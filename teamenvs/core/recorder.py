@@ -246,9 +246,8 @@ class EpisodeRecorder:
             self._kept.append(record)
         elif self.keep:
             self._kept.append(_packed(record))
-        if self._file is not None:
-            self._file.write((dumps(record) + "\n").encode("utf-8"))
-            self._file.flush()  # for a .gz file: the line's compressed bytes, then the file (Z_SYNC_FLUSH)
+        if self._file is not None:  # unbuffered: the line (for a .gz file its compressed bytes, Z_SYNC_FLUSH) is in the
+            self._file.write((dumps(record) + "\n").encode("utf-8"))  # file when this returns, one system call
 
     def close(self) -> None:
         if self._file is not None:
@@ -263,17 +262,39 @@ class EpisodeRecorder:
 
 
 def _open_for_writing(path: Path) -> Any:
-    """A log file opened for bytes, gzip-compressed (`compressor`) when its name ends in `.gz`."""
+    """A log file opened for bytes, unbuffered (what `write` is given is in the file when it returns), gzip-compressed
+    (`compressor`) when its name ends in `.gz`."""
     if str(path).endswith(".gz"):
         return _GzipLines(path)
-    return open(path, "wb")
+    return _Unbuffered(path)
+
+
+class _Unbuffered:
+    """A file written without a buffer: `write` puts all it is given in the file with one system call (more only if
+    the system writes less), so nothing waits in memory for a flush."""
+
+    def __init__(self, path: Path) -> None:
+        self._raw = open(path, "wb", buffering=0)
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        written = self._raw.write(data)
+        while written < len(data):  # a short write (a signal, a full disk: then OSError): the rest
+            written += self._raw.write(memoryview(data)[written:])
+
+    def flush(self) -> None:
+        """Nothing to do: nothing is held back."""
+
+    def close(self) -> None:
+        self.closed = True
+        self._raw.close()
 
 
 class _GzipLines:
     """A gzip file written a line at a time, what `gzip.GzipFile` writes less its per-call overhead.
 
-    `write` compresses the line and ends it with a `Z_SYNC_FLUSH`, so after `flush` every line
-    written decompresses from the file alone; `close` ends the stream (checksum and length).
+    `write` compresses the line, ends it with a `Z_SYNC_FLUSH` and writes it to the file unbuffered, so when it
+    returns every line written decompresses from the file alone; `close` ends the stream (checksum and length).
     The header is `GzipFile`'s with no time stamp, so the same lines give the same bytes.
     """
 
@@ -284,7 +305,7 @@ class _GzipLines:
         except UnicodeEncodeError:  # as GzipFile: the name is left out
             fname = b""
         self._zip, self._crc32, xfl = compressor()
-        self._file = open(path, "wb")
+        self._file = _Unbuffered(path)
         self._file.write(b"\037\213\010" + (b"\010" if fname else b"\000") + b"\000\000\000\000" + bytes([xfl]) + b"\377"
                          + (fname + b"\000" if fname else b""))
         self._crc = 0
@@ -296,7 +317,7 @@ class _GzipLines:
         self._file.write(self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH))
 
     def flush(self) -> None:
-        self._file.flush()
+        """Nothing to do: `write` wrote the line's bytes."""
 
     def close(self) -> None:
         if self._file.closed:

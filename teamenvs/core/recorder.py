@@ -24,8 +24,6 @@ default), none (`keep=False`, the records only stream to the file), or what the 
 
 from __future__ import annotations
 
-import gzip
-import io
 import itertools
 import json
 import marshal
@@ -150,7 +148,7 @@ def clip_raw_action(raw: Any) -> Any:
 GZIP_LEVEL = 3
 """zlib level of `.gz` logs where ISA-L is not installed (`compressor`): per line, level 3 takes a third of
 level 9's time (gzip's default) or less, for files 1.5-2.5x larger; levels 1 and 2 are no faster here and
-compress less. Also the level of `open_log(path, "w")`."""
+compress less."""
 
 try:  # ISA-L (the `isal` package, a dependency): deflate at several times zlib's speed
     from isal import isal_zlib as _isal
@@ -332,15 +330,6 @@ class _GzipLines:
             self.close()
         except Exception:
             pass
-
-
-def open_log(path: str | Path, mode: str = "r") -> Any:
-    """A log file opened as text, gzip-compressed when its name ends in `.gz`."""
-    if str(path).endswith(".gz"):
-        if mode == "w":  # no time stamp in the gzip header, so the same episode gives the same bytes
-            return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=GZIP_LEVEL, mtime=0), encoding="utf-8")
-        return gzip.open(path, mode + "t", encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
 
 
 # Said of damage to the first line or the gzip header, where a damaged log and some other file look alike.

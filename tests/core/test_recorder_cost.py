@@ -140,6 +140,7 @@ def test_every_float_is_spelled_as_json_dumps_does():
     """ujson spells some floats otherwise (1e-5 for Python's 1e-05): such lines go to the json module."""
     rng = random.Random(7)
     floats = [random_float(rng) for _ in range(20_000)] + [1e-5, 2.5e-7, -1e-9, 1e-10, 1e16, 1e22, 5e-324, -0.0, 0.1]
+    floats += [float(f"{rng.uniform(1, 10)!r}e{e}") for e in range(-320, 308) for _ in range(10)]  # every exponent
     for value in floats:
         record = {"type": "step", "reward": value, "events": [{"value": value}], "text": "a route"}
         assert dumps(record) == reference_dumps(record), value

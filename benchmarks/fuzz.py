@@ -568,8 +568,8 @@ def _hostile_content(rng: random.Random, words: list[str]) -> str:
         return rng.choice(["", " ", "\n\n", "ACTION:", "ACTION: ", "I cannot help with that."])
     if kind == 1:
         return ("thinking " * 12_000)[: rng.choice((5_000, 100_000))] + rng.choice(["", f"\nACTION: {word}"])
-    if kind == 2:
-        return "".join(chr(rng.randrange(0x2FFFF)) for _ in range(rng.randint(1, 200))).encode("utf-8", "replace").decode("utf-8", "replace")
+    if kind == 2:  # lone surrogates among them: the endpoint sends them as JSON escapes ("\ud800"), as a real one can
+        return "".join(chr(rng.randrange(0x2FFFF)) for _ in range(rng.randint(1, 200)))
     if kind == 3:
         text = json.dumps({"action": rng.choice([word, f"{word} {rng.choice(words)}", 7, None, [word]]),
                            "rationale": rng.choice(["\x1b[2J", "<script>alert(1)</script>", "x" * 3000, None])})

@@ -533,7 +533,9 @@ def write_html(path: str | Path, out: str | Path) -> Path:
     replay = load_replay(path)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(replay), encoding="utf-8")
+    # untrusted text (an action, a model's reply) may hold a lone surrogate, which has no UTF-8 form: it is written as the
+    # escape it reads back from (in the page's data, a JSON string, `\ud800` is that character again)
+    target.write_text(render_html(replay), encoding="utf-8", errors="backslashreplace")
     return target
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from teamenvs.core.commands import Action
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
-from teamenvs.core.recorder import EpisodeRecorder, read_log
+from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, read_log
 from teamenvs.core.view import SharedFacts
 from teamenvs.core.text import OBSERVATION_MAX_CHARS
 from teamenvs.registry import make, spec
@@ -305,9 +305,9 @@ def hostile_action(rng: np.random.Generator, env: Any, agent: str, info: dict[st
         body = ("lorem ipsum " * 9_000)[: 100_000]
         tail = ["", "\nACTION: wait", "\nACTION: " + " ".join(rng.choice(words, size=2))][int(rng.integers(3))]
         return body + tail
-    if kind == 2:  # unicode with control and format characters
-        n = int(rng.integers(1, 80))
-        return "".join(chr(int(p)) for p in rng.integers(0, 0x2FFFF, size=n) if not 0xD800 <= p <= 0xDFFF)
+    if kind == 2:  # unicode with control and format characters, and lone surrogates (a model's reply decoded from a JSON
+        n = int(rng.integers(1, 80))  # "\ud800" escape holds one; they have no UTF-8 form)
+        return "".join(chr(int(p)) for p in rng.integers(0, 0x2FFFF, size=n))
     if kind == 3:  # JSON-looking
         payload = {
             "action": [str(rng.choice(words)), " ".join(rng.choice(words, size=2)), 7, None, ["x"]][int(rng.integers(5))],
@@ -340,13 +340,14 @@ def _text_of(observation: Any) -> str | None:
     return observation if isinstance(observation, str) else observation.get("text") if isinstance(observation, dict) else None
 
 
-def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any = None, **config: Any) -> dict[str, int]:
+def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any = None, sent: list[dict[str, Any]] | None = None,
+                          **config: Any) -> dict[str, int]:
     """Send hostile actions (`hostile_action`) for `steps` steps, a missing action and one for an agent that does not
     exist now and then, starting new episodes as they end: `step` never raises, its dicts hold exactly the live agents,
     observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
     clear error (non-empty, at most `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
-    `env` (optional): an env already made, e.g. one writing a log. Returns counts of valid and refused actions and
-    of episodes."""
+    `env` (optional): an env already made, e.g. one writing a log; `sent` (optional): a list to which each step's
+    actions are added. Returns counts of valid and refused actions and of episodes."""
     env = make(env_id, **config) if env is None else env
     rng = np.random.default_rng(seed)
     observations, infos = env.reset(seed=seed)
@@ -361,6 +362,8 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
         if rng.random() < 0.05:
             actions["not_an_agent"] = "wait"  # an action for someone who does not exist
         live = list(env.agents)
+        if sent is not None:
+            sent.append(dict(actions))
         try:
             observations, rewards, terminations, truncations, infos = env.step(actions)
         except Exception as exc:
@@ -393,8 +396,25 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
 
 
 def check_hostile_input(env_id: str) -> None:
-    """Hostile actions in every observation type, text and discrete actions (`check_hostile_actions`)."""
-    check_hostile_actions(env_id, seed=1, steps=400)
+    """Hostile actions in every observation type, text and discrete actions (`check_hostile_actions`); the text run is
+    written to a `.jsonl.gz` log, which must read back with every raw action as it was sent and replay as HTML."""
+    with tempfile.TemporaryDirectory() as tmp:
+        from teamenvs.replay import write_html
+
+        env = make(env_id)
+        sent: list[dict[str, Any]] = []
+        path = Path(tmp) / "hostile.jsonl.gz"
+        with EpisodeRecorder(path, keep=False) as recorder, env.unwrapped.recording(recorder):
+            check_hostile_actions(env_id, seed=1, steps=400, env=env, sent=sent)
+        lines = [r for r in read_log(path) if r.get("type") == "step"]
+        if len(lines) != len(sent):
+            _fail(env_id, f"a hostile run's log holds {len(lines)} step lines for {len(sent)} steps")
+        for line, actions in zip(lines, sent):
+            for agent, entry in line["agents"].items():
+                raw = actions.get(agent)
+                if isinstance(raw, str) and len(raw) <= MAX_LOGGED_ACTION_CHARS and entry["raw_action"] != raw:
+                    _fail(env_id, f"step {line['step']}'s log holds {entry['raw_action']!r:.80} for {agent}'s action {raw!r:.80}")
+        write_html(path, Path(tmp) / "hostile.html")
     for obs_type, action_type in (("both", "discrete"), ("vector", "discrete"), ("text", "discrete")):
         counts = check_hostile_actions(env_id, seed=2, steps=100, obs_type=obs_type, action_type=action_type)
         if not counts["valid"] or not counts["invalid"]:

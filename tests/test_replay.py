@@ -245,6 +245,18 @@ def test_embedded_data_cannot_break_out_of_its_script_element(logs, tmp_path):
     assert "differs from the log at step 1" in data["warnings"][0]
 
 
+def test_a_lone_surrogate_in_a_log_replays_as_html(logs, tmp_path):
+    """A raw action holding a lone surrogate (no UTF-8 form) is written into the page as the JSON escape it reads back from."""
+    records = read_log(logs["day_trader_v0"])
+    step = next(r for r in records if r["type"] == "step")
+    odd = "say hi \ud800 there"
+    step["agents"]["trader_1"]["raw_action"] = odd
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")  # ASCII: the escape
+    html = replay.write_html(path, tmp_path / "odd.html").read_text(encoding="utf-8")
+    assert embedded_data(html)["steps"][0]["agents"]["trader_1"]["raw_action"] == odd
+
+
 def test_html_of_a_large_episode_stays_small(tmp_path):
     path = run_logged("search_rescue_v0", tmp_path, True)  # the full mission: hundreds of steps
     html = replay.write_html(path, tmp_path / "sr.html").read_text(encoding="utf-8")

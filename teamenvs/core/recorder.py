@@ -122,12 +122,18 @@ _encode = _make_fast_encode(_exact_encode)
 
 
 def dumps(record: dict[str, Any]) -> str:
-    """The one JSON spelling used in logs: one physical line per record, whatever the text inside."""
+    """The one JSON spelling used in logs: one physical line per record, whatever the text inside, and always
+    UTF-8-encodable: a lone surrogate (untrusted text can hold one: an action string, a model's reply decoded from
+    a JSON escape) has no UTF-8 form, so it is written as the JSON escape it reads back from (`\\ud800`)."""
     text = _encode(record)
-    if not text.isascii():  # the line breaks below are not ASCII
+    if not text.isascii():  # the line breaks and surrogates below are not ASCII
         for raw, escaped in _LINE_BREAKS.items():
             if raw in text:
                 text = text.replace(raw, escaped)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # outside strings a JSON line is ASCII: every surrogate is inside one
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
 
 

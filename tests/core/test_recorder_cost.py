@@ -129,6 +129,20 @@ def test_dumps_is_json_dumps_byte_for_byte():
         dumps(looped)
 
 
+def test_a_lone_surrogate_is_written_as_the_escape_it_reads_back_from(tmp_path):
+    """Untrusted text may hold a lone surrogate (a model's reply decoded from a JSON escape), which has no UTF-8 form:
+    the line holds its JSON escape instead, so the log is written and reads back with the text as it was."""
+    record = {"type": "step", "step": 1, "agents": {"a": {"raw_action": "say hi \ud800 there \\\udfff", "note": "é\U0001f600"}}}
+    line = dumps(record)
+    assert "\\ud800" in line and line.encode("utf-8") and json.loads(line) == record
+    assert dumps({"type": "step", "x": "é"}) == reference_dumps({"type": "step", "x": "é"})  # other text as before
+    for name in ("ep.jsonl", "ep.jsonl.gz"):
+        with EpisodeRecorder(tmp_path / name, keep=False) as recorder:
+            recorder.write({"type": "header", "env_id": "day_trader_v0", "version": "0", "agents": ["a"]})
+            recorder.write(record)
+        assert read_log(tmp_path / name)[1] == record
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

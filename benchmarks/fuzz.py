@@ -45,7 +45,9 @@ Run it with new seeds now and then: each seed is a new corpus. It found the bugs
 session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
 request line, victims that could never fit a map) and in the fourteenth (an endpoint's error message
 reached LLMError with its terminal escapes acting; the openai transport quoted a garbled reply whole; a
-base URL with a control character crashed the openai transport; `replay --delay 1e400` raised OverflowError).
+base URL with a control character crashed the openai transport; `replay --delay 1e400` raised OverflowError) and in
+the nineteenth (a lone surrogate, which has no UTF-8 form, in an action, a model's reply or a suite's name failed the
+episode's log and the HTML replay; the generators had left surrogates out).
 """
 
 from __future__ import annotations
@@ -254,7 +256,7 @@ def _mutated(rng: random.Random, value: Any, pool: tuple[Any, ...]) -> Any:
     return rng.choice(pool) if rng.random() < 0.2 else value
 
 
-SUITE_VALUES = (None, 0, -1, 10**400, 1.5, float("nan"), True, "", "x" * 5000, "\x1b[2J", [], [None], {}, {"a": 1},
+SUITE_VALUES = (None, 0, -1, 10**400, 1.5, float("nan"), True, "", "x" * 5000, "\x1b[2J", "x\ud800y", [], [None], {}, {"a": 1},
                 "day_trader_v0", "scripted", "llm", ["baseline"], 10**6)
 
 

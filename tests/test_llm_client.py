@@ -34,7 +34,7 @@ import pytest
 import agents
 import teamenvs
 from agents.embedders import OpenAIEmbedder
-from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage, cache_note
+from agents.llm.client import Budget, BudgetExceeded, LLMClient, LLMError, Usage, cache_note, sendable
 from agents.llm.policy import make_llm_policies
 from agents.llm.server import MODELS, LocalLLMServer, parse_faults, valid_examples
 from teamenvs.wrappers.vector import worker_cpus
@@ -661,6 +661,22 @@ def test_both_transports_give_the_same_results(server, model, options):
     assert scrub(results["http"]) == scrub(results["openai"])
     assert results["http"].text and results["http"].usage.prompt_tokens > 0
     assert results["http"].usage.retries == ("429" in model)
+
+
+def test_both_transports_send_a_lone_surrogate_as_the_same_valid_text(server):
+    """A model's earlier reply decoded from a JSON escape can hold a lone surrogate, which has no UTF-8 form: the openai
+    package could not send it (an LLMError), the lean transport sent an escape servers read as invalid text. Both send
+    U+FFFD in its place now and get the same reply; text without one is sent as it is."""
+    replies = {}
+    for transport in ("http", "openai"):
+        client = make_client(server, "echo", transport=transport)
+        messages = [{"role": "user", "content": f"odd \ud800 text over {transport:>6} \U0001f600"}]
+        replies[transport] = chat(client, messages).text
+        assert messages[0]["content"].startswith("odd \ud800")  # the caller's messages are left as they were
+    assert replies["http"].replace("  http", "openai") == replies["openai"]
+    assert "odd \ufffd text" in replies["http"] and "\U0001f600" in replies["http"]
+    plain = [{"role": "user", "content": "é plain"}]
+    assert sendable(plain) is plain
 
 
 @pytest.mark.parametrize("model, options, kwargs", [

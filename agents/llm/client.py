@@ -340,6 +340,7 @@ class LLMClient:
         headers and `timeout` replaces the client's for this call.
         """
         params = self._params(overrides)
+        messages = sendable(messages)
         caching = self.cache if self.cache is not None else params.get("temperature", 0) == 0
         path = self._cache_path(messages, params) if caching else None
         if path is not None and path.exists():
@@ -502,6 +503,25 @@ class LLMClient:
 
 
 CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx", "n_ctx_train")
+
+
+def sendable(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """`messages` with every lone surrogate of their text replaced by U+FFFD: a model's earlier reply decoded from a JSON
+    escape (`\\ud800`) can hold one and bring it back in a prompt (memories, rationales), and it has no UTF-8 form, so
+    the `openai` package could not send it while the lean transport sent an escape that servers read as invalid text.
+    Both send the same valid text now. The messages themselves when nothing needs replacing (the usual case)."""
+    if all(type(m.get("content")) is not str or m["content"].isascii() or _encodable(m["content"]) for m in messages):
+        return messages
+    return [{**m, "content": m["content"].encode("utf-16", "surrogatepass").decode("utf-16", "replace")}
+            if type(m.get("content")) is str and not _encodable(m["content"]) else m for m in messages]
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def stated_context_window(model: Any) -> int | None:

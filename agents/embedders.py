@@ -37,6 +37,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from teamenvs.core.text import valid_unicode
+
 from agents.llm.http import redact_url
 
 __all__ = [
@@ -367,6 +369,7 @@ class OpenAIEmbedder:
         for i, t in enumerate(texts):
             if not t.strip():
                 raise ValueError(f"text {i} is empty: embedding endpoints reject empty input")
+        texts = [valid_unicode(t) for t in texts]  # a lone surrogate (untrusted text) has no UTF-8 form: sent as U+FFFD
         return [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
 
     def _parse(self, response: Any, expected: int) -> np.ndarray:

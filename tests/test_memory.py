@@ -587,6 +587,12 @@ def test_openai_embedder_with_async_fake_client_and_a_memory_stream():
     assert "dimensions" not in fake.calls[0]
 
 
+def test_openai_embedder_sends_a_lone_surrogate_as_u_fffd():
+    fake = FakeEmbeddings()
+    OpenAIEmbedder("m", client=SimpleNamespace(embeddings=fake)).embed(["odd \ud800 text", "plain"])
+    assert fake.calls[0]["input"] == ["odd \ufffd text", "plain"]
+
+
 def test_openai_embedder_errors_and_lazy_client():
     with pytest.raises(ValueError, match="empty"):
         OpenAIEmbedder("m", client=SimpleNamespace(embeddings=FakeEmbeddings())).embed(["ok", " "])

@@ -63,6 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
+from teamenvs.core.text import valid_unicode
+
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
                              redact_url, status_message)
 
@@ -506,22 +508,13 @@ CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_cont
 
 
 def sendable(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
-    """`messages` with every lone surrogate of their text replaced by U+FFFD: a model's earlier reply decoded from a JSON
-    escape (`\\ud800`) can hold one and bring it back in a prompt (memories, rationales), and it has no UTF-8 form, so
-    the `openai` package could not send it while the lean transport sent an escape that servers read as invalid text.
-    Both send the same valid text now. The messages themselves when nothing needs replacing (the usual case)."""
-    if all(type(m.get("content")) is not str or m["content"].isascii() or _encodable(m["content"]) for m in messages):
+    """`messages` with every lone surrogate of their text replaced by U+FFFD (`valid_unicode`): a model's earlier reply
+    decoded from a JSON escape can hold one and bring it back in a prompt (memories, rationales), and the `openai`
+    package could not send it while the lean transport sent an escape that servers read as invalid text. Both send the
+    same valid text now. The messages themselves when nothing needs replacing (the usual case)."""
+    if all(type(m.get("content")) is not str or valid_unicode(m["content"]) is m["content"] for m in messages):
         return messages
-    return [{**m, "content": m["content"].encode("utf-16", "surrogatepass").decode("utf-16", "replace")}
-            if type(m.get("content")) is str and not _encodable(m["content"]) else m for m in messages]
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return [{**m, "content": valid_unicode(m["content"])} if type(m.get("content")) is str else m for m in messages]
 
 
 def stated_context_window(model: Any) -> int | None:

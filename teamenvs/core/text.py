@@ -153,6 +153,20 @@ def clean_text(text: str, max_chars: int | None = None, *, keep_newlines: bool =
     return text
 
 
+def valid_unicode(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD (the replacement character), for text that goes to another
+    program: a surrogate has no UTF-8 form (sending it fails, or its JSON escape is read as invalid text), and
+    untrusted text can hold one (a model's reply decoded from a JSON escape `\\ud800`). `text` itself when it has
+    none, as usual (checked at C speed)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def close_match(word: str, names: Sequence[str], cutoff: float = 0.6) -> str | None:
     """The name of `names` nearest `word` (`difflib.get_close_matches`, case as given), or None below `cutoff`.
 

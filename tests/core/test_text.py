@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from teamenvs.core.text import clean_text
+from teamenvs.core.text import clean_text, valid_unicode
 
 
 def _cleaned_in_full(text: str, max_chars: int | None, keep_newlines: bool) -> str:
@@ -41,3 +41,11 @@ def test_text_needing_no_cleaning_comes_back_cut_at_the_limit_and_other_text_is_
     reply = "<think>" * 20_000 + "\x00 tail"
     assert clean_text(reply, 2_000) == reply[:2_000]
     assert clean_text("  two  spaces ", 100) == "two spaces" and clean_text("ends with space ", 15) == "ends with space"
+
+
+def test_valid_unicode_replaces_lone_surrogates_and_returns_other_text_itself():
+    for text in ("plain", "é 中 \U0001f600", ""):
+        assert valid_unicode(text) is text
+    assert valid_unicode("a\ud800b\udfffc") == "a\ufffdb\ufffdc"
+    assert valid_unicode("\ud83d\ude00") == "\U0001f600"  # two halves of a pair are the character they make
+    assert valid_unicode("x\ud800").encode("utf-8") == "x\ufffd".encode("utf-8")

@@ -231,14 +231,19 @@ def test_write_html_writes_one_self_contained_file(logs, env_id, tmp_path):
     assert all(e[1] != "moved" for e in data["timeline"])
 
 
-def test_embedded_data_cannot_break_out_of_its_script_element(logs, tmp_path):
+def html_of_a_raw_action(logs, tmp_path, name: str, raw_action: str) -> str:
+    """The HTML page of the DayTrader log with trader_1's first raw action replaced (the log written ASCII-escaped)."""
     records = read_log(logs["day_trader_v0"])
     step = next(r for r in records if r["type"] == "step")
+    step["agents"]["trader_1"]["raw_action"] = raw_action
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return replay.write_html(path, tmp_path / f"{name}.html").read_text(encoding="utf-8")
+
+
+def test_embedded_data_cannot_break_out_of_its_script_element(logs, tmp_path):
     nasty = "say </script><script>alert(1)</script> see http://example.com/x <!-- \u2028"
-    step["agents"]["trader_1"]["raw_action"] = nasty
-    path = tmp_path / "nasty.jsonl"
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
-    html = replay.write_html(path, tmp_path / "nasty.html").read_text(encoding="utf-8")
+    html = html_of_a_raw_action(logs, tmp_path, "nasty", nasty)
     assert html.count("</script>") == 2 and "http://" not in html and "<!--" not in html
     data = embedded_data(html)
     assert data["steps"][0]["agents"]["trader_1"]["raw_action"] == nasty
@@ -247,14 +252,8 @@ def test_embedded_data_cannot_break_out_of_its_script_element(logs, tmp_path):
 
 def test_a_lone_surrogate_in_a_log_replays_as_html(logs, tmp_path):
     """A raw action holding a lone surrogate (no UTF-8 form) is written into the page as the JSON escape it reads back from."""
-    records = read_log(logs["day_trader_v0"])
-    step = next(r for r in records if r["type"] == "step")
     odd = "say hi \ud800 there"
-    step["agents"]["trader_1"]["raw_action"] = odd
-    path = tmp_path / "odd.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")  # ASCII: the escape
-    html = replay.write_html(path, tmp_path / "odd.html").read_text(encoding="utf-8")
-    assert embedded_data(html)["steps"][0]["agents"]["trader_1"]["raw_action"] == odd
+    assert embedded_data(html_of_a_raw_action(logs, tmp_path, "odd", odd))["steps"][0]["agents"]["trader_1"]["raw_action"] == odd
 
 
 def test_html_of_a_large_episode_stays_small(tmp_path):

@@ -177,7 +177,6 @@ def written(path, lines):
     ours = _GzipLines(path)
     for line in lines:
         ours.write(line)
-        ours.flush()
     ours.close()
     return path.read_bytes()
 

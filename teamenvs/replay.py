@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -535,7 +536,15 @@ def write_html(path: str | Path, out: str | Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     # untrusted text (an action, a model's reply) may hold a lone surrogate, which has no UTF-8 form: it is written as the
     # escape it reads back from (in the page's data, a JSON string, `\ud800` is that character again)
-    target.write_text(render_html(replay), encoding="utf-8", errors="backslashreplace")
+    page = render_html(replay).encode("utf-8", "backslashreplace")
+    # through a file of its own, renamed when whole: a write cut short (a full disk, Ctrl-C) leaves no part page, which
+    # would be neither the old page nor one `check_html_target` lets the next run replace
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temp.write_bytes(page)
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
     return target
 
 

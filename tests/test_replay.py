@@ -256,6 +256,24 @@ def test_a_lone_surrogate_in_a_log_replays_as_html(logs, tmp_path):
     assert embedded_data(html_of_a_raw_action(logs, tmp_path, "odd", odd))["steps"][0]["agents"]["trader_1"]["raw_action"] == odd
 
 
+def test_a_page_write_cut_short_leaves_the_old_page_and_no_part(logs, tmp_path, monkeypatch):
+    """A write that fails midway (a full disk, Ctrl-C) left an empty or part page, which the next run then refused to
+    replace (it is no replay page): the page is written to a file of its own and renamed when whole."""
+    page = replay.write_html(logs["commons_v0"], tmp_path / "episode.html")
+    before = page.read_bytes()
+
+    def full_disk(self, data):
+        self.open("wb").write(data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        replay.write_html(logs["day_trader_v0"], page)
+    monkeypatch.undo()
+    assert page.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["episode.html"]
+    assert replay.write_html(logs["day_trader_v0"], page).read_bytes() != before  # the next run replaces it
+
+
 def test_html_of_a_large_episode_stays_small(tmp_path):
     path = run_logged("search_rescue_v0", tmp_path, True)  # the full mission: hundreds of steps
     html = replay.write_html(path, tmp_path / "sr.html").read_text(encoding="utf-8")

@@ -130,7 +130,7 @@ def _check(fuzzer: str, what: Any, run: Callable[[], Any], refusals: tuple[type[
 
 # ---------------------------------------------------------------------- configs
 HOSTILE_VALUES = (0, 1, -1, 2, 7, 100, 10**9, 10**400, -10**9, 0.5, 1.5, 1e-300, 1e300, float("nan"), float("inf"), -0.0,
-                  "", "x", "10", " 5 ", "nan", "[1]", '"a"', "[" * 10_000, "a" * 10_000, "\x1b[2J", None, True, False,
+                  "", "x", "10", " 5 ", "nan", "[1]", '"a"', "[" * 10_000, "a" * 10_000, "\x1b[2J", "x\ud800", None, True, False,
                   [], [1], ["medic"] * 50, {}, {"a": 1}, (), np.int64(5), np.float32(0.5), b"5")
 
 

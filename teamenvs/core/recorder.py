@@ -100,9 +100,11 @@ def _make_fast_encode(exact: Callable[[Any], str]) -> Callable[[Any], str]:
     same bytes (tested on random records and on floats of every exponent, tests/core/test_recorder_cost.py, and on
     every log of the smoke and paper suites), but for
     a float's short exponent (`_SHORT_EXPONENT`) and for what it cannot write (a number too large, nesting too deep,
-    a circular reference), which `exact` writes (or refuses) instead, as it did alone. One difference is left: a key
-    that is not a string, number, bool or None, which json.dumps refuses (TypeError), ujson writes as its `str()`
-    (log records have none: their keys are field and agent names)."""
+    a circular reference), which `exact` writes (or refuses) instead, as it did alone. Two differences are left, for
+    what log records never hold (their keys are field and agent names, their values the env's plain data and the
+    policies' extras): a key that is not a string, number, bool or None, which json.dumps refuses (TypeError) and
+    ujson writes as its `str()`; and an object with a `toDict()` or `__json__()` method, which ujson calls where
+    json.dumps calls `default`. A line ujson would break in two (a `__json__` text holding a newline) goes to `exact`."""
     if _ujson is None:
         return exact
     fast = _ujson.dumps
@@ -112,7 +114,7 @@ def _make_fast_encode(exact: Callable[[Any], str]) -> Callable[[Any], str]:
             text = fast(obj, ensure_ascii=False, escape_forward_slashes=False, separators=(", ", ": "), default=_default)
         except Exception:  # noqa: BLE001 - anything ujson cannot write is json's to write or refuse, as before
             return exact(obj)
-        if _SHORT_EXPONENT.search(text) is not None:
+        if _SHORT_EXPONENT.search(text) is not None or "\n" in text:  # (JSON itself escapes every newline)
             return exact(obj)
         return text
 

@@ -143,6 +143,20 @@ def test_a_lone_surrogate_is_written_as_the_escape_it_reads_back_from(tmp_path):
         assert read_log(tmp_path / name)[1] == record
 
 
+def test_a_line_is_never_broken_in_two_by_an_object_s_own_json():
+    """ujson inserts what an object's `__json__()` returns as it is; a newline there would break the JSONL line, so such a
+    line is written by the json module (which calls `default`: the object's `str`)."""
+    class Raw:
+        def __json__(self):
+            return '{"a":\n1}'
+
+        def __str__(self):
+            return "raw"
+
+    record = {"type": "step", "extra": Raw()}
+    assert dumps(record) == reference_dumps(record) == '{"type": "step", "extra": "raw"}'
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

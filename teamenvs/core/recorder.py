@@ -16,8 +16,8 @@ mis-edited log.
 Cost: a line is JSON-encoded by ujson with `json.dumps`'s settings (the same bytes, two to three times
 faster; the json module's C encoder, built once, writes what ujson would spell otherwise) and compressed
 by ISA-L at level 0 with fixed Huffman codes: 1.5-7 us a line against zlib's 10-110 at level 3 (each
-line ends a deflate block, and zlib builds its Huffman trees for every block), with files as small
-(16-29x smaller than the text); `benchmarks/perf.py` measures env steps/s with and without a
+line ends a deflate block, and zlib builds its Huffman trees for every block), for files somewhat larger
+(16-29x smaller than the text against 18-28x; a whole log about 13% larger); `benchmarks/perf.py` measures env steps/s with and without a
 `.jsonl.gz` log (`recorder cost` rows). What stays in memory is `keep`'s choice: every record (the
 default), none (`keep=False`, the records only stream to the file), or what the metric functions read
 (`keep="metrics"`: no observation texts, packed; what `agents.run_episode` keeps with a log file).
@@ -168,8 +168,8 @@ except ImportError:  # a platform without its wheels: zlib, as fast as it goes h
 
 def compressor() -> tuple[Any, Callable[[bytes, int], int], int]:
     """(a raw-deflate compressor object, its crc32, the gzip header's extra-flags byte) for a `.gz` log: ISA-L at
-    level 0 with fixed Huffman codes (its fastest; as small as zlib's level 3 for lines flushed one by one, since a
-    line's block is too short to pay for its own codes), or zlib at `GZIP_LEVEL` without ISA-L. Either is the same
+    level 0 with fixed Huffman codes (its fastest; a line's block is too short to pay for codes of its own, so its
+    files come out within about 13% of zlib's level 3, the job fair's most: 30%), or zlib at `GZIP_LEVEL` without ISA-L. Either is the same
     bytes for the same lines (with one library version), and any gzip reader reads both."""
     if _isal is not None:
         return _isal.compressobj(0, _isal.DEFLATED, -_isal.MAX_WBITS, _isal.DEF_MEM_LEVEL, _isal.Z_FIXED), _isal.crc32, 4

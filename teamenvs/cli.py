@@ -384,7 +384,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         path = replay.write_html(args.log, args.html)
         print(printable(f"wrote {path} (open it in a browser; it needs no network)"))
         return 0
-    replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=not args.no_color)
+    # Colours only on a terminal: piped into a file or `less`, the escape codes would be noise. NO_COLOR
+    # (https://no-color.org) turns them off on a terminal too.
+    color = not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    replay.play(args.log, delay=args.delay, start=args.step, stop=args.stop, color=color)
     return 0
 
 
@@ -529,9 +532,21 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("--delay", type=float, default=0.0, help="seconds between frames (default 0: print them all)")
     p_replay.add_argument("--step", type=int, default=0, help="first step to show")
     p_replay.add_argument("--stop", type=int, default=None, help="last step to show")
-    p_replay.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    p_replay.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours (the default when stdout is not a terminal, or NO_COLOR is set)")
     p_replay.set_defaults(func=_cmd_replay)
     return parser
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (a broken pipe elsewhere is an ordinary error)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file descriptor, or no poll on this platform
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -543,6 +558,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted: the logs written so far are kept; rerun the same command to resume "
               "(bench skips every episode whose log is complete)", file=sys.stderr)
         return 130
+    except BrokenPipeError as exc:
+        if not _stdout_closed():
+            print(f"error: {error_text(exc)}", file=sys.stderr)
+            return 2
+        # The reader went away (`teamenvs replay LOG | head`): stop quietly, as a shell tool does. Point
+        # stdout at /dev/null so the interpreter's flush at exit does not raise the same error again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13  # what a shell reports for a process stopped by SIGPIPE
     except (ConfigError, ValueError, OSError) as exc:  # (an unknown env id too: `UnknownEnvError` is a ConfigError)
         print(f"error: {error_text(exc)}", file=sys.stderr)
         return 2

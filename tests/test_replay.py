@@ -6,6 +6,8 @@ import gzip
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -357,6 +359,27 @@ def test_cli_replay_in_the_terminal_and_as_html(logs, tmp_path, capsys):
     target = tmp_path / "mt.html"
     assert main(["replay", str(logs["map_task_v0"]), "--html", str(target)]) == 0
     assert f"wrote {target}" in capsys.readouterr().out and target.stat().st_size > 10_000
+
+
+def test_cli_replay_colours_only_a_terminal(logs, capsys, monkeypatch):
+    """Piped into a file or `less`, ANSI escape codes are noise: colour on a terminal only, and never with NO_COLOR."""
+    args = ["replay", str(logs["map_task_v0"]), "--stop", "1"]
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(args) == 0 and "\x1b[" not in capsys.readouterr().out  # captured: not a terminal
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(args) == 0 and "\x1b[" in capsys.readouterr().out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(args) == 0 and "\x1b[" not in capsys.readouterr().out
+
+
+def test_cli_replay_stops_quietly_when_the_reader_goes(logs):
+    """`teamenvs replay LOG | head` printed `error: [Errno 32] Broken pipe` and exited 2 when head closed the pipe."""
+    proc = subprocess.Popen([sys.executable, "-m", "teamenvs", "replay", str(logs["search_rescue_v0"])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(100)  # the reader takes a little, then goes away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err
 
 
 def test_cli_replay_html_never_overwrites_a_log_or_a_table(logs, tmp_path, capsys):

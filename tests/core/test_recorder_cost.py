@@ -157,6 +157,104 @@ def test_a_line_is_never_broken_in_two_by_an_object_s_own_json():
     assert dumps(record) == reference_dumps(record) == '{"type": "step", "extra": "raw"}'
 
 
+def long_text(rng: random.Random) -> str:
+    return "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(3000)))
+
+
+def step_lines(rng: random.Random, count: int) -> list[dict]:
+    """Step records whose agents' observations are long random texts (most of them) or anything else."""
+    records = []
+    for _ in range(count):
+        agents_ = {}
+        for i in range(rng.randrange(5)):
+            if rng.random() < 0.1:
+                agents_[f"a{i}"] = random_value(rng, 3)  # an entry that is not a dict, or a dict without an observation
+                continue
+            observation = long_text(rng) if rng.random() < 0.7 else random_value(rng, 3)
+            if rng.random() < 0.2:
+                observation = Observation(str(observation))
+            agents_[f"a{i}"] = {"observation": observation, "raw_action": random_value(rng, 3), "reward": random_float(rng),
+                                "events": [random_value(rng, 3)]}
+        records.append({"type": "step", "step": rng.randrange(100), "agents": agents_, "events": [random_value(rng, 2)],
+                        "done": False})
+    return records
+
+
+def shape(value):
+    """A value's keys in order and its strings' identities, all the way down: what `line` must leave as it was."""
+    if isinstance(value, dict):
+        return [(key, shape(item)) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [shape(item) for item in value]
+    return id(value)
+
+
+def test_line_is_dumps_and_a_newline_byte_for_byte(monkeypatch):
+    """`line` writes long observations with orjson and the rest with `dumps`'s encoder, spliced: the same bytes as
+    `dumps`, for any text (control characters, quotes, U+2028, a lone surrogate), for records holding the stand-in's
+    own text anywhere, and without orjson; and the record is left as it was (key order, the same objects)."""
+    assert recorder_module._orjson is not None  # a dependency: the splicing is what runs
+    rng = random.Random(12)
+    records = step_lines(rng, 1500)
+    stand_in = recorder_module._STAND_IN
+    special = [
+        {"observation": "x" * 9000, "raw_action": stand_in},  # the stand-in as a whole string elsewhere
+        {"observation": "x" * 9000, "raw_action": f'say "{stand_in}'},  # ... after an escaped quote
+        {"observation": stand_in, "raw_action": "wait"},  # an observation that is the stand-in
+        {"observation": "x" * 9000, stand_in: 1},  # ... as a key
+        {"observation": "see \ud800 here " * 500, "raw_action": "wait"},  # a lone surrogate: orjson refuses it
+        {"observation": "x" * 9000, "raw_action": "a \udfff b"},  # ... elsewhere
+        {"observation": "breaks \u2028 \u2029 \x85 here " * 300, "reward": 1e-05},
+        {"observation": Observation("view \n\t\"quoted\" \\ é 中 \U0001f600 " * 300), "reward": math.nan},
+    ]
+    records += [{"type": "step", "step": 1, "agents": {"a": entry, "b": {"observation": "y" * 5000}}, "done": False}
+                for entry in special]
+    for record in records:
+        before = shape(record)
+        assert recorder_module.line(record) == (dumps(record) + "\n").encode("utf-8")
+        assert shape(record) == before
+    for record in records[:300]:
+        if "\ud800" not in str(record) and "\udfff" not in str(record):
+            assert recorder_module.line(record) == (reference_dumps(record) + "\n").encode("utf-8")
+    looped = {"type": "step", "agents": {"a": {"observation": "x" * 9000, "events": []}}}
+    entry = looped["agents"]["a"]
+    entry["events"].append(looped)
+    before = (list(entry), id(entry["observation"]))
+    with pytest.raises(ValueError, match="Circular reference"):
+        recorder_module.line(looped)
+    assert (list(entry), id(entry["observation"])) == before  # put back though the encoding failed
+    monkeypatch.setattr(recorder_module, "_orjson", None)
+    for record in records[:300] + records[-len(special):]:
+        assert recorder_module.line(record) == (dumps(record) + "\n").encode("utf-8")
+
+
+def test_the_recorder_splices_long_lines_only_and_writes_the_same_log(tmp_path, monkeypatch):
+    calls = []
+    spliced = recorder_module.line
+    monkeypatch.setattr(recorder_module, "line", lambda record: calls.append(record) or spliced(record))
+    for env_id, long_lines in (("job_fair_v0", True), ("day_trader_v0", False)):
+        calls.clear()
+        kept = EpisodeRecorder()
+        path = tmp_path / f"{env_id}.jsonl.gz"
+        with EpisodeRecorder(path, keep=False) as recorder:
+            play(teamenvs.make(env_id), _Both(kept, recorder), seed=3)
+        text = gzip.decompress(path.read_bytes()).decode("utf-8")
+        assert text == "".join(reference_dumps(r) + "\n" for r in kept.records)
+        # the header and reset lines go the usual way; after a long line, every line is spliced
+        assert (len(calls) > 0.8 * len(kept.records)) if long_lines else not calls, (env_id, len(calls))
+
+
+class _Both:
+    """Two recorders fed the same records (the env writes to one)."""
+
+    def __init__(self, *recorders):
+        self.recorders = recorders
+
+    def write(self, record):
+        for recorder in self.recorders:
+            recorder.write(record)
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,9 +105,16 @@ FIELDS = {
 }
 
 
+def terminal(monkeypatch):
+    """stdout as a terminal (the replay command colours only a terminal), NO_COLOR unset."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
 @pytest.mark.parametrize("color", [True, False], ids=["color", "no-color"])
 @pytest.mark.parametrize("field", list(FIELDS))
-def test_replay_shows_hostile_log_text_escaped(base_log, tmp_path, capsys, field, color):
+def test_replay_shows_hostile_log_text_escaped(base_log, tmp_path, capsys, monkeypatch, field, color):
+    terminal(monkeypatch)
     records = records_of(base_log)
     FIELDS[field](records)
     log = write_log(tmp_path / "edited.jsonl", records)
@@ -122,7 +130,8 @@ def test_replay_shows_hostile_log_text_escaped(base_log, tmp_path, capsys, field
 
 @pytest.mark.parametrize("color", [True, False], ids=["color", "no-color"])
 @pytest.mark.parametrize("attack", ATTACKS, ids=[ascii(a) for a in ATTACKS])
-def test_replay_escapes_every_kind_of_sequence_in_actions_and_rationales(tmp_path, capsys, attack, color):
+def test_replay_escapes_every_kind_of_sequence_in_actions_and_rationales(tmp_path, capsys, monkeypatch, attack, color):
+    terminal(monkeypatch)
     env = teamenvs.make("commons_v0")
     result = agents.run_episode(env, {a: Hostile(attack) for a in env.possible_agents}, seed=0, log_dir=tmp_path, max_steps=1)
     assert main(["replay", str(result.log_path), *([] if color else ["--no-color"])]) == 0

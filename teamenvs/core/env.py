@@ -22,7 +22,7 @@ from pettingzoo import ParallelEnv
 from teamenvs.core.commands import MEMO_TEXT_CHARS, Action, ActionError, ActionForm, CommandSet, Situation
 from teamenvs.core.config import build_config
 from teamenvs.core.messaging import Conversation, Messenger, event
-from teamenvs.core.recorder import EpisodeRecorder, header_record, step_record
+from teamenvs.core.recorder import EpisodeRecorder, header_record
 from teamenvs.core.rl import Feature, Interface, integer_of
 from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation, excerpt
 
@@ -314,7 +314,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         truncations = {a: truncated and not terminated for a in live}
         rewards = {a: float(rewards.get(a, 0.0)) for a in live}
         if self._recorder is not None:
-            self._recorder.write(step_record(self, self._texts, actions, rewards, terminated or truncated))
+            self._recorder.write_step(self, self._texts, actions, rewards, terminated or truncated)
         if terminated or truncated:
             self.agents = []
         return observations, rewards, terminations, truncations, infos

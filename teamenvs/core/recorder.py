@@ -25,6 +25,7 @@ default), none (`keep=False`, the records only stream to the file), or what the 
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import marshal
@@ -154,14 +155,10 @@ _LINE_BREAK_BYTES = tuple((raw.encode("utf-8"), escaped.encode("ascii")) for raw
 
 
 def line(record: dict[str, Any]) -> bytes:
-    """`dumps(record)` and a newline, UTF-8: a log line as written, byte for byte, sped up for long observations.
-
-    The agents' observations (most of a long line's bytes) are encoded by orjson, the rest by `dumps`'s encoder with
-    `_STAND_IN` in each observation's place; the two spell a string alike (tested on every character), and the short
-    exponent check (`_SHORT_EXPONENT`) then reads only the rest, where numbers are. Worth it for long lines only: the
-    splicing costs more than it saves on a short one (`EpisodeRecorder` picks, `SPLIT_LINE_BYTES`). A line this cannot
-    write exactly (an observation holding a lone surrogate, which orjson refuses; a record holding the stand-in itself
-    elsewhere) is `dumps`'s. The record is left as it was."""
+    """`dumps(record)` and a newline, UTF-8: a log line as written, byte for byte, sped up for long observations
+    (`_spliced`, with `_STAND_IN` put in each observation's place for the while). Worth it for long lines only: the
+    splicing costs more than it saves on a short one (`EpisodeRecorder` picks, `SPLIT_LINE_BYTES`). The record is left
+    as it was."""
     agents = record.get("agents")
     if _orjson is not None and type(agents) is dict:
         entries = [entry for entry in agents.values() if type(entry) is dict and isinstance(entry.get("observation"), str)]
@@ -169,29 +166,43 @@ def line(record: dict[str, Any]) -> bytes:
         for entry in entries:
             entry["observation"] = _STAND_IN
         try:
-            rest = _encode(record)
+            spliced = _spliced(record, observations)
         finally:  # the record is the caller's: as it was (assigning an existing key keeps its place), whatever happened
             for entry, observation in zip(entries, observations):
                 entry["observation"] = observation
-        try:
-            parts = rest.encode("utf-8").split(_STAND_IN_JSON)
-            encoded = [_orjson.dumps(observation) for observation in observations]
-        except (UnicodeEncodeError, TypeError):  # a lone surrogate (orjson's error is a TypeError): `dumps` escapes it
-            parts = encoded = []
-        # exactly one stand-in per observation, so each part boundary is one: anything else (the stand-in's text as a
-        # key, or as a whole string elsewhere) adds a part
-        if len(parts) == len(encoded) + 1:
-            pieces = [parts[0]]
-            for text, part in zip(encoded, parts[1:]):
-                pieces += (text, part)
-            pieces.append(b"\n")
-            data = b"".join(pieces)
-            if not data.isascii():  # as `dumps`: line breaks other than \n escaped (their UTF-8 bytes are unambiguous)
-                for raw, escaped in _LINE_BREAK_BYTES:
-                    if raw in data:
-                        data = data.replace(raw, escaped)
-            return data
+        if spliced is not None:
+            return spliced[0]
     return (dumps(record) + "\n").encode("utf-8")
+
+
+def _spliced(record: dict[str, Any], observations: list[str]) -> tuple[bytes, bytes] | None:
+    """(the line, the rest's JSON) of `record`, whose agents' observations are `_STAND_IN`, with `observations` (the
+    texts, in the record's order) in their places; None where that cannot be exact.
+
+    The observations (most of a long line's bytes) are encoded by orjson and the rest by `dumps`'s encoder; the two
+    spell a string alike (tested on every character), and the short exponent check (`_SHORT_EXPONENT`) reads only
+    the rest, where numbers are. None for a lone surrogate (orjson refuses it; `dumps` escapes it) and for a record
+    holding the stand-in elsewhere (as a key, or a whole string)."""
+    rest = _encode(record)
+    try:
+        data = rest.encode("utf-8")
+        encoded = [_orjson.dumps(observation) for observation in observations]
+    except (UnicodeEncodeError, TypeError):  # a lone surrogate (orjson's error is a TypeError)
+        return None
+    parts = data.split(_STAND_IN_JSON)
+    # exactly one stand-in per observation, so each part boundary is one: anything else adds a part
+    if len(parts) != len(encoded) + 1:
+        return None
+    pieces = [parts[0]]
+    for text, part in zip(encoded, parts[1:]):
+        pieces += (text, part)
+    pieces.append(b"\n")
+    text = b"".join(pieces)
+    if not text.isascii():  # as `dumps`: line breaks other than \n escaped (their UTF-8 bytes are unambiguous)
+        for raw, escaped in _LINE_BREAK_BYTES:
+            if raw in text:
+                text = text.replace(raw, escaped)
+    return text, data
 
 
 SPLIT_LINE_BYTES = 7_500
@@ -268,14 +279,34 @@ def _packed(record: dict[str, Any]) -> Any:
         return view
 
 
+def _unpacked(kept: Any) -> dict[str, Any]:
+    """A record's metrics view from what `EpisodeRecorder` keeps with `keep="metrics"`: marshal bytes, a step line's
+    JSON less its observations (in a 1-tuple; decoded, less its `UNMEASURED_FIELDS`), or the view itself."""
+    if type(kept) is bytes:
+        return marshal.loads(kept)
+    if type(kept) is tuple:
+        try:
+            record = _orjson.loads(kept[0])
+        except ValueError:  # NaN, a number beyond 64 bits: JSON the json module reads (orjson's error is a ValueError)
+            record = json.loads(kept[0])
+        for entry in record["agents"].values():
+            if type(entry) is dict:
+                for name in UNMEASURED_FIELDS:
+                    entry.pop(name, None)
+        return record
+    return kept
+
+
 class EpisodeRecorder:
     """Writes an episode's records as JSONL to `path` (if given) and keeps them in memory as `keep` says.
 
     `keep=True` (the default): every record as written, in `records`. `keep=False`: none; the
     records only stream to the file, so a long episode costs no memory. `keep="metrics"`: each
     record's `metrics_view` (no observation texts or raw actions), enough for the metric functions,
-    held packed (`marshal`: the same values and types back, at about a tenth of the memory) and
-    unpacked each time `records` is read; `agents.run_episode` keeps that when it writes a log file.
+    held packed and unpacked each time `records` is read; `agents.run_episode` keeps that when it writes a log file.
+    An env's step lines (`write_step`) are held as the JSON of their line less the observations, which the line is
+    made from anyway, so their views read back as the log file's do (a tuple as a list, say); other records as
+    `marshal` bytes (the same values and types back). Either is about a tenth of the records' memory.
     """
 
     def __init__(self, path: str | Path | None = None, *, keep: bool | str = True, run: dict[str, Any] | None = None) -> None:
@@ -296,31 +327,72 @@ class EpisodeRecorder:
     def records(self) -> list[dict[str, Any]]:
         """The records kept (see `keep`): every one as written, none, or (`"metrics"`) their metrics views."""
         if self.keep == "metrics":
-            return [marshal.loads(kept) if type(kept) is bytes else kept for kept in self._kept]
+            collecting = gc.isenabled()
+            gc.disable()  # the views are new objects, none in a cycle: nothing for the collector to find while they are made
+            try:
+                return [_unpacked(kept) for kept in self._kept]
+            finally:
+                if collecting:
+                    gc.enable()
         return self._kept
 
     def annotate(self, agent: str, **extra: Any) -> None:
         """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""
         self._extras.setdefault(agent, {}).update(extra)
 
+    def _annotated(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A step record with the extras annotated since the last one in its agents' entries (they are used up)."""
+        if self._extras:
+            entries = record["agents"]
+            for agent, extra in self._extras.items():
+                if agent in entries:
+                    entries[agent].update(extra)
+            self._extras = {}
+        return record
+
     def write(self, record: dict[str, Any]) -> None:
         if self.run is not None and record.get("type") == "header":
             record = {**record, "run": self.run}
         if self._extras and record.get("type") == "step":
-            for agent, extra in self._extras.items():
-                if agent in record["agents"]:
-                    record["agents"][agent].update(extra)
-            self._extras = {}
+            self._annotated(record)
         if self.keep is True:
             self._kept.append(record)
         elif self.keep:
             self._kept.append(_packed(record))
         if self._file is not None:
             data = line(record) if self._long else (dumps(record) + "\n").encode("utf-8")
-            self._long = len(data) >= SPLIT_LINE_BYTES  # either way the same bytes: only the time differs
-            # unbuffered: the line (for a .gz file its compressed bytes, Z_SYNC_FLUSH) is in the file when this returns,
-            # one system call
-            self._file.write(data)
+            self._write(data)
+
+    def write_step(self, env: Any, texts: dict[str, str], actions: Any, rewards: dict[str, float], done: bool) -> None:
+        """Write an env's step line, `step_record(env, texts, actions, rewards, done)`, the same bytes as `write` would.
+
+        Where the full record is not kept (`keep` False or "metrics") and a file is written, the record is made with
+        `_STAND_IN` for the observations and the line spliced (`_spliced`): its JSON less the observations is what
+        `keep="metrics"` holds, so no metrics view is copied and packed. With `keep=False` only for long lines, as
+        `write` does (`SPLIT_LINE_BYTES`)."""
+        if self.keep is True or self._file is None or _orjson is None or (not self.keep and not self._long):
+            self.write(step_record(env, texts, actions, rewards, done))
+            return
+        extras = self._extras
+        record = self._annotated(step_record(env, dict.fromkeys(rewards, _STAND_IN), actions, rewards, done))
+        observations = [texts[agent] for agent in rewards]
+        spliced = None
+        if all(isinstance(text, str) for text in observations):  # (no text where none is rendered: the usual line)
+            spliced = _spliced(record, observations)
+        if spliced is None:  # written as `write` writes it, the extras with it
+            self._extras = extras
+            self.write(step_record(env, texts, actions, rewards, done))
+            return
+        data, rest = spliced
+        if self.keep:
+            self._kept.append((rest,))
+        self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        self._long = len(data) >= SPLIT_LINE_BYTES  # (splicing or not, the same bytes: only the time differs)
+        # unbuffered: the line (for a .gz file its compressed bytes, Z_SYNC_FLUSH) is in the file when this returns,
+        # one system call
+        self._file.write(data)
 
     def close(self) -> None:
         if self._file is not None:

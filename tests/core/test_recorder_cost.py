@@ -228,31 +228,67 @@ def test_line_is_dumps_and_a_newline_byte_for_byte(monkeypatch):
         assert recorder_module.line(record) == (dumps(record) + "\n").encode("utf-8")
 
 
-def test_the_recorder_splices_long_lines_only_and_writes_the_same_log(tmp_path, monkeypatch):
+@pytest.mark.parametrize("keep", [False, "metrics"])
+def test_the_recorder_splices_where_it_pays_and_writes_the_same_log(tmp_path, monkeypatch, keep):
+    """Step lines are spliced (`_spliced`) always with `keep="metrics"` (its view is the line's JSON less the
+    observations) and for long lines only with `keep=False`; the log is the same text either way, and the metrics
+    views read back are those of the log's records."""
     calls = []
-    spliced = recorder_module.line
-    monkeypatch.setattr(recorder_module, "line", lambda record: calls.append(record) or spliced(record))
+    splice = recorder_module._spliced
+    monkeypatch.setattr(recorder_module, "_spliced", lambda record, texts: calls.append(record) or splice(record, texts))
     for env_id, long_lines in (("job_fair_v0", True), ("day_trader_v0", False)):
+        reference = EpisodeRecorder()
+        play(teamenvs.make(env_id), reference, seed=3)
         calls.clear()
-        kept = EpisodeRecorder()
-        path = tmp_path / f"{env_id}.jsonl.gz"
-        with EpisodeRecorder(path, keep=False) as recorder:
-            play(teamenvs.make(env_id), _Both(kept, recorder), seed=3)
+        path = tmp_path / f"{env_id}-{keep}.jsonl.gz"
+        with EpisodeRecorder(path, keep=keep) as recorder:
+            play(teamenvs.make(env_id), recorder, seed=3)
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
-        assert text == "".join(reference_dumps(r) + "\n" for r in kept.records)
+        assert text == "".join(reference_dumps(r) + "\n" for r in reference.records)
+        steps = sum(r["type"] == "step" for r in reference.records)
         # the header and reset lines go the usual way; after a long line, every line is spliced
-        assert (len(calls) > 0.8 * len(kept.records)) if long_lines else not calls, (env_id, len(calls))
+        assert len(calls) == (steps if keep or long_lines else 0), (env_id, len(calls), steps)
+        assert recorder.records == [metrics_view(r) for r in read_log(path)] if keep else recorder.records == []
 
 
-class _Both:
-    """Two recorders fed the same records (the env writes to one)."""
+def test_write_step_is_write_of_the_step_record_in_every_case(tmp_path):
+    """`write_step` (what an env calls) writes what `write(step_record(...))` writes, with the extras annotated before
+    it, and keeps the same metrics view: spliced, or the usual way where splicing cannot be exact (a lone surrogate in a
+    text, no text, the stand-in's text as an action), NaN and huge numbers included."""
+    from types import SimpleNamespace
 
-    def __init__(self, *recorders):
-        self.recorders = recorders
+    from teamenvs.core.recorder import step_record
 
-    def write(self, record):
-        for recorder in self.recorders:
-            recorder.write(record)
+    stand_in = recorder_module._STAND_IN
+    cases = [  # (texts, actions, rewards, spliced)
+        ({"a": "view of a " * 50, "b": "view \u2028 of b \x85"}, {"a": "say hi", "b": 3.5}, {"a": 1.0, "b": math.nan}, True),
+        ({"a": "x", "b": "y"}, {"a": "say big", "b": None}, {"a": 2.0**80, "b": -0.0}, True),
+        ({"a": "see \ud800", "b": "y"}, {"a": "wait"}, {"a": 0.0, "b": 0.0}, False),
+        ({"a": "x", "b": None}, {"a": "wait"}, {"a": 0.0, "b": 0.0}, False),
+        ({"a": "x", "b": "y"}, {"a": stand_in, "b": "say \udfff"}, {"a": 0.0, "b": 0.0}, False),
+    ]
+    for keep in (False, "metrics", True):
+        for number, (texts, actions, rewards, spliced) in enumerate(cases):
+            env = SimpleNamespace(step_count=number + 1, global_events=[{"type": "round", "pool": 1e-05, "t": (1, 2)}],
+                                  _last_action={"a": {"ok": True, "command": "say"}, "b": {"ok": None, "ignored": True}},
+                                  _events={"a": [], "b": [{"type": "note", "value": 3}]})
+            path = tmp_path / f"{keep}-{number}.jsonl.gz"
+            with EpisodeRecorder(path, keep=keep) as recorder:
+                recorder.annotate("a", rationale="because\u2029", usage={"tokens": 7})
+                recorder.write_step(env, texts, actions, rewards, False)
+                recorder.annotate("b", probe={"q": "fine"})
+                recorder.write_step(env, texts, actions, rewards, True)
+            expected = [step_record(env, texts, actions, rewards, done) for done in (False, True)]
+            expected[0]["agents"]["a"].update(rationale="because\u2029", usage={"tokens": 7})
+            expected[1]["agents"]["b"].update(probe={"q": "fine"})
+            written = gzip.decompress(path.read_bytes()).decode("utf-8")
+            assert written == "".join(dumps(r) + "\n" for r in expected), (keep, number)
+            if keep == "metrics":
+                assert [type(kept) is tuple for kept in recorder._kept] == [spliced, spliced], number
+                as_logged = [metrics_view(json.loads(dumps(r))) for r in expected]  # the views as the log's JSON
+                assert dumps(recorder.records) == dumps(as_logged)  # (by text: NaN is not equal to itself)
+            elif keep is True:
+                assert dumps(recorder.records) == dumps(expected)
 
 
 def random_float(rng: random.Random) -> float:
@@ -450,7 +486,10 @@ def test_run_episode_with_a_log_keeps_only_the_metrics_view_and_reads_records_ba
                                 on_step=lambda steps, usage: recorders.append(env.unwrapped.recorder))
     recorder = recorders[-1]
     assert recorder.keep == "metrics" and recorder.path == logged.log_path
-    assert all(type(kept) is bytes for kept in recorder._kept)  # packed, nothing for the garbage collector
+    # packed, nothing for the garbage collector: step lines as their JSON less the observations, the rest marshal's bytes
+    kinds = [type(kept) for kept in recorder._kept]  # header, reset, the steps, the end line
+    assert kinds[:2] == [bytes, bytes] and kinds[-1] is bytes and set(kinds[2:-1]) == {tuple} and len(kinds) > 8
+    assert all(type(kept[0]) is bytes and b"trader_1" in kept[0] for kept in recorder._kept if type(kept) is tuple)
     entries = [e for r in recorder.records if isinstance(r.get("agents"), dict) for e in r["agents"].values()]
     assert entries and not any("observation" in e or "raw_action" in e for e in entries)
     assert logged.__dict__["_records"] is None  # nothing read back until asked
@@ -463,6 +502,18 @@ def test_run_episode_with_a_log_keeps_only_the_metrics_view_and_reads_records_ba
     assert in_memory.metrics == logged.metrics and in_memory.records[-1]["type"] == "end"
     text = gzip.decompress(logged.log_path.read_bytes()).decode("utf-8")
     assert text == "".join(reference_dumps(r) + "\n" for r in in_memory.records)
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_run_episode_gives_the_same_metrics_with_a_log_and_without(tmp_path, env_id):
+    """With a log file the metrics read the kept views (step lines decoded from their JSON), without one the records
+    themselves: the same metrics, in every env."""
+    for kind in ("scripted", "random"):
+        env = teamenvs.make(env_id)
+        logged = agents.run_episode(env, make_policies(env, kind, seed=4), seed=4, log_dir=tmp_path, compress=True,
+                                    max_steps=60)
+        in_memory = agents.run_episode(env, make_policies(env, kind, seed=4), seed=4, max_steps=60)
+        assert json.dumps(logged.metrics, sort_keys=True) == json.dumps(in_memory.metrics, sort_keys=True), (env_id, kind)
 
 
 # ---------------------------------------------------------------------------- benchmarks/perf.py

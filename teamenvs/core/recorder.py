@@ -96,6 +96,11 @@ except ImportError:  # a platform without its wheels: the json module's C encode
 _SHORT_EXPONENT = re.compile(r"e-[0-9](?![0-9])")
 
 
+class _Probe:
+    def __str__(self) -> str:
+        return "probe"
+
+
 def _make_fast_encode(exact: Callable[[Any], str]) -> Callable[[Any], str]:
     """`exact` (json.dumps's bytes), sped up by ujson where it is installed: ujson with json.dumps's settings writes the
     same bytes (tested on random records and on floats of every exponent, tests/core/test_recorder_cost.py, and on
@@ -109,10 +114,25 @@ def _make_fast_encode(exact: Callable[[Any], str]) -> Callable[[Any], str]:
     if _ujson is None:
         return exact
     fast = _ujson.dumps
+    separators = (", ", ": ")
+    # ujson 6's positional arguments, a third of a microsecond less a call than keywords (each line is one call); an
+    # older ujson orders them otherwise (5.x has double_precision second), which the probe below tells
+    settings = (False, False, False, False, 0, True, True, _default, separators)
+    probe = {"a/é": [1.5, 0.1, -2, None, True, "x\u2028/"], "object": object.__new__(_Probe)}
+    try:
+        positional = fast(probe, *settings) == fast(probe, ensure_ascii=False, escape_forward_slashes=False,
+                                                     separators=separators, default=_default)
+    except Exception:  # noqa: BLE001 - another signature
+        positional = False
+    if not positional:
+        settings = ()
 
     def encode(obj: Any) -> str:
         try:
-            text = fast(obj, ensure_ascii=False, escape_forward_slashes=False, separators=(", ", ": "), default=_default)
+            if settings:
+                text = fast(obj, *settings)
+            else:
+                text = fast(obj, ensure_ascii=False, escape_forward_slashes=False, separators=separators, default=_default)
         except Exception:  # noqa: BLE001 - anything ujson cannot write is json's to write or refuse, as before
             return exact(obj)
         if _SHORT_EXPONENT.search(text) is not None or "\n" in text:  # (JSON itself escapes every newline)
@@ -186,12 +206,13 @@ def _spliced(record: dict[str, Any], observations: list[str]) -> tuple[bytes, by
     rest = _encode(record)
     try:
         data = rest.encode("utf-8")
-        encoded = [_orjson.dumps(observation) for observation in observations]
+        # texts only: orjson spells other values otherwise (compact containers, floats)
+        encoded = [_orjson.dumps(observation) for observation in observations if isinstance(observation, str)]
     except (UnicodeEncodeError, TypeError):  # a lone surrogate (orjson's error is a TypeError)
         return None
     parts = data.split(_STAND_IN_JSON)
     # exactly one stand-in per observation, so each part boundary is one: anything else adds a part
-    if len(parts) != len(encoded) + 1:
+    if len(parts) != len(observations) + 1 or len(encoded) != len(observations):
         return None
     pieces = [parts[0]]
     for text, part in zip(encoded, parts[1:]):
@@ -210,11 +231,6 @@ SPLIT_LINE_BYTES = 7_500
 recorder rows), it saved 9-20 us a line on the hidden profile, shape factory and job fair (lines of 9-25 KB) and cost
 1.5-2.5 us on DayTrader, the commons and search and rescue (4-6 KB). The recorder goes by the line before (the reset
 line holds every observation too), so the choice costs nothing."""
-
-
-def _logged_raw(raw: Any) -> Any:
-    """`clip_raw_action(raw)`, quicker for the usual short string."""
-    return raw if type(raw) is str and len(raw) <= MAX_LOGGED_ACTION_CHARS else clip_raw_action(raw)
 
 
 def clip_raw_action(raw: Any) -> Any:
@@ -375,10 +391,7 @@ class EpisodeRecorder:
             return
         extras = self._extras
         record = self._annotated(step_record(env, dict.fromkeys(rewards, _STAND_IN), actions, rewards, done))
-        observations = [texts[agent] for agent in rewards]
-        spliced = None
-        if all(isinstance(text, str) for text in observations):  # (no text where none is rendered: the usual line)
-            spliced = _spliced(record, observations)
+        spliced = _spliced(record, [texts[agent] for agent in rewards])
         if spliced is None:  # written as `write` writes it, the extras with it
             self._extras = extras
             self.write(step_record(env, texts, actions, rewards, done))
@@ -448,6 +461,7 @@ class _GzipLines:
             fname = b""
         self._zip, self._crc32, xfl = compressor()
         self._file = _Unbuffered(path)
+        self._raw = self._file._raw
         self._file.write(b"\037\213\010" + (b"\010" if fname else b"\000") + b"\000\000\000\000" + bytes([xfl]) + b"\377"
                          + (fname + b"\000" if fname else b""))
         self._crc = 0
@@ -456,7 +470,10 @@ class _GzipLines:
     def write(self, data: bytes) -> None:
         self._crc = self._crc32(data, self._crc)
         self._size += len(data)
-        self._file.write(self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH))
+        block = self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH)
+        written = self._raw.write(block)  # (`_Unbuffered.write` inlined: one call less a line)
+        if written < len(block):  # the system wrote part of it: the rest
+            self._file.write(memoryview(block)[written:])
 
     def close(self) -> None:
         if self._file.closed:
@@ -888,12 +905,13 @@ def header_record(env: Any, seed: int | None) -> dict[str, Any]:
 
 def step_record(env: Any, texts: dict[str, str], actions: Any, rewards: dict[str, float], done: bool) -> dict[str, Any]:
     """A log's line for one step: per agent the observation text, raw and parsed action, reward and events."""
+    last_action, events = env._last_action, env._events
     return {
         "type": "step",
         "step": env.step_count,
         "agents": {
-            a: {"observation": texts[a], "raw_action": _logged_raw(actions.get(a)), "action": env._last_action[a],
-                "reward": rewards[a], "events": env._events[a]}
+            a: {"observation": texts[a], "raw_action": raw if type(raw := actions.get(a)) is str and len(raw) <= MAX_LOGGED_ACTION_CHARS
+                else clip_raw_action(raw), "action": last_action[a], "reward": rewards[a], "events": events[a]}
             for a in rewards
         },
         "events": env.global_events,

@@ -42,6 +42,7 @@ from teamenvs.core.recorder import (
     _default,
     _GzipLines,
     dumps,
+    log_text,
     metrics_view,
     read_log,
 )
@@ -321,6 +322,28 @@ def test_without_ujson_the_json_module_writes_every_line(monkeypatch):
         assert exact(record) == json.dumps(record, ensure_ascii=False, default=_default)
 
 
+def test_an_older_ujson_is_called_with_keywords(monkeypatch):
+    """ujson 6 is called with its arguments by position (a third of a microsecond less a call); a ujson whose positional
+    arguments differ (5.x has double_precision second) is found out by the probe and called with keywords."""
+    import ujson
+
+    class Older:
+        @staticmethod
+        def dumps(obj, ensure_ascii=True, double_precision=17, *args, **keywords):
+            assert not args, "no positional arguments past double_precision in this fake"
+            return ujson.dumps(obj, ensure_ascii=ensure_ascii, **keywords)
+
+    monkeypatch.setattr(recorder_module, "_ujson", Older)
+    encode = recorder_module._make_fast_encode(recorder_module._exact_encode)
+    rng = random.Random(8)
+    for _ in range(300):
+        record = {"type": "step", "value": random_value(rng), "reward": random_float(rng)}
+        assert encode(record) == json.dumps(record, ensure_ascii=False, default=_default)
+    assert recorder_module._encode.__closure__ is not None
+    settings = [c.cell_contents for c in recorder_module._encode.__closure__ if type(c.cell_contents) is tuple and len(c.cell_contents) == 9]
+    assert settings, "ujson 6 (the installed one) is called by position"
+
+
 def written(path, lines):
     ours = _GzipLines(path)
     for line in lines:
@@ -382,6 +405,33 @@ def test_every_line_is_in_the_file_when_write_returns(tmp_path):
     recorder.close()
     assert read_log(path)[-1] == {"type": "end", "steps": len(checked) - 1}
     assert len(checked) > 20 and checked == sorted(checked)
+
+
+class ShortWrites:
+    """A file that writes at most 7 bytes a call, as a system call interrupted by a signal may."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, data):
+        return self.raw.write(bytes(data[:7]))
+
+    def close(self):
+        self.raw.close()
+
+
+def test_a_short_write_is_finished(tmp_path):
+    records = [{"type": "header", "env_id": "x"}] + [{"type": "step", "step": i, "text": "é" * i} for i in range(40)]
+    for name in ("ep.jsonl", "ep.jsonl.gz"):
+        recorder = EpisodeRecorder(tmp_path / name, keep=False)
+        target = recorder._file._file if name.endswith(".gz") else recorder._file
+        target._raw = ShortWrites(target._raw)
+        if name.endswith(".gz"):
+            recorder._file._raw = target._raw
+        for record in records:
+            recorder.write(record)
+        recorder.close()
+        assert [json.loads(text) for text in log_text(tmp_path / name).decode("utf-8").splitlines()] == records
 
 
 def test_a_damaged_log_is_still_a_log_error(tmp_path):

@@ -18,7 +18,9 @@ Rows, every number measured by this run:
   two in alternating order for `--seconds` in all. Value: env steps/s with the log over env
   steps/s without (wall time of the whole loop; the target is at least 0.75, a recorder costing
   at most 25% of env throughput); the notes add the same ratio in CPU time (less sensitive to
-  other load on the machine) and the bytes written per step.
+  other load on the machine), the ratio with the recorder's kept metrics views read back once an
+  episode (what `agents.run_episode` does for its metrics; not in the value, which times the
+  loop) and the bytes written per step.
 * `step-loop efficiency`: one `--agents`-agent `day_trader_v0` episode (its first `--steps`
   steps) with `LLMPolicy` on the built-in server's `random-valid+latency=<ms>` model, served
   by `teamenvs serve-llm` in its own process (as `benchmarks.llm_loop` does; cache off, so
@@ -205,9 +207,10 @@ def played(env: Any, kind: str, seed: int, recorder: EpisodeRecorder | None) -> 
 def recorder_cost(env_id: str, seconds: float, seed: int = 0, kind: str = "scripted") -> dict[str, float]:
     """Env steps, wall and CPU seconds with and without a `.jsonl.gz` recorder, the same episodes
     (seeds) played both ways in alternating order for about `seconds` (at least one pair) after one untimed episode,
-    and the log bytes written (compressed and not)."""
+    the wall seconds of reading the recorder's kept records back once an episode (as `agents.run_episode` does for
+    its metrics; not in `rec_wall`), and the log bytes written (compressed and not)."""
     env = teamenvs.make(env_id)
-    out = dict.fromkeys(("pairs", "steps", "wall", "cpu", "rec_steps", "rec_wall", "rec_cpu", "bytes", "text_bytes"), 0.0)
+    out = dict.fromkeys(("pairs", "steps", "wall", "cpu", "rec_steps", "rec_wall", "rec_cpu", "read_wall", "bytes", "text_bytes"), 0.0)
     # one episode first, not timed: the first pair's arm that went first paid the env's first-episode costs (its map, its
     # caches), which made a short run's ratio anything (6.7x once, under load, with one pair)
     played(env, kind, seed, None)
@@ -219,6 +222,10 @@ def recorder_cost(env_id: str, seconds: float, seed: int = 0, kind: str = "scrip
                 path = Path(folder) / f"{env_id}_{episode_seed}.jsonl.gz"
                 recorder = EpisodeRecorder(path, keep="metrics") if recorded else None  # as agents.run_episode
                 steps, wall, cpu = played(env, kind, episode_seed, recorder)
+                if recorder is not None:  # the kept metrics views read back once, as agents.run_episode does
+                    read = time.perf_counter()
+                    recorder.records
+                    out["read_wall"] += time.perf_counter() - read
                 prefix = "rec_" if recorded else ""
                 out[prefix + "steps"] += steps
                 out[prefix + "wall"] += wall
@@ -243,6 +250,8 @@ def recorder_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] | None =
                      "x env steps/s without a recorder",
                      f"with the log {with_log:,.0f} env steps/s, without {without:,.0f} (full loop, the same "
                      f"{int(r['pairs'])} episode(s) both ways); CPU-time ratio {cpu_ratio:.2f}; "
+                     f"{r['rec_steps'] / (r['rec_wall'] + r['read_wall']) / without:.2f} with the kept metrics views read back once an "
+                     f"episode, as agents.run_episode does; "
                      f"{r['text_bytes'] / r['rec_steps']:,.0f} bytes of JSON per step, "
                      f"{r['bytes'] / r['rec_steps']:,.0f} written ({r['text_bytes'] / max(r['bytes'], 1):.0f}x smaller)"])
     return rows

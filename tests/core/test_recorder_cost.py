@@ -292,6 +292,19 @@ def test_write_step_is_write_of_the_step_record_in_every_case(tmp_path):
                 assert dumps(recorder.records) == dumps(expected)
 
 
+def test_without_orjson_the_recorder_writes_and_keeps_as_before(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "_orjson", None)
+    for env_id in ("job_fair_v0", "day_trader_v0"):
+        reference = EpisodeRecorder()
+        play(teamenvs.make(env_id), reference, seed=5)
+        path = tmp_path / f"{env_id}.jsonl.gz"
+        with EpisodeRecorder(path, keep="metrics") as recorder:
+            play(teamenvs.make(env_id), recorder, seed=5)
+        assert gzip.decompress(path.read_bytes()).decode("utf-8") == "".join(reference_dumps(r) + "\n" for r in reference.records)
+        assert all(type(kept) is bytes for kept in recorder._kept)  # marshal's metrics views, as before
+        assert recorder.records == [metrics_view(r) for r in reference.records]
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

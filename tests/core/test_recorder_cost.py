@@ -272,7 +272,7 @@ def test_write_step_is_write_of_the_step_record_in_every_case(tmp_path):
         for number, (texts, actions, rewards, spliced) in enumerate(cases):
             env = SimpleNamespace(step_count=number + 1, global_events=[{"type": "round", "pool": 1e-05, "t": (1, 2)}],
                                   _last_action={"a": {"ok": True, "command": "say"}, "b": {"ok": None, "ignored": True}},
-                                  _events={"a": [], "b": [{"type": "note", "value": 3}]})
+                                  _events={"a": [], "b": [{"type": "note", "value": 3, "big": 2**70}]})
             path = tmp_path / f"{keep}-{number}.jsonl.gz"
             with EpisodeRecorder(path, keep=keep) as recorder:
                 recorder.annotate("a", rationale="because\u2029", usage={"tokens": 7})

@@ -295,16 +295,27 @@ def _packed(record: dict[str, Any]) -> Any:
         return view
 
 
+# A run of 19 digits or more, as in an integer beyond 64 bits (from -9223372036854775809 down or 18446744073709551616 up),
+# which orjson reads as a float; a float's repr has at most 17 digits in a row, so only such integers (and digits in
+# text) are found, in one pass over the text with its digits made zeros.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+
+
 def _unpacked(kept: Any) -> dict[str, Any]:
     """A record's metrics view from what `EpisodeRecorder` keeps with `keep="metrics"`: marshal bytes, a step line's
     JSON less its observations (in a 1-tuple; decoded, less its `UNMEASURED_FIELDS`), or the view itself."""
     if type(kept) is bytes:
         return marshal.loads(kept)
     if type(kept) is tuple:
-        try:
-            record = _orjson.loads(kept[0])
-        except ValueError:  # NaN, a number beyond 64 bits: JSON the json module reads (orjson's error is a ValueError)
-            record = json.loads(kept[0])
+        text = kept[0]
+        if _LONG_NUMBER in text.translate(_DIGITS_AS_ZERO):  # orjson reads an integer beyond 64 bits as a float: json
+            record = json.loads(text)
+        else:
+            try:
+                record = _orjson.loads(text)
+            except ValueError:  # NaN, infinities: JSON the json module reads (orjson's error is a ValueError)
+                record = json.loads(text)
         for entry in record["agents"].values():
             if type(entry) is dict:
                 for name in UNMEASURED_FIELDS:

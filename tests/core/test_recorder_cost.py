@@ -305,6 +305,20 @@ def test_without_orjson_the_recorder_writes_and_keeps_as_before(tmp_path, monkey
         assert recorder.records == [metrics_view(r) for r in reference.records]
 
 
+def test_a_kept_step_view_reads_back_as_the_json_module_reads_the_line():
+    """A step line's kept view is decoded by orjson, which reads an integer beyond 64 bits as a float: such views (and
+    NaN, which orjson refuses) are read by the json module; every other value as json.loads reads it."""
+    rng = random.Random(9)
+    edges = [2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, -(10**19) + 1, 10**19, 2**70, -(2**90), 0, -1]
+    values = edges + [random_float(rng) for _ in range(3000)] + ["1234567890123456789012 in text", "é\u2028"]
+    for value in values:
+        data = dumps({"type": "step", "agents": {"a": {"observation": "x", "raw_action": "y", "v": value}}}).encode("utf-8")
+        view = recorder_module._unpacked((data,))
+        expected = json.loads(data)
+        del expected["agents"]["a"]["observation"], expected["agents"]["a"]["raw_action"]
+        assert dumps(view) == dumps(expected) and type(view["agents"]["a"]["v"]) is type(expected["agents"]["a"]["v"]), value
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

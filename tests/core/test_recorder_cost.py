@@ -552,7 +552,7 @@ def test_a_recorder_writing_a_file_keeps_nothing_or_only_what_metrics_read(tmp_p
     text = len(gzip.decompress((tmp_path / "False.jsonl.gz").read_bytes()))
     assert grown[True] - grown[None] > 0.5 * text, (grown, text)  # keeping every record holds about the log's text
     assert grown[False] - grown[None] < 0.05 * text, (grown, text)  # keep=False: the records are not kept at all
-    # keep="metrics" (agents.run_episode with a log file): no observation texts, packed; measured about a tenth
+    # keep="metrics" (agents.run_episode with a log file): no observation texts, packed; measured about a fifth
     assert grown["metrics"] - grown[None] < 0.25 * (grown[True] - grown[None]), (grown, text)
 
 

@@ -349,8 +349,11 @@ class EpisodeRecorder:
         self._file: Any = None
         self._long = False  # the last line was long enough to write the next one with `line`'s splicing
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = _open_for_writing(self.path)
+            try:
+                self._file = _open_for_writing(self.path)
+            except FileNotFoundError:  # a new folder (asked only then: one system call less an episode)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = _open_for_writing(self.path)
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -388,8 +391,8 @@ class EpisodeRecorder:
             self._kept.append(record)
         elif self.keep:
             self._kept.append(_packed(record))
-        if self._file is not None:
-            data = line(record) if self._long else (dumps(record) + "\n").encode("utf-8")
+        if self._file is not None:  # (a reset line holds every agent's observation: long where steps are)
+            data = line(record) if self._long or record.get("type") == "reset" else (dumps(record) + "\n").encode("utf-8")
             self._write(data)
 
     def write_step(self, env: Any, texts: dict[str, str], actions: Any, rewards: dict[str, float], done: bool) -> None:

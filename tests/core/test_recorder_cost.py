@@ -232,8 +232,8 @@ def test_line_is_dumps_and_a_newline_byte_for_byte(monkeypatch):
 @pytest.mark.parametrize("keep", [False, "metrics"])
 def test_the_recorder_splices_where_it_pays_and_writes_the_same_log(tmp_path, monkeypatch, keep):
     """Step lines are spliced (`_spliced`) always with `keep="metrics"` (its view is the line's JSON less the
-    observations) and for long lines only with `keep=False`; the log is the same text either way, and the metrics
-    views read back are those of the log's records."""
+    observations) and for long lines only with `keep=False`, reset lines always; the log is the same text either way,
+    and the metrics views read back are those of the log's records."""
     calls = []
     splice = recorder_module._spliced
     monkeypatch.setattr(recorder_module, "_spliced", lambda record, texts: calls.append(record) or splice(record, texts))
@@ -247,8 +247,8 @@ def test_the_recorder_splices_where_it_pays_and_writes_the_same_log(tmp_path, mo
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
         assert text == "".join(reference_dumps(r) + "\n" for r in reference.records)
         steps = sum(r["type"] == "step" for r in reference.records)
-        # the header and reset lines go the usual way; after a long line, every line is spliced
-        assert len(calls) == (steps if keep or long_lines else 0), (env_id, len(calls), steps)
+        # the reset line is spliced, the header the usual way; after a long line, every line is
+        assert [c["type"] for c in calls] == ["reset"] + ["step"] * (steps if keep or long_lines else 0), env_id
         assert recorder.records == [metrics_view(r) for r in read_log(path)] if keep else recorder.records == []
 
 
@@ -459,6 +459,14 @@ def test_a_short_write_is_finished(tmp_path):
             recorder.write(record)
         recorder.close()
         assert [json.loads(text) for text in log_text(tmp_path / name).decode("utf-8").splitlines()] == records
+
+
+def test_a_log_in_a_new_folder_is_written(tmp_path):
+    for name in ("ep.jsonl", "ep.jsonl.gz"):
+        path = tmp_path / "new" / name.replace(".", "-") / name  # folders made only when the file cannot be opened
+        with EpisodeRecorder(path, keep=False) as recorder:
+            recorder.write({"type": "header", "env_id": "x"})
+        assert read_log(path) == [{"type": "header", "env_id": "x"}]
 
 
 def test_a_damaged_log_is_still_a_log_error(tmp_path):

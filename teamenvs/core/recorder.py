@@ -230,8 +230,9 @@ def _spliced(record: dict[str, Any], observations: list[str]) -> tuple[bytes, by
 SPLIT_LINE_BYTES = 7_500
 """From what length a line is written by `line`'s splicing: measured in the full loop (`python -m benchmarks.perf`'s
 recorder rows), it saved 9-20 us a line on the hidden profile, shape factory and job fair (lines of 9-25 KB) and cost
-1.5-2.5 us on DayTrader, the commons and search and rescue (4-6 KB). The recorder goes by the line before (the reset
-line holds every observation too), so the choice costs nothing."""
+1.5-2.5 us on DayTrader, the commons and search and rescue (4-6 KB). The recorder goes by the line before, so the
+choice costs nothing; a reset line, which holds every agent's observation, is always spliced (once an episode, it
+costs little where it does not pay)."""
 
 
 def clip_raw_action(raw: Any) -> Any:

@@ -21,6 +21,7 @@ import io
 import json
 import math
 import random
+import re
 import struct
 import time
 import tracemalloc
@@ -599,6 +600,39 @@ def test_run_episode_gives_the_same_metrics_with_a_log_and_without(tmp_path, env
                                     max_steps=60)
         in_memory = agents.run_episode(env, make_policies(env, kind, seed=4), seed=4, max_steps=60)
         assert json.dumps(logged.metrics, sort_keys=True) == json.dumps(in_memory.metrics, sort_keys=True), (env_id, kind)
+
+
+SPECIAL = ["say a \u2028 b \u2029 c \x85 d", "say \ud800 here", recorder_module._STAND_IN, f'say "{recorder_module._STAND_IN}',
+           "say 1e-5 and 1e-05", "wait"]
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_hostile_actions_give_the_same_log_whatever_is_kept(tmp_path, env_id):
+    """Hostile actions (100k characters, control characters, lone surrogates, JSON-looking text, non-strings) are
+    written alike by every path: spliced step lines (`keep="metrics"`), `write` of the full record (`keep=True`), and
+    `keep=False`'s choice by length."""
+    from teamenvs.testing import hostile_action
+
+    for seed in range(2):
+        texts = {}
+        for keep in ("metrics", True, False):
+            env = teamenvs.make(env_id)
+            rng = np.random.default_rng(seed)
+            path = tmp_path / f"{seed}-{keep}.jsonl.gz"
+            with EpisodeRecorder(path, keep=keep) as recorder, env.unwrapped.recording(recorder):
+                _, infos = env.reset(seed=seed)
+                for _ in range(25):
+                    if not env.agents:
+                        break
+                    actions = {a: hostile_action(rng, env, a, infos[a]) for a in env.agents if infos[a]["needs_action"]}
+                    if actions:  # and one of the texts each path must treat alike, for the first agent asked
+                        actions[next(iter(actions))] = SPECIAL[int(rng.integers(len(SPECIAL)))]
+                    _, _, _, _, infos = env.step(actions)
+            # (a non-string action is logged as its repr, which may hold a memory address)
+            texts[keep] = re.sub(rb"0x[0-9a-f]+", b"0x", gzip.decompress(path.read_bytes()))
+            if keep is True:  # and all of them json.dumps's text of the records
+                texts["dumps"] = re.sub(rb"0x[0-9a-f]+", b"0x", "".join(dumps(r) + "\n" for r in recorder.records).encode())
+        assert texts["metrics"] == texts[True] == texts[False] == texts["dumps"], (env_id, seed)
 
 
 # ---------------------------------------------------------------------------- benchmarks/perf.py

@@ -320,6 +320,26 @@ def test_a_kept_step_view_reads_back_as_the_json_module_reads_the_line():
         assert dumps(view) == dumps(expected) and type(view["agents"]["a"]["v"]) is type(expected["agents"]["a"]["v"]), value
 
 
+def test_a_subclass_with_its_own_write_sees_every_step_record(tmp_path):
+    """`write_step` builds a step's line without the full record where it can; a subclass that overrides `write` (to
+    see or send every record) is given each step record there instead, and writes the same log."""
+    class Seeing(EpisodeRecorder):
+        def write(self, record):
+            self.seen.append(record["type"])
+            super().write(record)
+
+    for keep in (False, "metrics"):
+        recorder = Seeing(tmp_path / f"{keep}.jsonl.gz", keep=keep)
+        recorder.seen = []
+        with recorder:
+            steps = play(teamenvs.make("job_fair_v0"), recorder, seed=1)
+        assert recorder.seen == ["header", "reset"] + ["step"] * steps
+        reference = EpisodeRecorder()
+        play(teamenvs.make("job_fair_v0"), reference, seed=1)
+        assert gzip.decompress((tmp_path / f"{keep}.jsonl.gz").read_bytes()).decode("utf-8") == "".join(
+            reference_dumps(r) + "\n" for r in reference.records)
+
+
 def random_float(rng: random.Random) -> float:
     """Any double (random bits: NaN, infinities, subnormals among them), or a decimal of any size."""
     if rng.random() < 0.5:

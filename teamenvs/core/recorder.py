@@ -306,24 +306,33 @@ _LONG_NUMBER = b"0" * 19
 
 def _unpacked(kept: Any) -> dict[str, Any]:
     """A record's metrics view from what `EpisodeRecorder` keeps with `keep="metrics"`: marshal bytes, a step line's
-    JSON less its observations (in a 1-tuple; decoded, less its `UNMEASURED_FIELDS`), or the view itself."""
+    JSON less its observations (in a 1-tuple; `_step_views`), or the view itself."""
     if type(kept) is bytes:
         return marshal.loads(kept)
     if type(kept) is tuple:
-        text = kept[0]
-        if _LONG_NUMBER in text.translate(_DIGITS_AS_ZERO):  # orjson reads an integer beyond 64 bits as a float: json
-            record = json.loads(text)
-        else:
-            try:
-                record = _orjson.loads(text)
-            except ValueError:  # NaN, infinities: JSON the json module reads (orjson's error is a ValueError)
-                record = json.loads(text)
+        return _step_views([kept[0]])[0]
+    return kept
+
+
+def _step_views(texts: list[bytes]) -> list[dict[str, Any]]:
+    """The metrics views of step lines kept as their JSON less the observations: decoded (by orjson, all in one call,
+    a third less time than one call each), less their `UNMEASURED_FIELDS`."""
+    if not texts:
+        return []
+    joined = b"[" + b",".join(texts) + b"]"
+    if _LONG_NUMBER in joined.translate(_DIGITS_AS_ZERO):  # orjson reads an integer beyond 64 bits as a float: json
+        records = json.loads(joined)
+    else:
+        try:
+            records = _orjson.loads(joined)
+        except ValueError:  # NaN, infinities: JSON the json module reads (orjson's error is a ValueError)
+            records = json.loads(joined)
+    for record in records:
         for entry in record["agents"].values():
             if type(entry) is dict:
                 for name in UNMEASURED_FIELDS:
                     entry.pop(name, None)
-        return record
-    return kept
+    return records
 
 
 class EpisodeRecorder:
@@ -363,7 +372,8 @@ class EpisodeRecorder:
             collecting = gc.isenabled()
             gc.disable()  # the views are new objects, none in a cycle: nothing for the collector to find while they are made
             try:
-                return [_unpacked(kept) for kept in self._kept]
+                steps = iter(_step_views([kept[0] for kept in self._kept if type(kept) is tuple]))
+                return [next(steps) if type(kept) is tuple else _unpacked(kept) for kept in self._kept]
             finally:
                 if collecting:
                     gc.enable()

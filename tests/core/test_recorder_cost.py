@@ -320,6 +320,34 @@ def test_a_kept_step_view_reads_back_as_the_json_module_reads_the_line():
         assert dumps(view) == dumps(expected) and type(view["agents"]["a"]["v"]) is type(expected["agents"]["a"]["v"]), value
 
 
+def test_kept_views_read_back_in_order_whatever_each_line_held(tmp_path):
+    """Step views are decoded together (one orjson call); lines kept otherwise (a lone surrogate's, marshalled) keep
+    their places, and one view's NaN or integer beyond 64 bits sends them all to the json module, read alike."""
+    from types import SimpleNamespace
+
+    from teamenvs.core.recorder import step_record
+
+    env = SimpleNamespace(step_count=0, global_events=[], _last_action={"a": {"ok": True}}, _events={"a": []})
+    steps = [({"a": "view"}, {"a": "wait"}, {"a": 1.0}), ({"a": "see \ud800"}, {"a": "wait"}, {"a": 2.0}),
+             ({"a": "view"}, {"a": "wait"}, {"a": math.nan}), ({"a": "view"}, {"a": "wait"}, {"a": 3.0})]
+    for extra, nan in (({}, math.nan), ({"big": 2**70}, 2.5)):  # (the second without NaN: the big integer alone)
+        steps[2] = ({"a": "view"}, {"a": "wait"}, {"a": nan})
+        expected = []
+        with EpisodeRecorder(tmp_path / "ep.jsonl.gz", keep="metrics") as recorder:
+            recorder.write({"type": "header", "env_id": "x", "agents": ["a"]})
+            for number, (texts, actions, rewards) in enumerate(steps):
+                env.step_count = number + 1
+                env._events = {"a": [{"type": "note", **extra}]}
+                recorder.write_step(env, texts, actions, rewards, False)
+                expected.append(step_record(env, texts, actions, rewards, False))
+            recorder.write({"type": "end", "steps": 4})
+        kinds = [type(kept) for kept in recorder._kept]
+        assert kinds == [bytes, tuple, bytes, tuple, tuple, bytes]
+        views = [{"type": "header", "env_id": "x", "agents": ["a"]}] + [metrics_view(r) for r in expected]
+        assert dumps(recorder.records) == dumps(views + [{"type": "end", "steps": 4}])
+        assert type(recorder.records[4]["agents"]["a"]["events"][0].get("big", 0)) is int
+
+
 def test_a_subclass_with_its_own_write_sees_every_step_record(tmp_path):
     """`write_step` builds a step's line without the full record where it can; a subclass that overrides `write` (to
     see or send every record) is given each step record there instead, and writes the same log."""

@@ -227,6 +227,10 @@ def _spliced(record: dict[str, Any], observations: list[str]) -> tuple[bytes, by
     return text, data
 
 
+LONG_RAW_ACTION_CHARS = 256
+"""From what length `EpisodeRecorder.write_step` splices a raw action into its line as it does observations (a model's
+reply is longer, a command shorter), so the view `keep="metrics"` holds has no long text in it."""
+
 SPLIT_LINE_BYTES = 7_500
 """From what length a line is written by `line`'s splicing: measured in the full loop (`python -m benchmarks.perf`'s
 recorder rows), it saved 9-20 us a line on the hidden profile, shape factory and job fair (lines of 9-25 KB) and cost
@@ -410,7 +414,8 @@ class EpisodeRecorder:
         """Write an env's step line, `step_record(env, texts, actions, rewards, done)`, the same bytes as `write` would.
 
         Where the full record is not kept (`keep` False or "metrics") and a file is written, the record is made with
-        `_STAND_IN` for the observations and the line spliced (`_spliced`): its JSON less the observations is what
+        `_STAND_IN` for the observations (and raw actions longer than `LONG_RAW_ACTION_CHARS`) and the line spliced
+        (`_spliced`): its JSON less those texts is what
         `keep="metrics"` holds, so no metrics view is copied and packed. With `keep=False` only for long lines, as
         `write` does (`SPLIT_LINE_BYTES`). A subclass with a `write` of its own is given every step record there."""
         if (self.keep is True or self._file is None or _orjson is None or (not self.keep and not self._long)
@@ -418,8 +423,17 @@ class EpisodeRecorder:
             self.write(step_record(env, texts, actions, rewards, done))
             return
         extras = self._extras
-        record = self._annotated(step_record(env, dict.fromkeys(rewards, _STAND_IN), actions, rewards, done))
-        spliced = _spliced(record, [texts[agent] for agent in rewards])
+        # long raw actions (a model's whole reply) are spliced in too, so the kept view holds no long text at all
+        long_raw = [agent for agent, raw in actions.items() if type(raw) is str and len(raw) > LONG_RAW_ACTION_CHARS]
+        logged, spliced_texts = actions, [texts[agent] for agent in rewards]
+        if long_raw:
+            logged, spliced_texts = {**actions, **dict.fromkeys(long_raw, _STAND_IN)}, []
+            for agent in rewards:  # in the line's order: each agent's observation, then its raw action
+                spliced_texts.append(texts[agent])
+                if agent in long_raw:
+                    spliced_texts.append(clip_raw_action(actions[agent]))
+        record = self._annotated(step_record(env, dict.fromkeys(rewards, _STAND_IN), logged, rewards, done))
+        spliced = _spliced(record, spliced_texts)
         if spliced is None:  # written as `write` writes it, the extras with it
             self._extras = extras
             self.write(step_record(env, texts, actions, rewards, done))

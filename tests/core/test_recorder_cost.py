@@ -348,6 +348,29 @@ def test_kept_views_read_back_in_order_whatever_each_line_held(tmp_path):
         assert type(recorder.records[4]["agents"]["a"]["events"][0].get("big", 0)) is int
 
 
+def test_long_raw_actions_are_spliced_and_not_kept(tmp_path):
+    """A model's long reply is spliced into the line as observations are, so the view kept with `keep="metrics"` holds
+    no long text; the line is the same (a reply over the log's limit cut, with its marker, as before)."""
+    from types import SimpleNamespace
+
+    from teamenvs.core.recorder import LONG_RAW_ACTION_CHARS, step_record
+
+    env = SimpleNamespace(step_count=1, global_events=[], _last_action={a: {"ok": True} for a in "abc"},
+                          _events={a: [] for a in "abc"})
+    texts = {a: f"view of {a}" for a in "abc"}
+    replies = {"a": "I think so.\nACTION: wait " + "x" * 3000, "b": "wait", "c": "\u2028 reply \x85 " * 5000}
+    assert len(replies["a"]) > LONG_RAW_ACTION_CHARS and len(replies["c"]) > 20_000
+    path = tmp_path / "ep.jsonl.gz"
+    with EpisodeRecorder(path, keep="metrics") as recorder:
+        recorder.write_step(env, texts, replies, {"a": 1.0, "b": 0.0, "c": 2.0}, False)
+    expected = step_record(env, texts, replies, {"a": 1.0, "b": 0.0, "c": 2.0}, False)
+    assert gzip.decompress(path.read_bytes()).decode("utf-8") == reference_dumps(expected) + "\n"
+    assert expected["agents"]["c"]["raw_action"].endswith("...[cut: 50,000 characters in all]")
+    (kept,) = recorder._kept
+    assert type(kept) is tuple and len(kept[0]) < 1000 and b"xxxx" not in kept[0]
+    assert recorder.records == [metrics_view(expected)]
+
+
 def test_a_subclass_with_its_own_write_sees_every_step_record(tmp_path):
     """`write_step` builds a step's line without the full record where it can; a subclass that overrides `write` (to
     see or send every record) is given each step record there instead, and writes the same log."""

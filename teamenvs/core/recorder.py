@@ -415,9 +415,9 @@ class EpisodeRecorder:
 
         Where the full record is not kept (`keep` False or "metrics") and a file is written, the record is made with
         `_STAND_IN` for the observations (and raw actions longer than `LONG_RAW_ACTION_CHARS`) and the line spliced
-        (`_spliced`): its JSON less those texts is what
-        `keep="metrics"` holds, so no metrics view is copied and packed. With `keep=False` only for long lines, as
-        `write` does (`SPLIT_LINE_BYTES`). A subclass with a `write` of its own is given every step record there."""
+        (`_spliced`): its JSON less those texts is what `keep="metrics"` holds, so no metrics view is copied and
+        packed. With `keep=False` only for long lines, as `write` does (`SPLIT_LINE_BYTES`). A subclass with a `write`
+        of its own is given every step record there."""
         if (self.keep is True or self._file is None or _orjson is None or (not self.keep and not self._long)
                 or type(self).write is not EpisodeRecorder.write):
             self.write(step_record(env, texts, actions, rewards, done))

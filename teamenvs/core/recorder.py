@@ -309,13 +309,9 @@ _LONG_NUMBER = b"0" * 19
 
 
 def _unpacked(kept: Any) -> dict[str, Any]:
-    """A record's metrics view from what `EpisodeRecorder` keeps with `keep="metrics"`: marshal bytes, a step line's
-    JSON less its observations (in a 1-tuple; `_step_views`), or the view itself."""
-    if type(kept) is bytes:
-        return marshal.loads(kept)
-    if type(kept) is tuple:
-        return _step_views([kept[0]])[0]
-    return kept
+    """A record's metrics view from what `EpisodeRecorder` keeps with `keep="metrics"` for other than step lines
+    (those are `_step_views`): marshal bytes, or the view itself where marshal could not write it."""
+    return marshal.loads(kept) if type(kept) is bytes else kept
 
 
 def _step_views(texts: list[bytes]) -> list[dict[str, Any]]:

@@ -314,7 +314,7 @@ def test_a_kept_step_view_reads_back_as_the_json_module_reads_the_line():
     values = edges + [random_float(rng) for _ in range(3000)] + ["1234567890123456789012 in text", "é\u2028"]
     for value in values:
         data = dumps({"type": "step", "agents": {"a": {"observation": "x", "raw_action": "y", "v": value}}}).encode("utf-8")
-        view = recorder_module._unpacked((data,))
+        view = recorder_module._step_views([data])[0]
         expected = json.loads(data)
         del expected["agents"]["a"]["observation"], expected["agents"]["a"]["raw_action"]
         assert dumps(view) == dumps(expected) and type(view["agents"]["a"]["v"]) is type(expected["agents"]["a"]["v"]), value
@@ -423,22 +423,30 @@ def test_without_ujson_the_json_module_writes_every_line(monkeypatch):
 
 def test_an_older_ujson_is_called_with_keywords(monkeypatch):
     """ujson 6 is called with its arguments by position (a third of a microsecond less a call); a ujson whose positional
-    arguments differ (5.x has double_precision second) is found out by the probe and called with keywords."""
+    arguments differ (5.x has double_precision second) is found out by the probe and called with keywords: it writes
+    every line, none left to the json module."""
     import ujson
+
+    calls = []
 
     class Older:
         @staticmethod
         def dumps(obj, ensure_ascii=True, double_precision=17, *args, **keywords):
             assert not args, "no positional arguments past double_precision in this fake"
+            calls.append(obj)
             return ujson.dumps(obj, ensure_ascii=ensure_ascii, **keywords)
 
+    def exact(obj):
+        raise AssertionError(f"left to the json module: {obj!r:.80}")
+
     monkeypatch.setattr(recorder_module, "_ujson", Older)
-    encode = recorder_module._make_fast_encode(recorder_module._exact_encode)
-    rng = random.Random(8)
-    for _ in range(300):
-        record = {"type": "step", "value": random_value(rng), "reward": random_float(rng)}
+    encode = recorder_module._make_fast_encode(exact)
+    calls.clear()  # (the probe's own calls)
+    records = [{"type": "step", "text": "é/ \u2028 \"q\"", "values": [1.5, 0.1, -2, None, True, 2**40], "nested": {"a": []}},
+               {"type": "step", "reward": 230.0, "events": [{"earned": 200.0, "bonus": 30}]}]
+    for record in records:
         assert encode(record) == json.dumps(record, ensure_ascii=False, default=_default)
-    assert recorder_module._encode.__closure__ is not None
+    assert calls == records
     settings = [c.cell_contents for c in recorder_module._encode.__closure__ if type(c.cell_contents) is tuple and len(c.cell_contents) == 9]
     assert settings, "ujson 6 (the installed one) is called by position"
 

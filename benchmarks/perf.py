@@ -4,7 +4,8 @@
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 
-Rows, every number measured by this run:
+Rows, every number measured by this run, in this process on the engine the `Engine:` line names (the source unless
+`teamenvs compile` built the compiled engine here and `TEAMENVS_COMPILED` is not 0):
 
 * `env steps/s`: every registered env (`teamenvs.list_envs()`, default config) with `random` and
   `scripted` policies for every agent, episodes back to back for `--seconds` in the plain
@@ -60,6 +61,12 @@ Rows, every number measured by this run:
   `step`) over TextArena's fastest social dilemma of the same round, `--rounds` rounds of every
   arm in a shuffled order (the method of `../shared/tools/peer_ratio.py`); needs `textarena`
   (not a dependency: the row says how to install it when it is missing).
+* `compiled engine`: every registered env playing random valid actions (the peer ratio's loop: time inside
+  `reset` and `step`) with the compiled engine (`teamenvs compile`, `teamenvs.compiled`) over the source, each
+  engine in its own process (`TEAMENVS_COMPILED=1` / `0`), `--rounds` rounds alternating which goes first, the same
+  seeds both ways. Value: the ratio of median agent-steps/s. Where the engine is built, the peer ratio rows are
+  measured again in a new process running it (`..., compiled engine`), and the scripted search-and-rescue row gets
+  a compiled arm. Without a build the row says how to make one.
 * `cost per agent-step`: `env.step` time per agent-step with scripted policies at 3, 9 and 30
   traders and in generated job fairs of 13, 36 and 120 agents. Value: the cost at the largest
   size over the smallest (about 1.0 when a step's cost is linear in the number of agents).
@@ -785,6 +792,80 @@ def peer_rows(seconds: float, rounds: int = 3) -> list[list[str]]:
     return rows
 
 
+_ENGINE_DRIVER = """
+import json, sys
+import teamenvs
+from teamenvs import compiled
+from benchmarks.perf import _teamenvs_episode
+seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+rates = {}
+for env_id in json.loads(sys.argv[3]):
+    episode = _teamenvs_episode(env_id, {})
+    episode(10**6)  # the first episode's one-off costs (caches, a map) are not timed
+    turns, spent, k = 0, 0.0, 0
+    while spent < seconds:
+        t, s = episode(seed + k)
+        turns, spent, k = turns + t, spent + s, k + 1
+    rates[env_id] = turns / spent
+print(json.dumps({"rates": rates, "compiled": len(compiled.loaded())}))
+"""
+
+
+def _engine_arm(compiled_on: bool, seconds: float, seed: int, env_ids: Sequence[str]) -> dict[str, Any]:
+    """`_ENGINE_DRIVER` in a new process with the compiled engine on or off (`TEAMENVS_COMPILED`)."""
+    env = {**os.environ, "TEAMENVS_COMPILED": "1" if compiled_on else "0"}
+    done = subprocess.run([sys.executable, "-c", _ENGINE_DRIVER, str(seconds), str(seed), json.dumps(list(env_ids))], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120 + 4 * seconds * len(env_ids))
+    if done.returncode != 0:
+        raise RuntimeError(f"the {'compiled' if compiled_on else 'source'} run failed: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compiled_rows(seconds: float, rounds: int) -> list[list[str]]:
+    """Per env: agent-steps/s of random valid play (time inside reset and step, as the peer ratio) with the compiled
+    engine (`teamenvs compile`) over the source, each engine in its own process, `rounds` rounds alternating which
+    goes first, the same seeds both ways; one row saying why where the engine is not built here."""
+    from teamenvs import compiled
+
+    env_ids = teamenvs.list_envs()
+    state = compiled.status()
+    if not state.current:
+        return [["compiled engine", "every env", "n/a", "not measured",
+                 _cell(f"no module is compiled in {state.root}: `pip install -e \".[compiled]\" && teamenvs compile`")]]
+    totals: dict[bool, dict[str, list[float]]] = {True: {e: [] for e in env_ids}, False: {e: [] for e in env_ids}}
+    loaded = 0
+    try:
+        for r in range(rounds):
+            for on in ((True, False) if r % 2 == 0 else (False, True)):
+                result = _engine_arm(on, seconds / rounds, 1000 * r, env_ids)
+                for env_id, rate in result["rates"].items():
+                    totals[on][env_id].append(rate)
+                if on:
+                    loaded = result["compiled"]
+    except (RuntimeError, subprocess.SubprocessError, ValueError, KeyError) as e:
+        return [["compiled engine", "every env", "n/a", "not measured", _cell(f"{type(e).__name__}: {e}")]]
+    rows = []
+    for env_id in env_ids:
+        on, off = float(np.median(totals[True][env_id])), float(np.median(totals[False][env_id]))
+        ratios = [a / b for a, b in zip(totals[True][env_id], totals[False][env_id])]
+        rows.append(["compiled engine", f"{env_id}, random valid actions", f"{on / off:.2f}", "x the source (agent-steps/s)",
+                     f"compiled {on:,.0f} agent-steps/s, source {off:,.0f} (medians of {rounds} round(s), rounds "
+                     f"{min(ratios):.2f}-{max(ratios):.2f}); {loaded} modules loaded compiled ({len(state.current)} of "
+                     f"{len(state.current) + len(state.missing)} built from the current source); the same episodes and logs"])
+    return rows
+
+
+def engine_peer_rows(seconds: float, rounds: int) -> list[list[str]]:
+    """The peer ratio rows again, measured in a new process running the compiled engine (none where it is not built)."""
+    from teamenvs import compiled
+
+    if not compiled.status().current:
+        return []
+    rows = rows_in_fresh_process("peer_rows", seconds, rounds, env={"TEAMENVS_COMPILED": "1"})
+    return [[row[0], row[1].replace(", random valid actions", ", random valid actions, compiled engine"), *row[2:]] for row in rows
+            if "TextArena social dilemmas" not in row[1]]
+
+
 SCALING = (("day_trader_v0", "traders", ({"n_agents": 3}, {"n_agents": 9}, {"n_agents": 30})),
            ("job_fair_v0", "agents", ({"scenario": "generated", "n_companies": 3, "n_seekers": 10},
                                       {"scenario": "generated", "n_companies": 9, "n_seekers": 27},
@@ -857,13 +938,14 @@ def long_run_rows(seconds: float, env_id: str = "commons_v0", seed: int = 0) -> 
              f"{MAX_MEMO_TOTAL:,}); target: flat"]]
 
 
-def rows_in_fresh_process(name: str, *args: Any) -> list[list[str]]:
-    """The rows of `name(*args)`, a rows function of this module, measured in a new process of this interpreter, so that
-    what the rows before left resident (the memory stream's 100,000 memories, say) is not part of its figures: the
-    long run's resident memory read 232 MB in the process of a full run, against 62.5 MB alone."""
+def rows_in_fresh_process(name: str, *args: Any, env: Mapping[str, str] | None = None) -> list[list[str]]:
+    """The rows of `name(*args)`, a rows function of this module, measured in a new process of this interpreter (with
+    `env` added to its environment), so that what the rows before left resident (the memory stream's 100,000
+    memories, say) is not part of its figures: the long run's resident memory read 232 MB in the process of a full
+    run, against 62.5 MB alone."""
     code = f"import json, sys; from benchmarks.perf import {name}; print(json.dumps({name}(*json.loads(sys.argv[1]))))"
     done = subprocess.run([sys.executable, "-c", code, json.dumps(args)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300 + 4 * sum(a for a in args if isinstance(a, (int, float))))
+                          env={**os.environ, **(env or {})}, timeout=300 + 4 * sum(a for a in args if isinstance(a, (int, float))))
     if done.returncode != 0:
         raise RuntimeError(f"{name} in a new process failed: {done.stderr.strip()[-300:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -941,9 +1023,9 @@ def extract_tree(ref: str, into: Path, root: Path = ROOT) -> str | None:
     return None
 
 
-def timed_in_tree(tree: Path, seconds: float, seed: int) -> dict[str, Any]:
-    """`_THEN_DRIVER` run by this interpreter with `tree` first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+def timed_in_tree(tree: Path, seconds: float, seed: int, compiled_on: bool = False) -> dict[str, Any]:
+    """`_THEN_DRIVER` run by this interpreter with `tree` first on the path, with the compiled engine on or off."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "TEAMENVS_COMPILED": "1" if compiled_on else "0"}
     done = subprocess.run([sys.executable, "-c", _THEN_DRIVER, str(seconds), str(seed)], cwd=tree, env=env,
                           capture_output=True, text=True, timeout=120 + 4 * seconds)
     if done.returncode != 0:
@@ -968,13 +1050,14 @@ def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
         why = extract_tree(ref, then)
         if why is not None:
             return [["scripted search and rescue", setting, "n/a", "not measured", _cell(f"{why}; run it in a git checkout of teamenvs")]]
-        totals = {"now": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0},
-                  "then": {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0}}
-        trees = {"now": ROOT, "then": then}
+        arms = {"now": (ROOT, False), "then": (then, False)}
+        if teamenvs.compiled.status().current:
+            arms["now, compiled"] = (ROOT, True)
+        totals = {name: {"steps": 0, "wall": 0.0, "step_time": 0.0, "episodes": 0} for name in arms}
         try:
             for r in range(rounds):
-                for name in (("now", "then") if r % 2 == 0 else ("then", "now")):
-                    result = timed_in_tree(trees[name], seconds / rounds, seed=1000 * r)
+                for name in (list(arms) if r % 2 == 0 else list(reversed(arms))):
+                    result = timed_in_tree(arms[name][0], seconds / rounds, seed=1000 * r, compiled_on=arms[name][1])
                     for key in totals[name]:
                         totals[name][key] += result[key]
         except (RuntimeError, subprocess.SubprocessError, ValueError, KeyError) as e:  # the rest of the table still prints
@@ -982,10 +1065,17 @@ def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
     rate = {name: t["steps"] / t["wall"] for name, t in totals.items()}
     alone = {name: t["steps"] / t["step_time"] for name, t in totals.items()}
     length = {name: t["steps"] / max(t["episodes"], 1) for name, t in totals.items()}
-    return [["scripted search and rescue", setting, f"{rate['now'] / rate['then']:.2f}", "x then (env steps/s, full loop)",
+    rows = [["scripted search and rescue", setting, f"{rate['now'] / rate['then']:.2f}", "x then (env steps/s, full loop)",
              f"now {rate['now']:,.0f} env steps/s, then {rate['then']:,.0f}; env.step alone {alone['now']:,.0f} against "
              f"{alone['then']:,.0f} ({alone['now'] / alone['then']:.2f}x); {rounds} round(s), the same seeds both ways (episodes of "
              f"{length['now']:.0f} and {length['then']:.0f} steps on average: the team's play has changed since); target at least 4x"]]
+    if "now, compiled" in rate:
+        rows.append(["scripted search and rescue", setting.replace("now over then", "now, compiled engine, over then"),
+                     f"{rate['now, compiled'] / rate['then']:.2f}", "x then (env steps/s, full loop)",
+                     f"now with the compiled engine {rate['now, compiled']:,.0f} env steps/s, then {rate['then']:,.0f}; env.step alone "
+                     f"{alone['now, compiled']:,.0f} ({alone['now, compiled'] / alone['then']:.2f}x); the same rounds and seeds as the row "
+                     "above; target at least 4x"])
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -993,11 +1083,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     start = time.perf_counter()
     print(f"Machine: {machine()}")
+    print(f"Engine: {teamenvs.compiled.engine()} (the compiled engine's own rows run both engines in new processes)")
     print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
     rows = env_rows(args.seconds) + recorder_rows(args.seconds) + rl_rows(args.seconds)
     rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
-    rows += peer_rows(args.seconds / 10, rounds=args.rounds) + scaling_rows(args.seconds)
+    rows += peer_rows(args.seconds / 10, rounds=args.rounds) + engine_peer_rows(args.seconds / 10, args.rounds)
+    rows += compiled_rows(args.seconds, args.rounds) + scaling_rows(args.seconds)
     rows += generation_rows(args.seeds) + rows_in_fresh_process("long_run_rows", 4 * args.seconds) + llm_client_rows(args.steps, args.rounds)
     rows += then_rows(args.seconds, args.rounds)
     table(HEADER, rows, align=["---", "---", "---:", "---", "---"])

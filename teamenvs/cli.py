@@ -5,6 +5,7 @@
     teamenvs bench --suite smoke --out results/smoke
     teamenvs report results/smoke
     teamenvs replay results/smoke/logs/<episode>.jsonl.gz --html episode.html
+    teamenvs compile
 
 This module is the application layer: it orchestrates the three packages, so it is the one module
 under `teamenvs/` that imports `agents` and `benchmarks` (inside the command functions, so importing
@@ -377,6 +378,34 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from teamenvs import compiled
+
+    root = Path(args.dir).expanduser() if args.dir else None
+    if args.status:
+        print(printable(compiled.status(root=root).summary()))
+        return 0
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    modules = compiled.package_modules()
+    if args.only:
+        wanted = [name.strip() for name in args.only.split(",") if name.strip()]
+        unknown = [w for w in wanted if not any(n == w or n.startswith(w + ".") for n in modules)]
+        if unknown or not wanted:
+            raise ValueError(f"--only names no module the engine compiles: {excerpt(', '.join(unknown) or args.only)} "
+                             "(e.g. teamenvs.day_trader or teamenvs.core.env; `teamenvs compile --status` lists them)")
+        modules = {n: p for n, p in modules.items() if any(n == w or n.startswith(w + ".") for w in wanted)}
+    try:
+        built = compiled.compile_modules(modules, root=root, jobs=args.jobs, echo=lambda text: print(text, flush=True))
+    except compiled.CompileError as exc:
+        print(f"error: {error_text(exc)}", file=sys.stderr)
+        return 2
+    print(printable(built.summary()))
+    if os.environ.get(compiled.ENV_DIR) is None and root is not None:
+        print(f"note: set {compiled.ENV_DIR}={printable(str(root))} for teamenvs to load them from there")
+    return 0
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from teamenvs import replay
 
@@ -526,6 +555,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("dir")
     p_report.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_report.set_defaults(func=_cmd_report)
+    p_compile = sub.add_parser("compile", help="build the compiled engine (Cython): the same episodes, about 1.5x faster steps")
+    p_compile.add_argument("--status", action="store_true", help="say which modules load compiled, and build nothing")
+    p_compile.add_argument("--only", default=None, metavar="MODULES", help="compile only these modules or packages, "
+                           "comma-separated (e.g. teamenvs.core,teamenvs.day_trader)")
+    p_compile.add_argument("--jobs", type=int, default=None, help="C compilers at a time (default: the CPU count)")
+    p_compile.add_argument("--dir", default=None, help="where to keep the compiled modules (default: TEAMENVS_COMPILED_DIR, "
+                           "else ~/.cache/teamenvs/compiled)")
+    p_compile.set_defaults(func=_cmd_compile)
     p_replay = sub.add_parser("replay", help="replay an episode log in the terminal, or write a self-contained HTML viewer")
     p_replay.add_argument("log", help="an episode log (.jsonl or .jsonl.gz)")
     p_replay.add_argument("--html", default=None, metavar="OUT", help="write the HTML viewer to OUT instead")

@@ -4,12 +4,14 @@ The pages are README.md, then the docs it links (`DOCS`, in the order a reader f
 them); `docs/local-models.md` is left out: its commands need a llama.cpp server with a
 downloaded model. Commands come from the pages themselves (code blocks and inline code),
 so a command added there is picked up without touching this file; syntax summaries (with `<...>`, `[...]`, `|`
-or an upper-case placeholder such as DIR) are skipped. Three rewrites keep the run offline
+or an upper-case placeholder such as DIR) are skipped. Four rewrites keep the run offline
 and within CI time, and each is said where it happens:
 - a command aimed at a real endpoint (OpenAI, Ollama, vLLM) runs against the built-in
   server with its `random-valid` model instead;
 - `python -m benchmarks.X` commands get their own quick flags appended (argparse keeps the
   last value), so the README's flags are parsed and the script prints its tables;
+- `compile` builds one module into a scratch folder (`--dir`, `--only teamenvs.core.view`): the whole engine takes
+  minutes, and the suite runs on the source (test_compiled.py checks what a compiled module changes: nothing);
 - `bench --suite paper` runs with `--seeds 1`; `bench --suite llm` at a real endpoint runs
   its suite checks and stops before the episodes (its LLM episodes are the README's
   job to describe, not CI's to pay for; the LLM bench path runs end to end in test_bench.py).
@@ -213,10 +215,14 @@ def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
             assert kw["model"] == "random-valid" and kw["base_url"] == server.url and kw["price"] == "0.15,0.60"
             ran.append(command)
             continue
+        if args[0] == "compile" and "--status" not in args:
+            args += ["--dir", str(tmp_path / "compiled"), "--only", "teamenvs.core.view"]
         code = main(args)
         output = capsys.readouterr()
         assert code == 0, f"{command}\n{output.err[-2000:]}"
         ran.append(command)
+        if args[0] == "compile" and "--status" not in args:
+            assert "compiled 1 module(s)" in output.out and len(list((tmp_path / "compiled").iterdir())) == 1
         if args[0] == "bench":
             out = tmp_path / args[args.index("--out") + 1]
             assert (out / "report.md").read_text(encoding="utf-8").count("±") > 10

@@ -383,7 +383,8 @@ def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[i
     price = fair_price_of(view)
     if len(yours) < view["max_open_offers"]:
         others = _others(tuple(view["participants"]), view["agent"])
-        if free[specialty := view["specialty"]]:
+        specialty = view["specialty"]
+        if free[specialty]:
             goods = goods_text(specialty, 1)
             out += [(i, f"offer {other} {goods} for ${price}") for i, other in zip(where["sell"], others)]
         shape = to_buy(view)

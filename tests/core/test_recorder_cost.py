@@ -447,6 +447,8 @@ def test_an_older_ujson_is_called_with_keywords(monkeypatch):
     for record in records:
         assert encode(record) == json.dumps(record, ensure_ascii=False, default=_default)
     assert calls == records
+    if "teamenvs.core.recorder" in teamenvs.compiled.loaded():
+        pytest.skip("the recorder is compiled here (teamenvs.compiled): its closures cannot be read; the source's are")
     settings = [c.cell_contents for c in recorder_module._encode.__closure__ if type(c.cell_contents) is tuple and len(c.cell_contents) == 9]
     assert settings, "ujson 6 (the installed one) is called by position"
 

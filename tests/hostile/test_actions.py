@@ -67,7 +67,8 @@ def package_patterns() -> dict[str, re.Pattern]:
             for name, value in vars(module).items():
                 if isinstance(value, re.Pattern):
                     found[f"{info.name}.{name}"] = value
-            source = Path(module.__file__).read_text(encoding="utf-8")
+            # the source file (under the compiled engine `__file__` is the compiled module's)
+            source = Path(info.module_finder.find_spec(info.name).origin).read_text(encoding="utf-8")
             for node in ast.walk(ast.parse(source)):
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"

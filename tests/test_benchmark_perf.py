@@ -37,6 +37,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Command: python -m benchmarks.perf --quick" in out
     assert "Machine: " in out and "CPUs; Python 3." in out
+    assert f"Engine: {teamenvs.compiled.engine()} " in out
     rows = table_rows(out)
 
     for env_id in teamenvs.list_envs():
@@ -88,13 +89,23 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         value, unit, notes = rows["recorder cost", f"{env_id}, scripted, .jsonl.gz log"]
         assert number(value) > 0 and unit == "x env steps/s without a recorder" and "CPU-time ratio" in notes
 
-    peer = {s: v for (m, s), v in rows.items() if m == "peer ratio"}
+    built = bool(teamenvs.compiled.status().current)  # the compiled engine's rows measure it where it is built
+    engine = {s: v for (m, s), v in rows.items() if m == "compiled engine"}
+    if built:
+        assert set(engine) == {f"{env_id}, random valid actions" for env_id in teamenvs.list_envs()}
+        assert all(number(v[0]) > 0 and "modules loaded compiled" in v[2] for v in engine.values())
+    else:
+        assert list(engine) == ["every env"] and engine["every env"][:2] == ["n/a", "not measured"]
+        assert "teamenvs compile" in engine["every env"][2]
+    engine_peer = {s: v for (m, s), v in rows.items() if m == "peer ratio" and s.endswith(", compiled engine")}
+    peer = {s: v for (m, s), v in rows.items() if m == "peer ratio" and s not in engine_peer}
     try:
         import textarena  # noqa: F401
     except ImportError:
         assert list(peer) == ["TextArena social dilemmas"] and "pip install" in peer["TextArena social dilemmas"][2]
     else:
         assert len(peer) == len(perf.PEER_ARMS) and all(0 < number(v[0]) for v in peer.values())
+    assert len(engine_peer) == (len(peer) if built and "TextArena social dilemmas" not in peer else 0)
     scaling = {s: v for (m, s), v in rows.items() if m == "cost per agent-step"}
     assert set(scaling) == {"day_trader_v0, 3 / 9 / 30 traders, scripted", "job_fair_v0, 13 / 36 / 120 agents, scripted"}
     for value, _, notes in scaling.values():
@@ -118,9 +129,12 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         assert unit == "not measured" and "git" in notes
     else:
         assert number(value) > 0 and "target at least 4x" in notes and re.search(r"now [\d,]+ env steps/s, then [\d,]+", notes)
+    then_compiled = [v for (m, s), v in rows.items() if m == "scripted search and rescue" and "compiled engine" in s]
+    assert len(then_compiled) == (1 if built and value != "n/a" else 0)
 
     assert len(rows) == (4 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(vector) + 2 + 2
-                         + len(peer) + len(scaling) + 2 + 1 + len(client) + 1)  # ... generation rows, the long run, ...
+                         + len(peer) + len(engine_peer) + len(engine) + len(scaling) + 2 + 1 + len(client) + 1
+                         + len(then_compiled))  # ... generation rows, the long run, ...
 
 
 def test_then_row_says_why_without_the_commit() -> None:
@@ -144,7 +158,7 @@ def test_then_row_says_why_when_the_old_code_does_not_run(monkeypatch: pytest.Mo
     """A tree that does not run (a dependency gone, say) gives a row saying why, one line, not a crash of the table."""
     monkeypatch.setattr(perf, "extract_tree", lambda ref, into: None)
 
-    def fails(tree, seconds, seed):
+    def fails(tree, seconds, seed, compiled_on=False):
         raise RuntimeError("the timing run failed:\nModuleNotFoundError | networkx")
 
     monkeypatch.setattr(perf, "timed_in_tree", fails)

@@ -278,9 +278,16 @@ def compile_modules(modules: Mapping[str, Path] | None = None, root: Path | None
             if name in built.failed:
                 continue
             target = root / address(name, todo[name][1])
-            staged = target.with_name(target.name + ".partial")
-            shutil.copyfile(so, staged)
-            os.replace(staged, target)  # whole or not at all: the finder never sees half a file
+            # staged under a name of its own (another `compile` may be writing the same module) and moved in whole:
+            # the finder never sees half a file
+            handle, staged = tempfile.mkstemp(dir=root, prefix=target.name, suffix=".partial")
+            os.close(handle)
+            try:
+                shutil.copyfile(so, staged)
+                os.replace(staged, target)
+            finally:
+                if os.path.exists(staged):
+                    os.unlink(staged)
             built.compiled.append(name)
     return built
 

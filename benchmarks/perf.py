@@ -1,6 +1,6 @@
 """Performance report: one table of env speed, the cost of recording a log, the RL interface, LLM step-loop efficiency and client speed, memory retrieval time, and the speed targets' other figures (peer ratio, scaling, map generation, memory in a long run).
 
-    python -m benchmarks.perf                 # about 6 minutes
+    python -m benchmarks.perf                 # about 8 minutes
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 

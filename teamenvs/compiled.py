@@ -25,15 +25,10 @@ Not compiled (`EXCLUDED`): modules that find files beside themselves with `__fil
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -104,8 +99,9 @@ def package_modules(package: str = PACKAGE) -> dict[str, Path]:
 
 
 # ---------------------------------------------------------------------- loading
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds a module of `package` in `root` when a file compiled from its current source is there."""
+class _Finder:
+    """Finds a module of `package` in `root` when a file compiled from its current source is there (a meta path finder:
+    `find_spec` is all the import system asks of one)."""
 
     def __init__(self, root: Path, package: str = PACKAGE) -> None:
         self.root = root
@@ -141,6 +137,8 @@ class _CompiledLoader(importlib.machinery.ExtensionFileLoader):
         try:
             module = super().create_module(spec)
         except ImportError as exc:
+            import warnings
+
             warnings.warn(f"teamenvs: the compiled {spec.name} could not be loaded ({exc}); loading its source "
                           "(`teamenvs compile` builds it again)", RuntimeWarning, stacklevel=2)
             # The import machinery sets the module's attributes from the spec and then runs `spec.loader.exec_module`:
@@ -226,6 +224,8 @@ class Built:
 
 
 def _tool_check() -> None:
+    import shutil
+
     try:
         import Cython  # noqa: F401
         import setuptools  # noqa: F401
@@ -241,6 +241,9 @@ def compile_modules(modules: Mapping[str, Path] | None = None, root: Path | None
     """Compile `modules` (name -> source file; default: `package_modules()`) into `root` (default `compiled_dir()`),
     those whose current source is not compiled yet, `jobs` C compilers at a time (default: the CPU count). Each
     module is translated by Cython on its own, so one it cannot compile is left out (`Built.failed`), not the rest."""
+    import shutil
+    import tempfile
+
     _tool_check()
     modules = package_modules() if modules is None else dict(modules)
     root = compiled_dir() if root is None else root
@@ -295,12 +298,13 @@ def compile_modules(modules: Mapping[str, Path] | None = None, root: Path | None
 def _translate(tree: Path, names: Iterable[str], built: Built, scratch: Path, jobs: int) -> dict[str, Path]:
     """Cython each module of `names` (in `tree`) to C, each in its own process, `jobs` at a time; name -> the
     extension module it will build to (a module Cython refuses goes to `built.failed`)."""
+    import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
     lib = scratch / "lib"
     flags = [f"-X{k}={v}" for k, v in DIRECTIVES.items() if k != "language_level"]
 
-    def translate(name: str) -> subprocess.CompletedProcess:
+    def translate(name: str) -> Any:
         parts = name.split(".")
         source = tree.joinpath(*parts[:-1], parts[-1] + ".py")
         return subprocess.run([sys.executable, "-m", "cython", "-3", "--module-name", name, *flags,
@@ -339,8 +343,9 @@ def _build(translated: dict[str, Path], scratch: Path, jobs: int, built: Built) 
     """Compile the C of `translated` into extension modules with setuptools, all at once, and one by one if that
     fails, so a module the C compiler refuses is left out alone."""
     import json
+    import subprocess
 
-    def run(names: list[str]) -> subprocess.CompletedProcess:
+    def run(names: list[str]) -> Any:
         args = json.dumps([names, str(scratch / "src"), str(scratch / "lib"), str(scratch / "tmp"), jobs])
         return subprocess.run([sys.executable, "-c", _BUILD, args], capture_output=True, text=True, cwd=scratch)
 

@@ -680,6 +680,8 @@ CLI_CORPUS = (  # argument lists the mutations start from; {tmp} is a scratch fo
     ["run", "map_task_v0", "--policy", "llm", "--model", "random-valid", "--max-steps", "2", "--log-dir", "{tmp}/runs"],
     ["report", "{tmp}/runs", "--plots", "none"], ["replay", "{log}", "--stop", "2"], ["replay", "{log}", "--html", "{tmp}/v.html"],
     ["bench", "--suite", "nope", "--out", "{tmp}/b"], ["bench", "--suite", "{tmp}/suite.json", "--out", "{tmp}/b", "--quiet", "--plots", "none"],
+    # (building the engine takes minutes: the fuzzer asks for its status, and a mutation that drops --status is a usage error)
+    ["compile", "--status", "--dir", "{tmp}/compiled"], ["compile", "--status", "--only", "teamenvs.core", "--dir", "{tmp}"],
 )
 CLI_VALUES = ("", "-1", "0", "2", "1.5", "1e400", "nan", "inf", "abc", "9" * 30, "x" * 5000, "\x1b[2J", "a=b=c", "=5",
               "n_agents", "n_agents=1e400", "rounds=-3", "team=[1]", "businesses='5'", "nope", "easy+nope", "scripted,random",

@@ -359,14 +359,20 @@ def test_ctrl_c_stops_a_parallel_bench_at_once(tmp_path):
     raw = {"name": "many", "seeds": 30, "groups": [{"title": "SAR", "env": "search_rescue_v0", "conditions": ["easy"], "policies": ["random"]}]}
     path = write_suite(tmp_path, raw)
     suite = load_suite(path)
-    # Each try waits for the first complete episode, then sends Ctrl-C. On a loaded CI machine the check for a complete
-    # log lagged so far that every episode had ended when the signal went (exit 0 twice, nothing left to stop): such a
-    # try, known by every episode's log being in place before the signal, is made again, not counted.
+    # Each try waits for the first complete episode, then sends Ctrl-C; a try in which every episode's log was already in
+    # place before the signal (the poll for a complete log lagging behind a loaded machine: nothing left to stop) is
+    # made again, not counted.
     for attempt in range(3):
         out = tmp_path / f"out{attempt}"
-        proc = subprocess.Popen([sys.executable, "-m", "teamenvs.cli", "bench", "--suite", str(path), "--out", str(out), "--workers", "2",
-                                 "--quiet", "--plots", "none"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        # started as from a shell, with Ctrl-C's default action: a child inherits an ignored SIGINT, and the test process
+        # may have it ignored (it had, in CI, after some earlier test: the bench then ignored the Ctrl-C, exit 0)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "teamenvs.cli", "bench", "--suite", str(path), "--out", str(out), "--workers", "2",
+                                     "--quiet", "--plots", "none"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not any(is_complete(log_path(out, e), e) for e in suite.episodes()):

@@ -364,8 +364,8 @@ def test_ctrl_c_stops_a_parallel_bench_at_once(tmp_path):
     # made again, not counted.
     for attempt in range(3):
         out = tmp_path / f"out{attempt}"
-        # started as from a shell, with Ctrl-C's default action: a child inherits an ignored SIGINT, and the test process
-        # may have it ignored (it had, in CI, after some earlier test: the bench then ignored the Ctrl-C, exit 0)
+        # started as from a terminal, with Ctrl-C's default action: a child inherits an ignored SIGINT, and pytest run as a
+        # background job of a non-interactive shell (`bash .ci/run &`) has it ignored: the bench then ran on, exit 0
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             proc = subprocess.Popen([sys.executable, "-m", "teamenvs.cli", "bench", "--suite", str(path), "--out", str(out), "--workers", "2",

@@ -851,7 +851,7 @@ def compiled_rows(seconds: float, rounds: int) -> list[list[str]]:
         rows.append(["compiled engine", f"{env_id}, random valid actions", f"{on / off:.2f}", "x the source (agent-steps/s)",
                      f"compiled {on:,.0f} agent-steps/s, source {off:,.0f} (medians of {rounds} round(s), rounds "
                      f"{min(ratios):.2f}-{max(ratios):.2f}); {loaded} modules loaded compiled ({len(state.current)} of "
-                     f"{len(state.current) + len(state.missing)} built from the current source); the same episodes and logs"])
+                     f"{len(state.current) + len(state.missing)} built from the current source); the same seeds both ways"])
     return rows
 
 

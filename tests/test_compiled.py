@@ -120,7 +120,7 @@ def test_a_compiled_teamenvs_module_gives_the_same_log_and_can_be_turned_off(tmp
     print(sorted(c.loaded()))
     """
     logs = {}
-    for label, extra in (("on", {}), ("off", {compiled.ENV_SWITCH: "0"})):
+    for label, extra in (("on", {compiled.ENV_SWITCH: "1"}), ("off", {compiled.ENV_SWITCH: "0"})):  # whatever the caller set
         path = tmp_path / f"{label}.jsonl"
         done = run_python(episode.format(path=str(path)), env={compiled.ENV_DIR: str(root), **extra})
         assert done.returncode == 0, done.stderr

@@ -272,11 +272,11 @@ def compile_modules(modules: Mapping[str, Path] | None = None, root: Path | None
                     init.parent.mkdir(parents=True, exist_ok=True)
                     init.write_bytes(b"")
             tree.joinpath(*parts[:-1], parts[-1] + ".py").write_bytes(source)
-        say(f"translating {len(todo)} module(s) to C with Cython ...")
-        translated = _translate(tree, list(todo), built, Path(scratch), jobs)
+        say(f"translating {len(todo)} module(s) to C with Cython, {jobs} at a time ...")
+        translated = _translate(tree, list(todo), built, Path(scratch), jobs, say)
         if translated:
-            say(f"compiling {len(translated)} module(s), {jobs} at a time (a few seconds each) ...")
-            _build(translated, Path(scratch), jobs, built)
+            say(f"compiling {len(translated)} module(s) with the C compiler, {jobs} at a time (a few seconds each) ...")
+            _build(translated, Path(scratch), jobs, built, say)
         for name, so in translated.items():
             if name in built.failed:
                 continue
@@ -295,22 +295,43 @@ def compile_modules(modules: Mapping[str, Path] | None = None, root: Path | None
     return built
 
 
-def _translate(tree: Path, names: Iterable[str], built: Built, scratch: Path, jobs: int) -> dict[str, Path]:
+def _progress(total: int, say: Callable[[str], None], verb: str) -> Callable[[str], None]:
+    """A counter to call as each of `total` modules is done: it says so about every tenth of the way, and at the end
+    (a build takes minutes, and says nothing otherwise)."""
+    done = 0
+    every = max(1, total // 10)
+
+    def step(name: str) -> None:
+        nonlocal done
+        done += 1
+        if done % every == 0 or done == total:
+            say(f"  {done}/{total} {verb} ({name})")
+    return step
+
+
+def _translate(tree: Path, names: Iterable[str], built: Built, scratch: Path, jobs: int,
+               say: Callable[[str], None] = lambda text: None) -> dict[str, Path]:
     """Cython each module of `names` (in `tree`) to C, each in its own process, `jobs` at a time; name -> the
     extension module it will build to (a module Cython refuses goes to `built.failed`)."""
     import subprocess
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     lib = scratch / "lib"
     flags = [f"-X{k}={v}" for k, v in DIRECTIVES.items() if k != "language_level"]
 
+    names = list(names)
+    done, lock = _progress(len(names), say, "translated"), threading.Lock()
+
     def translate(name: str) -> Any:
         parts = name.split(".")
         source = tree.joinpath(*parts[:-1], parts[-1] + ".py")
-        return subprocess.run([sys.executable, "-m", "cython", "-3", "--module-name", name, *flags,
-                               "-o", str(source.with_suffix(".c")), str(source)], capture_output=True, text=True, cwd=tree)
+        result = subprocess.run([sys.executable, "-m", "cython", "-3", "--module-name", name, *flags,
+                                 "-o", str(source.with_suffix(".c")), str(source)], capture_output=True, text=True, cwd=tree)
+        with lock:
+            done(name)
+        return result
 
-    names = list(names)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(translate, names))
     out: dict[str, Path] = {}
@@ -325,38 +346,53 @@ def _translate(tree: Path, names: Iterable[str], built: Built, scratch: Path, jo
     return out
 
 
+_BUILT = "teamenvs-compile: built "  # what the build's process prints as each module is compiled
 _BUILD = """
 import json, sys
 from setuptools import Distribution, Extension
 from setuptools.command.build_ext import build_ext
-names, tree, lib, temp, jobs = json.loads(sys.argv[1])
+names, tree, lib, temp, jobs, progress = json.loads(sys.argv[1])
+class Build(build_ext):
+    def build_extension(self, ext):
+        super().build_extension(ext)
+        print(progress + ext.name, flush=True)
 exts = [Extension(n, [tree + "/" + n.replace(".", "/") + ".c"]) for n in names]
 dist = Distribution({"ext_modules": exts, "script_name": "teamenvs-compile"})
-cmd = build_ext(dist)
+cmd = Build(dist)
 cmd.build_lib, cmd.build_temp, cmd.parallel = lib, temp, jobs
 cmd.ensure_finalized()
 cmd.run()
 """
 
 
-def _build(translated: dict[str, Path], scratch: Path, jobs: int, built: Built) -> None:
+def _build(translated: dict[str, Path], scratch: Path, jobs: int, built: Built,
+           say: Callable[[str], None] = lambda text: None) -> None:
     """Compile the C of `translated` into extension modules with setuptools, all at once, and one by one if that
     fails, so a module the C compiler refuses is left out alone."""
     import json
     import subprocess
 
-    def run(names: list[str]) -> Any:
-        args = json.dumps([names, str(scratch / "src"), str(scratch / "lib"), str(scratch / "tmp"), jobs])
-        return subprocess.run([sys.executable, "-c", _BUILD, args], capture_output=True, text=True, cwd=scratch)
+    def run(names: list[str], done: Callable[[str], None]) -> tuple[int, str]:
+        """(exit status, output) of building `names`, `done` called as each is built."""
+        args = json.dumps([names, str(scratch / "src"), str(scratch / "lib"), str(scratch / "tmp"), jobs, _BUILT])
+        output = []
+        with subprocess.Popen([sys.executable, "-c", _BUILD, args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace", cwd=scratch) as process:
+            for line in process.stdout:
+                if line.startswith(_BUILT):
+                    done(line[len(_BUILT):].strip())
+                else:
+                    output.append(line)
+        return process.returncode, "".join(output)
 
     names = list(translated)
-    result = run(names)
-    if result.returncode == 0:
+    status, _ = run(names, _progress(len(names), say, "compiled"))
+    if status == 0:
         return
     for name in names:
         if translated[name].is_file():
             continue
-        alone = run([name])
-        if alone.returncode != 0:
-            lines = [line for line in (alone.stderr + alone.stdout).splitlines() if "error" in line.lower()]
-            built.failed[name] = (lines[0] if lines else f"the C compiler failed (exit {alone.returncode})").strip()[:300]
+        status, output = run([name], lambda name: None)
+        if status != 0:
+            lines = [line for line in output.splitlines() if "error" in line.lower()]
+            built.failed[name] = (lines[0] if lines else f"the C compiler failed (exit {status})").strip()[:300]

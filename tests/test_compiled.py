@@ -55,8 +55,11 @@ def tiny_package(tmp_path_factory):
     (base / "src" / "tpkg" / "__init__.py").write_text("")
     source = base / "src" / "tpkg" / "mod.py"
     source.write_text("def where():\n    return __file__\n\ndef total(xs):\n    return sum(x * x for x in xs)\n")
-    built = compiled.compile_modules({"tpkg.mod": source}, root=base / "compiled", jobs=1)
+    said: list[str] = []
+    built = compiled.compile_modules({"tpkg.mod": source}, root=base / "compiled", jobs=1, echo=said.append)
     assert built.compiled == ["tpkg.mod"] and not built.failed, built.summary()
+    # a build takes minutes: it says how far it is, in each of its two stages
+    assert "  1/1 translated (tpkg.mod)" in said and "  1/1 compiled (tpkg.mod)" in said, said
     again = compiled.compile_modules({"tpkg.mod": source}, root=base / "compiled", jobs=1)
     assert again.up_to_date == ["tpkg.mod"] and not again.compiled  # nothing to do for an unchanged source
     return base / "src", base / "compiled", source
@@ -155,3 +158,16 @@ def test_the_engine_in_this_process_is_named():
     words = compiled.engine()
     assert words == "source (Python)" if not compiled.loaded() else words.startswith("compiled (")
     assert teamenvs.compiled is compiled
+
+
+def test_progress_is_said_about_every_tenth_of_the_way_and_at_the_end():
+    said: list[str] = []
+    step = compiled._progress(77, said.append, "translated")
+    for k in range(77):
+        step(f"m{k}")
+    assert said[0] == "  7/77 translated (m6)" and said[-1] == "  77/77 translated (m76)" and len(said) == 11
+    said.clear()
+    step = compiled._progress(3, said.append, "compiled")
+    for k in range(3):
+        step(f"m{k}")
+    assert said == ["  1/3 compiled (m0)", "  2/3 compiled (m1)", "  3/3 compiled (m2)"]

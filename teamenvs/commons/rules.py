@@ -67,7 +67,7 @@ def allocate_catch(stock: int, requests: Mapping[str, int], rng: np.random.Gener
     leftover = stock - sum(catches.values())
     if leftover:
         agents = list(requests)
-        tie_keys = rng.random(len(agents))
+        tie_keys = rng.random(len(agents)).tolist()  # the same draws as Python floats: numpy scalars sort slower
         order = sorted(range(len(agents)), key=lambda i: (-(stock * requests[agents[i]] % total), tie_keys[i]))
         for i in order[:leftover]:
             catches[agents[i]] += 1

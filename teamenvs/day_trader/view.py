@@ -21,6 +21,13 @@ from teamenvs.day_trader.rules import DECISION, WAIT, Choice, Money, RoundOutcom
 
 def dollars(value: float) -> str:
     """Money as traders read it: `$1,234.50`."""
+    # the same amounts come back round after round, and formatting one costs about three cache lookups; zero is not
+    # cached, since the cache holds 0.0 and -0.0 (`$-0.00`) as one key
+    return _dollars(value) if value else f"${value:,.2f}"
+
+
+@lru_cache(maxsize=4096)
+def _dollars(value: float) -> str:
     return f"${value:,.2f}"
 
 

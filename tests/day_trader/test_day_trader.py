@@ -156,6 +156,35 @@ def test_whole_dollars_stay_int_and_equal_fraction_money():
     assert out.pool_share == Fraction(32, 3) and type(out.balances["b"]) is Fraction
 
 
+def test_money_json_is_money_rounded_to_six_decimals():
+    # whole amounts skip `round` (its decimal text both ways is the slow part): the same float, bit for bit, as
+    # rounding, for ints, Fractions and floats, whole or not, small or past 2**53, and for -0.0
+    import math
+    import random
+    import struct
+
+    def bits(x: float) -> bytes:
+        return struct.pack("<d", x)
+
+    draw = random.Random(3)
+    values: list[Any] = [0, -0.0, 0.0, 7, -7, 2**53 + 1, 10**30, Fraction(32, 3), Fraction(-5, 2), Fraction(10**20, 7),
+                         1234.5678901, 0.1234564999, -2.0000004, 1e22, 5e-7, math.inf]
+    values += [draw.randint(-10**18, 10**18) for _ in range(2000)] + [Fraction(draw.randint(-10**6, 10**6), draw.randint(1, 999)) for _ in range(2000)]
+    values += [draw.uniform(-1e7, 1e7) for _ in range(2000)] + [float(draw.randint(-10**6, 10**6)) for _ in range(2000)]
+    for v in values:
+        expected = round(v.numerator / v.denominator if type(v) is Fraction else float(v), 6)
+        assert bits(money_json(v)) == bits(expected), v
+
+
+def test_dollars_are_the_same_text_cached_or_not():
+    from teamenvs.day_trader.view import dollars
+
+    # zero first, so a cache holding 0.0 and -0.0 as one key would give -0.0 the wrong text
+    for v in (0.0, -0.0, 0, -0.0, 1234.5, 1234.5, 1234, 1234.0, -5.0, 7.125, 1e20, float("nan"), float("inf"), True):
+        assert dollars(v) == f"${v:,.2f}", v
+    assert dollars(-0.0) == "$-0.00" and dollars(1234.5) == "$1,234.50"
+
+
 def test_affordable_max():
     assert affordable_max(Fraction(250), BASE) == 100
     assert affordable_max(Fraction(81, 2), BASE) == 40

@@ -386,11 +386,12 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         """The part of every view that every paradigm shares: who and when, what became of the
         agent's last action, this step's events, and the commands valid now (none when `show_valid`
         is false, e.g. the episode is over)."""
+        events = self._events[agent]
         return {
             "agent": agent,
             "step": self.step_count,
             "last_action": self.last_action_line(agent),
-            "events": tuple(e["text"] for e in self._events[agent] if e["text"]),
+            "events": tuple([e["text"] for e in events if e["text"]]) if events else (),  # most steps have none
             "valid_now": self.valid_now(agent) if show_valid else "",
         }
 

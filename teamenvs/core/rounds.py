@@ -10,6 +10,7 @@ discussion steps.
 from __future__ import annotations
 
 from abc import abstractmethod
+from functools import lru_cache
 from typing import Any, Mapping, NamedTuple
 
 from teamenvs.core.env import TeamEnv
@@ -25,6 +26,7 @@ class Phase(NamedTuple):
     turn: int = 0
 
 
+@lru_cache(maxsize=256)  # a tuple of tuples, made once per game setting (it was 3% of a short commons episode)
 def phase_schedule(
     rounds: int, communication: bool, discussion_every: int, discussion_turns: int, decision: str = "decision",
     after_last: bool = False,

@@ -24,7 +24,7 @@ from teamenvs.hidden_profile.commands import (
     situation,
 )
 from teamenvs.hidden_profile.config import PRESETS, HiddenProfileConfig
-from teamenvs.hidden_profile.materials import Profile, episode_profile, support
+from teamenvs.hidden_profile.materials import Profile, any_of, episode_profile, support
 from teamenvs.hidden_profile.metrics import METRIC_GOALS, hidden_profile_metrics
 from teamenvs.hidden_profile.rules import DECIDE, FINAL_VOTE, INITIAL_VOTE, VOTES, majority, schedule, vote_refusal, vote_rewards
 from teamenvs.hidden_profile.view import (
@@ -64,6 +64,7 @@ class HiddenProfileEnv(ScheduledGame):
         self.surfaced: frozenset[str] = frozenset()  # unique facts a message has stated or paraphrased (replay only)
         self._spotters = {f.id: (f.text.lower(), re.compile(f.pattern, re.IGNORECASE) if f.pattern else None)
                           for f in self.profile.facts if f.unique}
+        self._any_pattern = any_of(pattern for _, pattern in self._spotters.values() if pattern is not None)
 
     def _deal(self, holder: int) -> tuple[Item, ...]:
         """Member `holder`'s document: per candidate its strengths then its weaknesses, each in a seeded order."""
@@ -125,8 +126,10 @@ class HiddenProfileEnv(ScheduledGame):
         found = set(self.surfaced)
         for message, _ in delivery:
             text = message.text.lower()
+            # most messages match no mention pattern: one search for any of them spares trying each alone
+            patterned = self._any_pattern is None or self._any_pattern.search(message.text) is not None
             for fact_id, (words, pattern) in self._spotters.items():
-                if fact_id not in found and (words in text or (pattern is not None and pattern.search(message.text))):
+                if fact_id not in found and (words in text or (patterned and pattern is not None and pattern.search(message.text))):
                     found.add(fact_id)
         self.surfaced = frozenset(found)
 

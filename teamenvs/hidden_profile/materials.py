@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -32,6 +32,20 @@ GENERATED = "generated"
 LETTERS = "ABCDE"
 MAX_FACT_WORDS = 11  # with the 3-word message prefix ("Candidate C strength:") a fact fits 15 words
 _WORDS_PATTERN = re.compile(r"\\b\(\?:[^()]*(?:\([^()]*\)[^()]*)*\)\\b")  # \b(?:word|word (?:a|b)?)\b
+_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")  # what refers to a group by its number or name
+
+
+def any_of(patterns: Iterable[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One pattern that matches wherever one of `patterns` (compiled with the same flags) matches: searching a text
+    for it finds nothing exactly when searching for each alone finds nothing. None where there are none, or where
+    joining them could change what one matches (a backreference counts the groups before it, flags differ)."""
+    patterns = list(patterns)
+    if not patterns or len({p.flags for p in patterns}) > 1 or any(_BACKREFERENCE.search(p.pattern) for p in patterns):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
+    except re.error:  # e.g. two patterns naming a group alike
+        return None
 
 
 @dataclass(frozen=True)

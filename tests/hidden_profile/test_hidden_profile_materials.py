@@ -14,6 +14,7 @@ import pytest
 from teamenvs.hidden_profile.materials import (
     PROFILE_IDS,
     Fact,
+    any_of,
     check_profile,
     generate_profile,
     shipped_profiles,
@@ -141,3 +142,26 @@ def test_probe_questions_follow_collabsim_d2_and_the_probe_keys():
     data = json.loads(resources.files("teamenvs.hidden_profile").joinpath("data", "probes.json").read_text())
     assert set(data["questions"]) == set(PROBE_QUESTIONS)
     assert data["questions"]["teammates"] == "At this moment, what do you think your partners are trying to do?"
+
+
+def test_one_search_for_any_mention_pattern_finds_a_mention_exactly_when_one_pattern_alone_does():
+    # the env spots mentions with `any_of` first: it must find nothing only where every pattern alone finds nothing
+    profiles = list(shipped_profiles().values()) + [generate_profile(np.random.default_rng(s), 3, 3) for s in range(5)]
+    draw = np.random.default_rng(11)
+    for profile in profiles:
+        patterns = [re.compile(f.pattern, re.IGNORECASE) for f in profile.facts if f.pattern]
+        joined = any_of(patterns)
+        assert joined is not None
+        words = " ".join(f.text for f in profile.facts).split() + ["calm", "Decisive", "the", "and", "morale", "x"]
+        texts = [f.text.upper() for f in profile.facts] + [" ".join(draw.choice(words, size=int(draw.integers(1, 12))))
+                                                           for _ in range(400)]
+        matched = 0
+        for text in texts:
+            alone = any(p.search(text) for p in patterns)
+            assert (joined.search(text) is not None) == alone, text
+            matched += alone
+        assert 0 < matched < len(texts)  # both sides seen
+    # where joining could change a match, there is no joined pattern (each is then tried alone)
+    assert any_of([re.compile(r"(a)\1", re.IGNORECASE), re.compile("b", re.IGNORECASE)]) is None
+    assert any_of([re.compile("a"), re.compile("b", re.IGNORECASE)]) is None
+    assert any_of([re.compile("(?P<x>a)"), re.compile("(?P<x>b)")]) is None and any_of([]) is None

@@ -1,0 +1,189 @@
+"""Where an env's time goes, function by function, in random valid play (the peer ratio's loop), on either engine.
+
+    python -m benchmarks.profile day_trader_v0                      # the source, with cProfile
+    python -m benchmarks.profile day_trader_v0 --engine compiled    # the compiled engine, with Linux `perf`
+
+On the source each function's own time (cProfile's tottime). The compiled engine's functions are C, which cProfile
+does not see, so there `perf record` samples the play's process with call stacks, and each sample goes to the
+innermost teamenvs function on its stack: the function's own time with the interpreter's work it asks for (building
+a dict, formatting a float), the closest thing to tottime. That is how `money_json`'s `round` (4.5% of a compiled
+DayTrader episode) and the map task's waypoint search (a set rebuilt per cell, 4.3%) were found. It needs `perf`
+(linux-tools) and a build (`teamenvs compile`); without either it says so and exits 2. Time outside teamenvs (the
+loop drawing random actions, numpy, the interpreter's own) is one row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import json
+import os
+import pstats
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import teamenvs
+from teamenvs import compiled
+from teamenvs.cli import whole_number
+
+OUTSIDE = "(outside teamenvs)"
+# a compiled function's symbol: the kind (pw wrapper, pf body, gb generator, f cdef), then its module and class names
+# each after its length, then a counter and the function's name (`__pyx_pw_8teamenvs_4core_3env_7TeamEnv_57step`)
+_SYMBOL = re.compile(r"__pyx_(?:pw|pf|gb|f)_(8teamenvs_\w+)")
+
+_DRIVER = """
+import sys, time
+from benchmarks.perf import _teamenvs_episode
+episode = _teamenvs_episode(sys.argv[1], {})
+episode(10**6)
+start, k = time.perf_counter(), 0
+while time.perf_counter() - start < float(sys.argv[2]):
+    episode(k)
+    k += 1
+"""
+
+
+def function_name(symbol: str, modules: frozenset[str] | None = None) -> str | None:
+    """`teamenvs.core.env.TeamEnv.step` for a compiled function's C symbol; None for any other symbol. `modules`: the
+    compiled module names (default: the package's). After its module comes a class (a capitalised name, after its
+    length), then Cython's counter and the function's name, which the counter is not told from by its form."""
+    found = _SYMBOL.search(symbol)
+    if found is None:
+        return None
+    modules = _modules() if modules is None else modules
+    rest, module = found.group(1), ""
+
+    def component(text: str) -> tuple[str, str] | None:  # (the name after its length, what follows it)
+        length = re.match(r"(\d+)", text)
+        if length is None:
+            return None
+        n, digits = int(length.group(1)), len(length.group(1))
+        part = text[digits:digits + n]
+        return (part, text[digits + n + 1:]) if len(part) == n and text[digits + n:digits + n + 1] == "_" else None
+
+    while (step := component(rest)) is not None and not (module in modules and not any(m.startswith(f"{module}.{step[0]}") for m in modules)):
+        module, rest = f"{module}.{step[0]}".lstrip("."), step[1]
+    owner = component(rest)
+    if owner is not None and owner[0][:1].isupper():
+        module, rest = f"{module}.{owner[0]}", owner[1]
+    name = re.sub(r"^\d+", "", rest)  # the counter
+    name = re.sub(r"_\d*genexpr$|_\d+generator\d+$", ".<genexpr>", re.sub(r"___pyx_lambda_funcdef_lambda\d+", ".<lambda>", name))
+    return f"{module}.{name}" if name else module
+
+
+def _modules() -> frozenset[str]:
+    global _MODULES
+    if _MODULES is None:
+        _MODULES = frozenset(compiled.package_modules())
+    return _MODULES
+
+
+_MODULES: frozenset[str] | None = None
+
+
+def attribute(stacks: Iterable[list[str]]) -> collections.Counter:
+    """Samples per innermost teamenvs function of each stack (innermost frame first), `OUTSIDE` for the others."""
+    counts: collections.Counter = collections.Counter()
+    for frames in stacks:
+        counts[next((name for name in map(function_name, frames) if name is not None), OUTSIDE)] += 1
+    return counts
+
+
+def perf_stacks(text: str) -> list[list[str]]:
+    """The stacks of `perf script` output: per sample, its frames' symbols, innermost first."""
+    stacks = []
+    for block in text.split("\n\n"):
+        lines = block.strip().splitlines()
+        if len(lines) > 1:
+            stacks.append([line.split()[1] if len(line.split()) > 1 else "" for line in lines[1:]])
+    return stacks
+
+
+def profile_source(env_id: str, seconds: float) -> list[tuple[float, str]]:
+    """(share of the time, function) of random valid play on the source, by cProfile's own time."""
+    from benchmarks.perf import _teamenvs_episode
+
+    episode = _teamenvs_episode(env_id, {})
+    episode(10**6)
+    profiler = cProfile.Profile()
+    start, k = time.perf_counter(), 0
+    profiler.enable()
+    while time.perf_counter() - start < seconds:
+        episode(k)
+        k += 1
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(row[2] for row in stats.values()) or 1.0
+    package = str(Path(teamenvs.__file__).parent)
+    rows: collections.Counter = collections.Counter()
+    for (path, line, name), row in stats.items():
+        inside = path.startswith(package)
+        label = f"teamenvs{path[len(package):].replace(os.sep, '.')[:-3]}:{line} {name}" if inside else OUTSIDE
+        rows[label] += row[2]
+    return [(t / total, label) for label, t in rows.most_common()]
+
+
+def profile_compiled(env_id: str, seconds: float) -> list[tuple[float, str]]:
+    """(share of the samples, function) of random valid play on the compiled engine, sampled by `perf`."""
+    if shutil.which("perf") is None:
+        raise RuntimeError("`perf` is not installed here (linux-tools): the compiled engine's functions are C, which only a "
+                           "sampling profiler sees; profile the source instead (--engine source)")
+    if not compiled.status().current:
+        raise RuntimeError("no compiled module is built for the current source: run `teamenvs compile` first")
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as scratch:
+        data = str(Path(scratch) / "perf.data")
+        record = subprocess.run(["perf", "record", "-F", "400", "--call-graph", "dwarf,16384", "-o", data, "--",
+                                 sys.executable, "-c", _DRIVER, env_id, str(seconds)],
+                                capture_output=True, text=True, cwd=root, env={**os.environ, compiled.ENV_SWITCH: "1"},
+                                timeout=120 + 4 * seconds)
+        if record.returncode != 0:
+            raise RuntimeError(f"perf record failed: {record.stderr.strip()[-300:]}")
+        script = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True, timeout=600)
+    counts = attribute(perf_stacks(script.stdout))
+    total = sum(counts.values()) or 1
+    return [(n / total, name) for name, n in counts.most_common()]
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: seconds of play, from 0.1 to 600."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.1 <= value <= 600:  # (NaN fails too)
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0.1 to 600, got {text[:40]!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__.split("\n\n")[0])
+    parser.add_argument("env_id", choices=teamenvs.list_envs())
+    parser.add_argument("--engine", choices=("source", "compiled"), default="source")
+    parser.add_argument("--seconds", type=_seconds, default=4.0, help="seconds of play to profile (0.1-600; default 4)")
+    parser.add_argument("--top", type=whole_number(1), default=30, help="rows to print (default 30)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args(argv)
+    try:
+        rows = profile_source(args.env_id, args.seconds) if args.engine == "source" else profile_compiled(args.env_id, args.seconds)
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([[round(share, 4), name] for share, name in rows[:args.top]]))
+        return 0
+    print(f"{args.env_id}, random valid actions, {args.engine} engine, {args.seconds:g} s: each function's own time")
+    for share, name in rows[:args.top]:
+        print(f"{100 * share:6.1f}%  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

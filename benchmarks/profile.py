@@ -3,6 +3,8 @@
     python -m benchmarks.profile day_trader_v0                      # the source, with cProfile
     python -m benchmarks.profile day_trader_v0 --engine compiled    # the compiled engine, with Linux `perf`
 
+It prints a table: each function's share of the time, largest first (`--top` rows, `--json` for the rows as JSON).
+
 On the source each function's own time (cProfile's tottime). The compiled engine's functions are C, which cProfile
 does not see, so there `perf record` samples the play's process with call stacks, and each sample goes to the
 innermost teamenvs function on its stack: the function's own time with the interpreter's work it asks for (building
@@ -179,9 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps([[round(share, 4), name] for share, name in rows[:args.top]]))
         return 0
-    print(f"{args.env_id}, random valid actions, {args.engine} engine, {args.seconds:g} s: each function's own time")
+    print(f"{args.env_id}, random valid actions, {args.engine} engine, {args.seconds:g} s: each function's own time\n")
+    print("| share | function |\n|---:|---|")
     for share, name in rows[:args.top]:
-        print(f"{100 * share:6.1f}%  {name}")
+        print(f"| {100 * share:.1f}% | {name} |")
     return 0
 
 

@@ -62,6 +62,7 @@ BENCH_QUICK = {
     "memory": ["--sizes", "2000", "--queries", "5", "--loop-queries", "1"],
     "speed_social_dilemma": ["--seconds", "0.2"],
     "perf": ["--quick"],
+    "profile": ["--seconds", "0.2", "--top", "5"],
     "local_model": ["--model", "random-valid", "--constrain", "json", "--envs", "day_trader_v0"],  # + the built-in server's URL
 }
 PLACEHOLDER = re.compile(r"<|\[|\||(?:^|\s)(?:DIR|LOG|OUT|URL|M|N)(?:\s|$)")

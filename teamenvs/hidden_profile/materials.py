@@ -32,7 +32,7 @@ GENERATED = "generated"
 LETTERS = "ABCDE"
 MAX_FACT_WORDS = 11  # with the 3-word message prefix ("Candidate C strength:") a fact fits 15 words
 _WORDS_PATTERN = re.compile(r"\\b\(\?:[^()]*(?:\([^()]*\)[^()]*)*\)\\b")  # \b(?:word|word (?:a|b)?)\b
-_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")  # what refers to a group by its number or name
+_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=|\(\?\(")  # what refers to a group by its number or name
 
 
 def any_of(patterns: Iterable[re.Pattern[str]]) -> re.Pattern[str] | None:

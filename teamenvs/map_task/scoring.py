@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from typing import AbstractSet, Iterable, Sequence
 
-import networkx as nx
 
 Cell = tuple[int, int]
 Edge = frozenset  # frozenset({cell_a, cell_b}) of two 4-adjacent cells
@@ -59,6 +58,8 @@ def deviation(target: Sequence[Cell], drawn: AbstractSet[Cell], start: Cell) -> 
 
 def completed(edges: Iterable[Edge], start: Cell, finish: Cell) -> bool:
     """Whether the drawn segments join the start to the finish."""
+    import networkx as nx  # here, not at the top: importing teamenvs need not load networkx
+
     graph = nx.Graph()
     graph.add_edges_from(tuple(e) for e in edges)
     return start in graph and finish in graph and nx.has_path(graph, start, finish)

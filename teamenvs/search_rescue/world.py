@@ -20,14 +20,16 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
 from itertools import accumulate
 from operator import index
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-import networkx as nx
 import numpy as np
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.text import excerpt
 from teamenvs.search_rescue.config import SearchRescueConfig
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 STABLE, CRITICAL = "stable", "critical"
 HOSPITAL = "Hospital"
@@ -221,6 +223,8 @@ class FloorPlan:
     def graph(self) -> nx.Graph:
         """Rooms as nodes (name attribute), doorways as edges (door attribute); built when first asked for
         (the rules walk cells and doorways, so an episode need not pay for it at every reset)."""
+        import networkx as nx  # here, not at the top: importing teamenvs need not load networkx
+
         graph = nx.Graph()
         graph.add_nodes_from((r.id, {"name": r.name}) for r in self.rooms)
         graph.add_edges_from((*d.rooms, {"door": d.id}) for d in self.doors)
@@ -600,6 +604,8 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
                 raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
     table = np.array(doors, dtype=np.int64).reshape(-1, 8).T
     plan = _assemble(np.array(cells, dtype=np.int64).reshape(height, width), labels, rects, table, hosp)
+    import networkx as nx
+
     if not nx.is_connected(plan.graph):
         raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")
     victims = []

@@ -127,7 +127,7 @@ def test_an_unknown_env_id_is_a_config_error_and_a_key_error(env_id, shown):
 
 
 def test_importing_teamenvs_and_playing_a_step_loads_no_networkx():
-    # networkx (51 ms to import, 19,000 objects every full garbage collection walks) is loaded by the functions that
+    # networkx (about 50 ms to import, 16,772 objects every full garbage collection walks) is loaded by the functions that
     # use it (a job fair's matching, the map task's completion check, a drawn search-and-rescue map), not by an import
     import subprocess
     import sys

@@ -58,7 +58,7 @@ def deviation(target: Sequence[Cell], drawn: AbstractSet[Cell], start: Cell) -> 
 
 def completed(edges: Iterable[Edge], start: Cell, finish: Cell) -> bool:
     """Whether the drawn segments join the start to the finish."""
-    import networkx as nx  # here, not at the top: importing teamenvs need not load networkx
+    import networkx as nx  # here, not at the top: making the env need not load networkx
 
     graph = nx.Graph()
     graph.add_edges_from(tuple(e) for e in edges)

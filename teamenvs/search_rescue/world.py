@@ -223,7 +223,7 @@ class FloorPlan:
     def graph(self) -> nx.Graph:
         """Rooms as nodes (name attribute), doorways as edges (door attribute); built when first asked for
         (the rules walk cells and doorways, so an episode need not pay for it at every reset)."""
-        import networkx as nx  # here, not at the top: importing teamenvs need not load networkx
+        import networkx as nx  # here, not at the top: making the env need not load networkx
 
         graph = nx.Graph()
         graph.add_nodes_from((r.id, {"name": r.name}) for r in self.rooms)

@@ -60,6 +60,14 @@ def test_the_source_profile_names_teamenvs_functions_and_sums_to_the_whole():
     assert any(name.startswith("teamenvs.day_trader.view:") and name.endswith(" render") for name in names)
 
 
+def test_the_source_profile_runs_in_a_new_process_where_this_one_runs_compiled_modules(monkeypatch):
+    # cProfile sees no compiled function: a process running the compiled engine profiles the source in a new one
+    monkeypatch.setattr(profile.compiled, "loaded", lambda: {"teamenvs.core.env": "/compiled/env.so"})
+    rows = profile.profile_source("commons_v0", 0.3)
+    assert abs(sum(share for share, _ in rows) - 1.0) < 1e-6
+    assert any(name.startswith("teamenvs.core.env:") and name.endswith(" step") for _, name in rows)
+
+
 def test_the_compiled_profile_says_what_it_lacks(monkeypatch, capsys):
     monkeypatch.setattr(profile.shutil, "which", lambda name: None)
     assert profile.main(["day_trader_v0", "--engine", "compiled", "--seconds", "0.1"]) == 2

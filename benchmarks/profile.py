@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 import teamenvs
 from teamenvs import compiled
-from teamenvs.cli import whole_number
+from teamenvs.cli import finite_number, whole_number
 
 OUTSIDE = "(outside teamenvs)"
 # a compiled function's symbol: the kind (pw wrapper, pf body, gb generator, f cdef), then its module and class names
@@ -167,22 +167,11 @@ def profile_compiled(env_id: str, seconds: float) -> list[tuple[float, str]]:
     return [(n / total, name) for name, n in counts.most_common()]
 
 
-def _seconds(text: str) -> float:
-    """An argparse type: seconds of play, from 0.1 to 600."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.1 <= value <= 600:  # (NaN fails too)
-        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0.1 to 600, got {text[:40]!r}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__.split("\n\n")[0])
     parser.add_argument("env_id", choices=teamenvs.list_envs())
     parser.add_argument("--engine", choices=("source", "compiled"), default="source")
-    parser.add_argument("--seconds", type=_seconds, default=4.0, help="seconds of play to profile (0.1-600; default 4)")
+    parser.add_argument("--seconds", type=finite_number(0.1, 600), default=4.0, help="seconds of play to profile (0.1-600; default 4)")
     parser.add_argument("--top", type=whole_number(1), default=30, help="rows to print (default 30)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)

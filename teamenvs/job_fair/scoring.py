@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-
 from teamenvs.job_fair.fair import Business, Fair, Seeker
 
 StepMapper = Callable[[Business, Sequence[str]], list[tuple[str, ...]]]

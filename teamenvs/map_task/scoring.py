@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from typing import AbstractSet, Iterable, Sequence
 
-
 Cell = tuple[int, int]
 Edge = frozenset  # frozenset({cell_a, cell_b}) of two 4-adjacent cells
 

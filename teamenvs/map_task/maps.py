@@ -19,6 +19,7 @@ follower's). Obstacles are terrain: both maps show them alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
@@ -135,13 +136,13 @@ def _place(rng: np.random.Generator, width: int, height: int, taken: set[Cell], 
         if rng.random() < 0.5:
             w, h = h, w
         x0, y0 = int(rng.integers(1, width - w)), int(rng.integers(1, height - h))
-        ring = {(x, y) for x in range(x0 - 1, x0 + w + 1) for y in range(y0 - 1, y0 + h + 1)}
-        if not ring & taken:
+        # the spot and its ring of cells, checked cell by cell and left at the first taken one (not built as a set)
+        if not any((x, y) in taken for x in range(x0 - 1, x0 + w + 1) for y in range(y0 - 1, y0 + h + 1)):
             return Landmark(name, x0, y0, x0 + w - 1, y0 + h - 1, blocked)
     return None
 
 
-def _grid_neighbours(cell: Cell, width: int, height: int) -> list[Cell]:
+def _grid_neighbours(cell: Cell, width: int, height: int) -> tuple[Cell, ...]:
     """The 4 neighbours of a cell on the map, in the order networkx's `grid_2d_graph` lists them
     (x - 1, x + 1, y - 1, y + 1): the order decides which of two equally short paths is taken."""
     x, y = cell
@@ -154,7 +155,14 @@ def _grid_neighbours(cell: Cell, width: int, height: int) -> list[Cell]:
         out.append((x, y - 1))
     if y < height - 1:
         out.append((x, y + 1))
-    return out
+    return tuple(out)
+
+
+@lru_cache(maxsize=8)
+def _grid(width: int, height: int) -> dict[Cell, tuple[Cell, ...]]:
+    """Every cell of a map of this size -> its `_grid_neighbours`, made once per size: the search below asks for
+    them several hundred times a map."""
+    return {(x, y): _grid_neighbours((x, y), width, height) for x in range(width) for y in range(height)}
 
 
 def _shortest_leg(width: int, height: int, blocked: set[Cell], source: Cell, target: Cell) -> list[Cell] | None:
@@ -162,6 +170,7 @@ def _shortest_leg(width: int, height: int, blocked: set[Cell], source: Cell, tar
     (`bidirectional_shortest_path`), step for step, so the maps are the ones it made, about 10x faster."""
     if source == target:
         return [source]
+    neighbours = _grid(width, height)
     pred: dict[Cell, Cell | None] = {source: None}
     succ: dict[Cell, Cell | None] = {target: None}
     forward, reverse = [source], [target]
@@ -170,7 +179,7 @@ def _shortest_leg(width: int, height: int, blocked: set[Cell], source: Cell, tar
         if len(forward) <= len(reverse):
             level, forward = forward, []
             for v in level:
-                for w in _grid_neighbours(v, width, height):
+                for w in neighbours[v]:
                     if w in blocked:
                         continue
                     if w not in pred:
@@ -184,7 +193,7 @@ def _shortest_leg(width: int, height: int, blocked: set[Cell], source: Cell, tar
         else:
             level, reverse = reverse, []
             for v in level:
-                for w in _grid_neighbours(v, width, height):
+                for w in neighbours[v]:
                     if w in blocked:
                         continue
                     if w not in succ:

@@ -331,6 +331,15 @@ def test_library_map_plays_exactly_the_stored_pair(index, mismatch):
         assert MapPair.from_json(json.loads(json.dumps(reset["maps"]))) == stored
 
 
+def test_generator_still_makes_the_library_maps():
+    """The stored library was made by the generator from seeds 1-8: the generator today makes the same pairs, so a
+    speed-up of its search or of its landmark placement (the neighbour table, the ring check) changed no map. A
+    deliberate change to the generator's maps fails here and says so; the library itself stays as stored."""
+    from teamenvs.map_task.library import _entries, build_library
+
+    assert [entry["pairs"] for entry in build_library()] == [entry["pairs"] for entry in _entries()]
+
+
 def test_library_maps_differ_from_each_other():
     routes = {load_library_pair(i, 1).route for i in range(1, 9)}
     assert len(routes) == 8

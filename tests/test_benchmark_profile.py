@@ -84,3 +84,39 @@ def test_bad_arguments_are_clear_errors(args, capsys):
     with pytest.raises(SystemExit) as exit_:
         profile.main(argv)
     assert exit_.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_samples_in_the_garbage_collector_are_its_own_row():
+    # the collector set off by an allocation in `step` is not `step`'s time; teamenvs code the collector runs (a
+    # finaliser) is that code's
+    stacks = [
+        ["visit_decref", "gc_collect_main", "gc_collect_with_callback", "_PyObject_GC_Link", "PyDict_New",
+         "__pyx_pw_8teamenvs_4core_3env_7TeamEnv_57step"],
+        ["gc_collect_main+0x40", "__pyx_pw_8teamenvs_4core_3env_7TeamEnv_57step+0x50"],
+        ["__pyx_pw_8teamenvs_10day_trader_5rules_15money_json", "gc_collect_main", "__pyx_pw_8teamenvs_4core_3env_7TeamEnv_57step"],
+        ["_PyObject_Malloc", "__pyx_pw_8teamenvs_4core_3env_7TeamEnv_57step"],
+    ]
+    counts = profile.attribute(stacks)
+    assert counts == {profile.COLLECTOR: 2, "teamenvs.day_trader.rules.money_json": 1, "teamenvs.core.env.TeamEnv.step": 1}
+
+
+def test_the_collector_share_is_timed_from_its_callbacks():
+    found = profile.collector_share("job_fair_v0", 0.5, "source")
+    young, middle, full = found["collections"]
+    assert young > 0 and middle >= 0 and full >= 0  # the job fair's play makes objects enough for young collections
+    assert 0.0 < found["share"] < 1.0
+    line = profile.collector_line(found, "source")
+    assert line.startswith("Garbage collector: ") and f"{young:,} young" in line and "inside the rows" in line
+    assert "the row above" in profile.collector_line(found, "compiled")
+
+
+def test_the_profile_prints_the_collector_line_or_why_it_is_missing(monkeypatch, capsys):
+    assert profile.main(["commons_v0", "--seconds", "0.2", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "| share | function |" in out and "\nGarbage collector: " in out and "% of the same play" in out
+
+    def failed(*args, **kwargs):
+        raise RuntimeError("the garbage collector's timing run failed: boom")
+    monkeypatch.setattr(profile, "collector_share", failed)
+    assert profile.main(["commons_v0", "--seconds", "0.2", "--top", "3"]) == 0  # the table stands without the line
+    assert "Garbage collector: not measured (the garbage collector's timing run failed: boom)" in capsys.readouterr().out

@@ -51,14 +51,29 @@ COLLECTOR_FRAMES = frozenset({"gc_collect_main", "gc_collect_with_callback", "gc
 _SYMBOL = re.compile(r"__pyx_(?:pw|pf|gb|f)_(8teamenvs_\w+)")
 
 _DRIVER = """
-import sys, time
+import gc, json, sys, time
 from benchmarks.perf import _teamenvs_episode
 episode = _teamenvs_episode(sys.argv[1], {})
 episode(10**6)
+timed = sys.argv[3:] == ["collector"]  # time the garbage collector by its callbacks and print what it took (`collector_share`)
+spent, started, counts = [0.0], [0.0], [0, 0, 0]
+def timing(phase, info):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    else:
+        spent[0] += time.perf_counter() - started[0]
+        counts[min(info["generation"], 2)] += 1
+if timed:
+    gc.collect()
+    gc.callbacks.append(timing)
 start, k = time.perf_counter(), 0
 while time.perf_counter() - start < float(sys.argv[2]):
     episode(k)
     k += 1
+if timed:
+    wall = time.perf_counter() - start
+    gc.callbacks.remove(timing)
+    print(json.dumps({"share": spent[0] / wall, "collections": counts}))
 """
 
 
@@ -100,31 +115,6 @@ def _modules() -> frozenset[str]:
 _MODULES: frozenset[str] | None = None
 
 
-# the same play, timed with the collector's callbacks: its share of the play's time and its collections per generation
-_COLLECTOR_DRIVER = """
-import gc, json, sys, time
-from benchmarks.perf import _teamenvs_episode
-episode = _teamenvs_episode(sys.argv[1], {})
-episode(10**6)
-spent, started, counts = [0.0], [0.0], [0, 0, 0]
-def timing(phase, info):
-    if phase == "start":
-        started[0] = time.perf_counter()
-    else:
-        spent[0] += time.perf_counter() - started[0]
-        counts[min(info["generation"], 2)] += 1
-gc.collect()
-gc.callbacks.append(timing)
-start, k = time.perf_counter(), 0
-while time.perf_counter() - start < float(sys.argv[2]):
-    episode(k)
-    k += 1
-wall = time.perf_counter() - start
-gc.callbacks.remove(timing)
-print(json.dumps({"share": spent[0] / wall, "collections": counts}))
-"""
-
-
 def attribute(stacks: Iterable[list[str]]) -> collections.Counter:
     """Samples per innermost teamenvs function of each stack (innermost frame first), `COLLECTOR` for a stack that
     reaches the garbage collector first, `OUTSIDE` for the others."""
@@ -147,7 +137,7 @@ def collector_share(env_id: str, seconds: float, engine: str) -> dict[str, Any]:
     """{"share": the garbage collector's share of random valid play's time, "collections": [young, middle, full]}, from
     `seconds` of play without a profiler in a new process on `engine` ("source" or "compiled")."""
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-c", _COLLECTOR_DRIVER, env_id, str(seconds)], capture_output=True, text=True, cwd=root,
+    done = subprocess.run([sys.executable, "-c", _DRIVER, env_id, str(seconds), "collector"], capture_output=True, text=True, cwd=root,
                           env={**os.environ, compiled.ENV_SWITCH: "1" if engine == "compiled" else "0"}, timeout=120 + 4 * seconds)
     if done.returncode != 0:
         raise RuntimeError(f"the garbage collector's timing run failed: {done.stderr.strip()[-300:]}")

@@ -107,7 +107,17 @@ def test_the_collector_share_is_timed_from_its_callbacks():
     assert 0.0 < found["share"] < 1.0
     line = profile.collector_line(found, "source")
     assert line.startswith("Garbage collector: ") and f"{young:,} young" in line and "inside the rows" in line
-    assert "the row above" in profile.collector_line(found, "compiled")
+    assert f"`{profile.COLLECTOR}` row" in profile.collector_line(found, "compiled")
+
+
+def test_a_timing_run_that_prints_no_result_is_a_clear_error(monkeypatch):
+    done = type("Done", (), {"returncode": 0, "stdout": "", "stderr": ""})()
+    monkeypatch.setattr(profile.subprocess, "run", lambda *args, **kwargs: done)
+    with pytest.raises(RuntimeError, match="printed no result"):
+        profile.collector_share("commons_v0", 0.1, "source")
+    done.stdout = '{"share": 0.1}\n'  # no collections
+    with pytest.raises(RuntimeError, match="printed no result"):
+        profile.collector_share("commons_v0", 0.1, "source")
 
 
 def test_the_profile_prints_the_collector_line_or_why_it_is_missing(monkeypatch, capsys):

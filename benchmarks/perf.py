@@ -717,6 +717,27 @@ def _peer_episode(env_id: str, players: int, move: Any) -> Any:
     return episode
 
 
+def _numeric_episode(env_id: str, config: Mapping[str, Any]) -> Any:
+    """One episode of the RL interface (vector observations, discrete actions), each agent taking a uniformly drawn
+    masked-in action as the `numeric vs text` rows do: (agent-steps of agents that needed an action, seconds inside
+    reset and step)."""
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete", **config)
+
+    def episode(seed: int) -> tuple[int, float]:
+        rng, spent, turns = np.random.default_rng(seed), 0.0, 0
+        t0 = time.perf_counter()
+        _, infos = env.reset(seed=seed)
+        spent += time.perf_counter() - t0
+        while env.agents:
+            actions = {agent: int(masked_actions(infos[agent]["action_mask"][None], rng)[0]) for agent in env.agents}
+            turns += sum(infos[agent]["needs_action"] for agent in env.agents)
+            t0 = time.perf_counter()
+            _, _, _, _, infos = env.step(actions)
+            spent += time.perf_counter() - t0
+        return turns, spent
+    return episode
+
+
 def _teamenvs_episode(env_id: str, config: Mapping[str, Any]) -> Any:
     """One teamenvs episode of random valid actions (`ActionForm.sample`): (agent-steps, seconds inside reset and step)."""
     env = teamenvs.make(env_id, **config)

@@ -2,8 +2,11 @@
 
     python -m benchmarks.profile day_trader_v0                      # the source, with cProfile
     python -m benchmarks.profile day_trader_v0 --engine compiled    # the compiled engine, with Linux `perf`
+    python -m benchmarks.profile day_trader_v0 --interface numeric  # the RL interface's play (vectors, masked actions)
 
 It prints a table: each function's share of the time, largest first (`--top` rows, `--json` for the rows as JSON).
+`--interface numeric` plays the RL interface instead of text commands: vector observations and discrete actions,
+each agent taking a masked-in action drawn at random, as the `numeric vs text` rows of `benchmarks.perf` do.
 
 On the source each function's own time (cProfile's tottime). The compiled engine's functions are C, which cProfile
 does not see, so there `perf record` samples the play's process with call stacks, and each sample goes to the
@@ -53,10 +56,10 @@ _SYMBOL = re.compile(r"__pyx_(?:pw|pf|gb|f)_(8teamenvs_\w+)")
 
 _DRIVER = """
 import gc, json, sys, time
-from benchmarks.perf import _teamenvs_episode
-episode = _teamenvs_episode(sys.argv[1], {})
+from benchmarks.profile import play
+episode = play(sys.argv[1], sys.argv[3])
 episode(10**6)
-timed = sys.argv[3:] == ["collector"]  # time the garbage collector by its callbacks and print what it took (`collector_share`)
+timed = sys.argv[4:] == ["collector"]  # time the garbage collector by its callbacks and print what it took (`collector_share`)
 spent, started, counts = [0.0], [0.0], [0, 0, 0]
 def timing(phase, info):
     if phase == "start":
@@ -76,6 +79,19 @@ if timed:
     gc.callbacks.remove(timing)
     print(json.dumps({"share": spent[0] / wall, "collections": counts}))
 """
+
+
+INTERFACES = ("text", "numeric")
+
+
+def play(env_id: str, interface: str) -> Any:
+    """The episode function of the play profiled: random valid text commands (the peer ratio's loop) or the RL
+    interface's masked-in discrete actions with vector observations; called with a seed, it plays one episode."""
+    from benchmarks.perf import _numeric_episode, _teamenvs_episode
+
+    if interface not in INTERFACES:
+        raise ValueError(f"interface must be one of {', '.join(INTERFACES)}, got {interface!r}")
+    return (_numeric_episode if interface == "numeric" else _teamenvs_episode)(env_id, {})
 
 
 def function_name(symbol: str, modules: frozenset[str] | None = None) -> str | None:
@@ -134,11 +150,11 @@ def attribute(stacks: Iterable[list[str]]) -> collections.Counter:
     return counts
 
 
-def collector_share(env_id: str, seconds: float, engine: str) -> dict[str, Any]:
-    """{"share": the garbage collector's share of random valid play's time, "collections": [young, middle, full]}, from
+def collector_share(env_id: str, seconds: float, engine: str, interface: str = "text") -> dict[str, Any]:
+    """{"share": the garbage collector's share of the play's time (`play`), "collections": [young, middle, full]}, from
     `seconds` of play without a profiler in a new process on `engine` ("source" or "compiled")."""
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-c", _DRIVER, env_id, str(seconds), "collector"], capture_output=True, text=True, cwd=root,
+    done = subprocess.run([sys.executable, "-c", _DRIVER, env_id, str(seconds), interface, "collector"], capture_output=True, text=True, cwd=root,
                           env={**os.environ, compiled.ENV_SWITCH: "1" if engine == "compiled" else "0"}, timeout=120 + 4 * seconds)
     if done.returncode != 0:
         raise RuntimeError(f"the garbage collector's timing run failed: {done.stderr.strip()[-300:]}")
@@ -169,24 +185,23 @@ def perf_stacks(text: str) -> list[list[str]]:
     return stacks
 
 
-def profile_source(env_id: str, seconds: float) -> list[tuple[float, str]]:
+def profile_source(env_id: str, seconds: float, interface: str = "text") -> list[tuple[float, str]]:
     """(share of the time, function) of random valid play on the source, by cProfile's own time: in this process, or,
     where this process runs compiled modules (which cProfile does not see), in a new one with the engine off."""
     if not compiled.loaded():
-        return _source_rows(env_id, seconds)
+        return _source_rows(env_id, seconds, interface)
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-m", "benchmarks.profile", env_id, "--seconds", str(seconds), "--top", str(10**6), "--json"],
+    done = subprocess.run([sys.executable, "-m", "benchmarks.profile", env_id, "--seconds", str(seconds), "--interface", interface,
+                           "--top", str(10**6), "--json"],
                           capture_output=True, text=True, cwd=root, env={**os.environ, compiled.ENV_SWITCH: "0"}, timeout=120 + 4 * seconds)
     if done.returncode != 0:
         raise RuntimeError(f"the source profile's process failed: {done.stderr.strip()[-300:]}")
     return [(share, name) for share, name in json.loads(done.stdout)]
 
 
-def _source_rows(env_id: str, seconds: float) -> list[tuple[float, str]]:
+def _source_rows(env_id: str, seconds: float, interface: str = "text") -> list[tuple[float, str]]:
     """`profile_source` in this process, whose teamenvs modules are the source."""
-    from benchmarks.perf import _teamenvs_episode
-
-    episode = _teamenvs_episode(env_id, {})
+    episode = play(env_id, interface)
     episode(10**6)
     profiler = cProfile.Profile()
     start, k = time.perf_counter(), 0
@@ -206,7 +221,7 @@ def _source_rows(env_id: str, seconds: float) -> list[tuple[float, str]]:
     return [(t / total, label) for label, t in rows.most_common()]
 
 
-def profile_compiled(env_id: str, seconds: float) -> list[tuple[float, str]]:
+def profile_compiled(env_id: str, seconds: float, interface: str = "text") -> list[tuple[float, str]]:
     """(share of the samples, function) of random valid play on the compiled engine, sampled by `perf`."""
     if shutil.which("perf") is None:
         raise RuntimeError("`perf` is not installed here (linux-tools): the compiled engine's functions are C, which only a "
@@ -217,7 +232,7 @@ def profile_compiled(env_id: str, seconds: float) -> list[tuple[float, str]]:
     with tempfile.TemporaryDirectory() as scratch:
         data = str(Path(scratch) / "perf.data")
         record = subprocess.run(["perf", "record", "-F", "400", "--call-graph", "dwarf,16384", "-o", data, "--",
-                                 sys.executable, "-c", _DRIVER, env_id, str(seconds)],
+                                 sys.executable, "-c", _DRIVER, env_id, str(seconds), interface],
                                 capture_output=True, text=True, cwd=root, env={**os.environ, compiled.ENV_SWITCH: "1"},
                                 timeout=120 + 4 * seconds)
         if record.returncode != 0:
@@ -232,24 +247,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__.split("\n\n")[0])
     parser.add_argument("env_id", choices=teamenvs.list_envs())
     parser.add_argument("--engine", choices=("source", "compiled"), default="source")
+    parser.add_argument("--interface", choices=INTERFACES, default="text",
+                        help="text: random valid commands (default); numeric: the RL interface, masked-in discrete actions")
     parser.add_argument("--seconds", type=finite_number(0.1, 600), default=4.0, help="seconds of play to profile (0.1-600; default 4)")
     parser.add_argument("--top", type=whole_number(1), default=30, help="rows to print (default 30)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)
     try:
-        rows = profile_source(args.env_id, args.seconds) if args.engine == "source" else profile_compiled(args.env_id, args.seconds)
+        profiled = profile_source if args.engine == "source" else profile_compiled
+        rows = profiled(args.env_id, args.seconds, args.interface)
     except (RuntimeError, subprocess.SubprocessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps([[share, name] for share, name in rows[:args.top]]))
         return 0
-    print(f"{args.env_id}, random valid actions, {args.engine} engine, {args.seconds:g} s: each function's own time\n")
+    played = "random masked-in discrete actions, vector observations" if args.interface == "numeric" else "random valid actions"
+    print(f"{args.env_id}, {played}, {args.engine} engine, {args.seconds:g} s: each function's own time\n")
     print("| share | function |\n|---:|---|")
     for share, name in rows[:args.top]:
         print(f"| {100 * share:.1f}% | {name} |")
     try:
-        print("\n" + collector_line(collector_share(args.env_id, args.seconds, args.engine), args.engine))
+        print("\n" + collector_line(collector_share(args.env_id, args.seconds, args.engine, args.interface), args.engine))
     except (RuntimeError, subprocess.SubprocessError) as exc:  # the table stands without it
         print(f"\nGarbage collector: not measured ({exc})")
     return 0

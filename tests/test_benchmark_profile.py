@@ -78,7 +78,8 @@ def test_the_compiled_profile_says_what_it_lacks(monkeypatch, capsys):
     assert "teamenvs compile" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args", [["--seconds", "0"], ["--seconds", "nan"], ["--seconds", "x"], ["--top", "0"], ["no_such_env_v0"]])
+@pytest.mark.parametrize("args", [["--seconds", "0"], ["--seconds", "nan"], ["--seconds", "x"], ["--top", "0"], ["no_such_env_v0"],
+                                  ["--interface", "vector"]])
 def test_bad_arguments_are_clear_errors(args, capsys):
     argv = args if args == ["no_such_env_v0"] else ["day_trader_v0", *args]
     with pytest.raises(SystemExit) as exit_:
@@ -130,3 +131,19 @@ def test_the_profile_prints_the_collector_line_or_why_it_is_missing(monkeypatch,
     monkeypatch.setattr(profile, "collector_share", failed)
     assert profile.main(["commons_v0", "--seconds", "0.2", "--top", "3"]) == 0  # the table stands without the line
     assert "Garbage collector: not measured (the garbage collector's timing run failed: boom)" in capsys.readouterr().out
+
+
+def test_the_numeric_interface_profiles_the_rl_play():
+    # vector observations and masked-in discrete actions: the encoder and the masks are rows, which text play has not
+    rows = profile.profile_source("day_trader_v0", 0.3, "numeric")
+    assert abs(sum(share for share, _ in rows) - 1.0) < 1e-6
+    names = [name for _, name in rows]
+    assert any(name.startswith("teamenvs.day_trader.view:") and name.endswith(" encode_flat") for name in names)
+    assert any(name.startswith("teamenvs.core.rl:") and name.endswith(" _mask") for name in names)
+    text_rows = profile.profile_source("day_trader_v0", 0.3, "text")
+    assert not any(name.endswith(" encode_flat") for _, name in text_rows)  # text play encodes nothing
+    episode = profile.play("commons_v0", "numeric")
+    turns, spent = episode(3)
+    assert turns > 0 and spent > 0
+    with pytest.raises(ValueError, match="interface must be one of text, numeric"):
+        profile.play("commons_v0", "vector")

@@ -717,48 +717,51 @@ def _peer_episode(env_id: str, players: int, move: Any) -> Any:
     return episode
 
 
+def _episodes(env: Any, choose: Any) -> Any:
+    """An episode function of `env`: called with a seed, it plays one episode with the actions `choose(agents, infos,
+    rng)` gives (the actions and how many agents needed one), and returns (those agent-steps, seconds inside reset and
+    step)."""
+    def episode(seed: int) -> tuple[int, float]:
+        rng, spent, turns = np.random.default_rng(seed), 0.0, 0
+        t0 = time.perf_counter()
+        _, infos = env.reset(seed=seed)
+        spent += time.perf_counter() - t0
+        while env.agents:
+            actions, asked = choose(env.agents, infos, rng)
+            turns += asked
+            t0 = time.perf_counter()
+            _, _, _, _, infos = env.step(actions)
+            spent += time.perf_counter() - t0
+        return turns, spent
+    return episode
+
+
+def _random_valid(agents: Sequence[str], infos: Mapping[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any], int]:
+    """A random valid command (`ActionForm.sample` of a form drawn at random) for each agent that needs an action."""
+    actions = {}
+    for agent in agents:
+        if infos[agent]["needs_action"]:
+            forms = infos[agent]["valid_actions"]
+            actions[agent] = forms[int(rng.integers(len(forms)))].sample(rng)
+    return actions, len(actions)
+
+
+def _masked_in(agents: Sequence[str], infos: Mapping[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any], int]:
+    """A uniformly drawn masked-in discrete action for every agent (the no-op for those that need none)."""
+    actions = {agent: int(masked_actions(infos[agent]["action_mask"][None], rng)[0]) for agent in agents}
+    return actions, sum(infos[agent]["needs_action"] for agent in agents)
+
+
 def _numeric_episode(env_id: str, config: Mapping[str, Any]) -> Any:
     """One episode of the RL interface (vector observations, discrete actions), each agent taking a uniformly drawn
     masked-in action as the `numeric vs text` rows do: (agent-steps of agents that needed an action, seconds inside
     reset and step)."""
-    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete", **config)
-
-    def episode(seed: int) -> tuple[int, float]:
-        rng, spent, turns = np.random.default_rng(seed), 0.0, 0
-        t0 = time.perf_counter()
-        _, infos = env.reset(seed=seed)
-        spent += time.perf_counter() - t0
-        while env.agents:
-            actions = {agent: int(masked_actions(infos[agent]["action_mask"][None], rng)[0]) for agent in env.agents}
-            turns += sum(infos[agent]["needs_action"] for agent in env.agents)
-            t0 = time.perf_counter()
-            _, _, _, _, infos = env.step(actions)
-            spent += time.perf_counter() - t0
-        return turns, spent
-    return episode
+    return _episodes(teamenvs.make(env_id, obs_type="vector", action_type="discrete", **config), _masked_in)
 
 
 def _teamenvs_episode(env_id: str, config: Mapping[str, Any]) -> Any:
     """One teamenvs episode of random valid actions (`ActionForm.sample`): (agent-steps, seconds inside reset and step)."""
-    env = teamenvs.make(env_id, **config)
-
-    def episode(seed: int) -> tuple[int, float]:
-        rng, spent, turns = np.random.default_rng(seed), 0.0, 0
-        t0 = time.perf_counter()
-        _, infos = env.reset(seed=seed)
-        spent += time.perf_counter() - t0
-        while env.agents:
-            actions = {}
-            for agent in env.agents:
-                if infos[agent]["needs_action"]:
-                    forms = infos[agent]["valid_actions"]
-                    actions[agent] = forms[int(rng.integers(len(forms)))].sample(rng)
-                    turns += 1
-            t0 = time.perf_counter()
-            _, _, _, _, infos = env.step(actions)
-            spent += time.perf_counter() - t0
-        return turns, spent
-    return episode
+    return _episodes(teamenvs.make(env_id, **config), _random_valid)
 
 
 def peer_rows(seconds: float, rounds: int = 3) -> list[list[str]]:

@@ -513,16 +513,20 @@ def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
              f"SyncVectorEnv {rate['sync']:,.0f} (the same run)"]]
 
 
-def learner_step_times(make: Any, seconds: float, seed: int = 0) -> np.ndarray:
+LEARNER_STEPS_AT_LEAST = 64  # timed learner steps `learner_step_times` gives however short `seconds` (the bounds draw 8 a vector step)
+
+
+def learner_step_times(make: Any, seconds: float, seed: int = 0, at_least: int = LEARNER_STEPS_AT_LEAST) -> np.ndarray:
     """Seconds of each learner step of one env from `make` (masked random actions, resets not timed), for about
-    `seconds`."""
+    `seconds` and at least `at_least` steps (a step that stalled for 0.69 s on a loaded machine once ended a quick run
+    after 6 steps, too few for a bound)."""
     env = make()
     rng = np.random.default_rng(seed)
     times: list[float] = []
     try:
         _, info = env.reset(seed=seed)
         spent = 0.0
-        while spent < seconds:
+        while spent < seconds or len(times) < at_least:
             action = int(masked_actions(info["action_mask"][None], rng)[0])
             start = time.perf_counter()
             _, _, terminated, truncated, info = env.step(action)

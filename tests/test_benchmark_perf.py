@@ -201,6 +201,10 @@ def test_lockstep_bound() -> None:
     times = perf.learner_step_times(lambda: gymnasium.make(teamenvs.spec("day_trader_v0").gym_id, obs_type="vector",
                                                            action_type="discrete"), 0.05)
     assert len(times) > 10 and (times > 0).all()
+    # however short the time, enough steps for the bounds (8 a vector step): a quick run once ended with 6
+    times = perf.learner_step_times(lambda: gymnasium.make(teamenvs.spec("search_rescue_v0").gym_id, obs_type="vector",
+                                                           action_type="discrete"), 1e-9)
+    assert len(times) == perf.LEARNER_STEPS_AT_LEAST and perf.lockstep_bound(times, 8, 2) > 0
 
 
 def test_critical_path_calls() -> None:

@@ -751,9 +751,10 @@ def _random_valid(agents: Sequence[str], infos: Mapping[str, Any], rng: np.rando
 
 
 def _masked_in(agents: Sequence[str], infos: Mapping[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any], int]:
-    """A uniformly drawn masked-in discrete action for every agent (the no-op for those that need none)."""
-    actions = {agent: int(masked_actions(infos[agent]["action_mask"][None], rng)[0]) for agent in agents}
-    return actions, sum(infos[agent]["needs_action"] for agent in agents)
+    """A uniformly drawn masked-in discrete action for every agent (the no-op for those that need none), all drawn in one
+    call (the same draws as one call per agent, in the agents' order: the generator fills the rows one after another)."""
+    choices = masked_actions(np.stack([infos[agent]["action_mask"] for agent in agents]), rng).tolist()
+    return dict(zip(agents, choices)), sum(infos[agent]["needs_action"] for agent in agents)
 
 
 def _numeric_episode(env_id: str, config: Mapping[str, Any]) -> Any:

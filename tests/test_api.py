@@ -134,7 +134,7 @@ def test_importing_teamenvs_and_playing_a_step_loads_no_networkx():
 
     code = ("import sys, teamenvs\n"
             "for env_id in teamenvs.list_envs():\n"
-            "    env = teamenvs.make(env_id); env.reset(seed=0)\n"
+            "    env = teamenvs.make(env_id); env.reset(seed=0); env.step({})\n"
             "print('networkx' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

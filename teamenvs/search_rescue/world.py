@@ -604,7 +604,7 @@ def floor_plan_from_text(text: str, names: list[str] | None = None) -> tuple[Flo
                 raise ConfigError(f"the doorway at ({x},{y}) does not join two rooms")
     table = np.array(doors, dtype=np.int64).reshape(-1, 8).T
     plan = _assemble(np.array(cells, dtype=np.int64).reshape(height, width), labels, rects, table, hosp)
-    import networkx as nx
+    import networkx as nx  # here, not at the top: making the env need not load networkx
 
     if not nx.is_connected(plan.graph):
         raise ConfigError("every room must be reachable from the Hospital through doorways ('+' or 'X')")

@@ -252,6 +252,36 @@ def test_config_to_json_is_plain():
     assert data["n_agents"] == 6 and data["max_words"] is None and data["communication"] is True
 
 
+def test_config_to_json_gives_a_new_dict_each_call_from_the_text_made_once():
+    import json
+
+    config = day_trader("group_size_6")
+    first = config_to_json(config)
+    first["n_agents"] = 99
+    first["payoffs"] = "changed"
+    again = config_to_json(config)  # from the kept text: the change to the first dict is not in it
+    assert again == json.loads(json.dumps(dataclasses.asdict(config), default=str)) and again["n_agents"] == 6
+    assert again is not config_to_json(config)
+    # an equal config that is another object has its own entry (equal is not enough: 1 == 1.0, their JSON differs)
+    assert config_to_json(dataclasses.replace(config)) == again
+
+
+def test_config_to_json_of_a_config_that_can_change_is_made_each_time():
+    @dataclass(frozen=True)
+    class Listed:
+        items: list
+
+    @dataclass(eq=False)  # hashable (by identity), and not frozen
+    class Open:
+        n: int
+
+    listed, opened = Listed([1]), Open(1)
+    assert config_to_json(listed) == {"items": [1]} and config_to_json(opened) == {"n": 1}
+    listed.items.append(2)
+    opened.n = 2
+    assert config_to_json(listed) == {"items": [1, 2]} and config_to_json(opened) == {"n": 2}
+
+
 def test_check_int():
     check_int("k", 3, 1, 5)
     with pytest.raises(ConfigError, match="k must be <= 5, got 6"):

@@ -69,7 +69,10 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
         assert 1.0 <= kept <= without_views + 0.05  # keeping the shared step can only lower that bound (to rounding)
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
-    assert len(vector) == (14 if pinnable else 10) and all(number(v[0]) > 0 for v in vector.values())
+    assert len(vector) == (14 if pinnable else 10) + len(teamenvs.list_envs()) and all(number(v[0]) > 0 for v in vector.values())
+    for env_id in teamenvs.list_envs():
+        value, unit, notes = vector[f"{env_id} single-agent view, 32 envs in 2 worker processes (make_async workers=2)"]
+        assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (32 envs in 2 processes)" in notes and "SyncVectorEnv of 32" in notes
     for env_id in ("search_rescue_v0", "day_trader_v0"):
         value, unit, notes = vector[f"{env_id} single-agent view, 2 envs: the lockstep bound"]
         assert 1.0 <= number(value) <= 2.0 and unit == "x SyncVectorEnv steps/s at most" and "8 envs in 2 workers: at most" in notes

@@ -285,6 +285,24 @@ def test_process_vector_env_workers_freeze_what_they_hold_and_the_parent_does_no
         envs.close()
 
 
+@pytest.mark.parametrize("pin", [True, False])
+def test_async_vector_env_workers_freeze_what_they_hold_and_the_parent_does_not(pin) -> None:
+    """`make_async`'s env functions (`worker_fns`) freeze what a worker holds once its env is built, pinned or not;
+    `AsyncVectorEnv` also builds one env in the parent, which they leave alone."""
+    import gc
+
+    from teamenvs.wrappers.vector import worker_fns
+
+    before = gc.get_freeze_count()
+    envs = gymnasium.vector.AsyncVectorEnv(worker_fns(Counting, 2, pin=pin))
+    try:
+        counts = envs.call("frozen")
+        assert len(counts) == 2 and all(count > 1000 for count in counts), counts
+        assert gc.get_freeze_count() == before
+    finally:
+        envs.close()
+
+
 def test_call_get_attr_and_set_attr_reach_every_env_in_order() -> None:
     envs = make_async("commons_v0", 3, workers=2, obs_type="vector", action_type="discrete")
     try:

@@ -21,7 +21,7 @@ paid once per worker for all its envs. (SuperSuit's `concat_vec_envs_v1(..., num
 built for this, but fails with "Output array is the wrong shape" under Gymnasium 1.x:
 Farama-Foundation/SuperSuit issue 259.) The `vector env` rows of `python -m benchmarks.perf`
 measure both against `SyncVectorEnv`, pinned and unpinned, in the same run: with 16 envs a worker,
-every env's view ran 1.57-1.93x `SyncVectorEnv` on 2 cores.
+every env's view ran 1.57-2.21x `SyncVectorEnv` on 2 cores.
 
 Either way each worker freezes what it holds once its envs are built (`gc.freeze`, in the worker
 only): forked, it holds a copy of the parent's heap, which its garbage collector's full

@@ -150,8 +150,8 @@ def _serve(env_fns: CloudpickleWrapper, pipe: Any, parent_end: Any, cpu: int | N
     try:
         envs = [fn() for fn in env_fns.fn]
         # what the worker inherited and built lives as long as it serves: out of the garbage collector's full
-        # collections, which then walk only what its episodes make (with it, a job-fair learner step took up to 68 ms
-        # and varied four times as much, which a lockstep vector step waits for); this worker's own, nobody else's
+        # collections, which then walk only what its episodes make (walking it all, a job-fair learner step took up to
+        # 68 ms and the steps varied four times as much, which a lockstep vector step waits for); this worker's only
         gc.freeze()
         share = _Share(envs[0].observation_space, len(envs))
         pipe.send(("ok", None))

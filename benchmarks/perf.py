@@ -375,12 +375,17 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     return rows
 
 
-def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0) -> dict[str, float]:
+SINGLE_AGENT_STEPS_AT_LEAST = 32  # timed learner steps `single_agent_lockstep` takes however short `seconds`
+
+
+def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0, at_least: int = SINGLE_AGENT_STEPS_AT_LEAST) -> dict[str, float]:
     """Learner steps/s of the single-agent view (first agent, scripted teammates) in three modes playing the same
     episodes: `numeric` (vector, discrete: the learner alone encoded and masked, `learners=(agent,)`, its observation
     built once per learner step and none for the baseline teammates), `every` (the same interface, but every agent's
     observation built in every env step, as the view did before) and `text`; the text view is sent the command each
-    numeric action stands for. `env.step` only, about `seconds`; raises if the three play apart."""
+    numeric action stands for. `env.step` only, about `seconds` and at least `at_least` learner steps after one untimed
+    step (each view's first step fills its caches: in a quick run under load, the resets took most of the time once,
+    and a ratio from one or two steps read 0.00); raises if the three play apart."""
     gym_id = teamenvs.spec(env_id).gym_id
     envs = {"numeric": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
             "every": gymnasium.make(gym_id, obs_type="vector", action_type="discrete").unwrapped,
@@ -389,9 +394,9 @@ def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0) -> dict[st
     envs["every"].defer_skipped_observations = False
     rng = np.random.default_rng(seed)
     spent = dict.fromkeys(envs, 0.0)
-    steps, episode, infos, ended = 0, seed, {}, True
+    steps, episode, infos, ended, warm = 0, seed, {}, True, False
     deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
+    while time.perf_counter() < deadline or steps < at_least:
         if ended:
             infos = {k: env.reset(seed=episode)[1] for k, env in envs.items()}
             episode += 1
@@ -401,13 +406,15 @@ def single_agent_lockstep(env_id: str, seconds: float, seed: int = 0) -> dict[st
         for kind in (list(envs) if steps % 2 else list(envs)[::-1]):  # the order alternates
             t0 = time.perf_counter()
             results[kind] = envs[kind].step(actions[kind])
-            spent[kind] += time.perf_counter() - t0
+            if warm:
+                spent[kind] += time.perf_counter() - t0
         infos = {k: r[4] for k, r in results.items()}
         outcomes = {k: (r[1], r[2], r[3]) for k, r in results.items()}
         if len(set(outcomes.values())) != 1:
             raise RuntimeError(f"{env_id}: the single-agent views played different steps from the same commands")
         ended = outcomes["text"][1] or outcomes["text"][2]
-        steps += 1
+        steps += warm
+        warm = True
     return {k: steps / t for k, t in spent.items()} | {"steps": steps}
 
 

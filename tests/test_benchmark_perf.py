@@ -210,6 +210,31 @@ def test_lockstep_bound() -> None:
     assert len(times) == perf.LEARNER_STEPS_AT_LEAST and perf.lockstep_bound(times, 8, 2) > 0
 
 
+def test_the_single_agent_lockstep_times_enough_steps_however_short_the_time(monkeypatch) -> None:
+    """A quick run under load once gave a single-agent row of 0.00: the resets had taken its time, and one or two steps
+    were timed, the first filling the numeric view's caches. Now at least `SINGLE_AGENT_STEPS_AT_LEAST` steps are
+    timed after one untimed step, however short the time."""
+    calls = []
+    make = gymnasium.make
+
+    def counting(*args, **kwargs):
+        env = make(*args, **kwargs)
+        step = env.unwrapped.step
+
+        def counted(action):
+            calls.append(1)
+            return step(action)
+
+        env.unwrapped.step = counted
+        return env
+
+    monkeypatch.setattr(perf.gymnasium, "make", counting)
+    rate = perf.single_agent_lockstep("shape_factory_v0", 1e-9, seed=1)
+    assert rate["steps"] == perf.SINGLE_AGENT_STEPS_AT_LEAST
+    assert len(calls) == 3 * (perf.SINGLE_AGENT_STEPS_AT_LEAST + 1)  # each of the three views: one untimed step, then the timed
+    assert all(rate[kind] > 0 for kind in ("numeric", "every", "text"))
+
+
 def test_critical_path_calls() -> None:
     records = [
         {"type": "reset", "agents": {}},

@@ -454,7 +454,7 @@ class BusyEnv(gymnasium.Env):
 
 def async_over_sync(make: Any, seconds: float, seed: int = 0, masked: bool = True) -> dict[str, float]:
     """Learner steps/s of 2 envs from `make` in `AsyncVectorEnv` (2 processes; `pinned`: each worker pinned to one
-    CPU, as `teamenvs.wrappers.make_async` does) and in `SyncVectorEnv`, in 4 alternating rounds; with `masked`,
+    CPU and frozen for the garbage collector, as `teamenvs.wrappers.make_async` does; `async`: neither) and in `SyncVectorEnv`, in 4 alternating rounds; with `masked`,
     actions are drawn from each env's `info["action_mask"]`, else action 0."""
     vecs = {"async": gymnasium.vector.AsyncVectorEnv([make, make]), "sync": gymnasium.vector.SyncVectorEnv([make, make])}
     if worker_cpus() is not None:
@@ -520,7 +520,7 @@ def _pinned_row(setting: str, rate: Mapping[str, float]) -> list[list[str]]:
     if "pinned" not in rate:
         return []
     return [["vector env", setting, f"{rate['pinned'] / rate['sync']:.2f}", "x SyncVectorEnv steps/s",
-             f"AsyncVectorEnv with each worker pinned to one CPU {rate['pinned']:,.0f} steps/s, unpinned {rate['async']:,.0f}, "
+             f"AsyncVectorEnv with each worker pinned to one CPU (and frozen, as make_async does) {rate['pinned']:,.0f} steps/s, unpinned {rate['async']:,.0f}, "
              f"SyncVectorEnv {rate['sync']:,.0f} (the same run)"]]
 
 

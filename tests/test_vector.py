@@ -11,7 +11,8 @@ import pytest
 
 import teamenvs
 from teamenvs.wrappers import ProcessVectorEnv, make_async
-from teamenvs.wrappers.vector import pinned, worker_cpus
+from teamenvs.wrappers import vector
+from teamenvs.wrappers.vector import in_worker, worker_cpus
 
 PINNABLE = worker_cpus() is not None
 
@@ -50,13 +51,17 @@ def test_unpinned_workers_keep_every_cpu_and_play_the_same_episodes() -> None:
         pinned_envs.close()
 
 
-def test_pinned_leaves_the_parent_process_alone() -> None:
+def test_in_worker_leaves_the_parent_process_alone() -> None:
+    import gc
+
     made = []
-    make = pinned(lambda: made.append(os.getpid()) or "env", cpu=0, parent_pid=os.getpid())
+    make = in_worker(lambda: made.append(os.getpid()) or "env", cpu=0, parent_pid=os.getpid())
     before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    frozen = gc.get_freeze_count()
     assert make() == "env" and made == [os.getpid()]
     if before is not None:
         assert os.sched_getaffinity(0) == before
+    assert gc.get_freeze_count() == frozen  # no freeze in the parent either
 
 
 def test_a_worker_that_cannot_be_pinned_still_makes_its_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,8 +69,10 @@ def test_a_worker_that_cannot_be_pinned_still_makes_its_env(monkeypatch: pytest.
         raise OSError(22, "Invalid argument")
 
     monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
-    make = pinned(lambda: "env", cpu=99, parent_pid=os.getpid() + 1)  # as if called in a worker
-    assert make() == "env"
+    froze = []
+    monkeypatch.setattr(vector.gc, "freeze", lambda: froze.append(1))  # (this test's process is not a worker to freeze)
+    make = in_worker(lambda: "env", cpu=99, parent_pid=os.getpid() + 1)  # as if called in a worker
+    assert make() == "env" and froze == [1]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

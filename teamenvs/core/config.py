@@ -227,7 +227,8 @@ def config_to_json(config: Any) -> dict[str, Any]:
     text = json.dumps(dataclasses.asdict(config), default=str)
     params = getattr(type(config), "__dataclass_params__", None)
     try:
-        lasting = params is not None and params.frozen and hash(config) is not None
+        hash(config)
+        lasting = params is not None and params.frozen
     except TypeError:  # a field that is a mutable container: no cache, made each time
         lasting = False
     if lasting:

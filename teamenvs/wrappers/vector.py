@@ -53,12 +53,12 @@ def pin_to(cpu: int) -> None:
         pass
 
 
-def pinned(make: Callable[[], Any], cpu: int | None, parent_pid: int) -> Callable[[], Any]:
+def in_worker(make: Callable[[], Any], cpu: int | None, parent_pid: int) -> Callable[[], Any]:
     """`make`, in a worker process: pinning it to `cpu` first (None: not pinned), and freezing what it holds after (as
     `ProcessVectorEnv`'s workers do, see `_serve`), unless the calling process is `parent_pid` (`AsyncVectorEnv`
     builds one env in the parent process too, to read the spaces: the parent keeps all its CPUs and its collector)."""
 
-    def make_pinned() -> Any:
+    def make_in_worker() -> Any:
         if os.getpid() == parent_pid:
             return make()
         if cpu is not None:
@@ -67,7 +67,7 @@ def pinned(make: Callable[[], Any], cpu: int | None, parent_pid: int) -> Callabl
         gc.freeze()
         return env
 
-    return make_pinned
+    return make_in_worker
 
 
 def worker_cpus() -> Sequence[int] | None:
@@ -80,10 +80,10 @@ def worker_cpus() -> Sequence[int] | None:
 
 def worker_fns(make: Callable[[], Any], num_envs: int, pin: bool = True) -> list[Callable[[], Any]]:
     """`num_envs` env functions for `AsyncVectorEnv` from `make`, each pinning its worker to one CPU (round robin over
-    this process's CPUs) when `pin` and the platform can pin, and freezing what the worker holds (`pinned`)."""
+    this process's CPUs) when `pin` and the platform can pin, and freezing what the worker holds (`in_worker`)."""
     cpus = worker_cpus() if pin else None
     parent = os.getpid()
-    return [pinned(make, cpus[i % len(cpus)] if cpus is not None else None, parent) for i in range(num_envs)]
+    return [in_worker(make, cpus[i % len(cpus)] if cpus is not None else None, parent) for i in range(num_envs)]
 
 
 def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pin_workers: bool = True,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import warnings
 
+import gymnasium
+import numpy as np
 import pytest
 from gymnasium.spaces import Text
 from pettingzoo import ParallelEnv
@@ -138,3 +140,46 @@ def test_importing_teamenvs_and_playing_a_step_loads_no_networkx():
             "print('networkx' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+BAD_RESETS = [  # (seed, options, the error, what it says)
+    (-1, None, ValueError, r"reset\(seed=\.\.\.\) takes a non-negative integer or None, got -1"),
+    ("0", None, TypeError, r"takes a non-negative integer or None, got '0'"),
+    (1.5, None, TypeError, r"got 1\.5"),
+    (True, None, TypeError, r"got True"),  # a bool is an int to Python, but never meant as a seed
+    ([1, 2], None, TypeError, r"got \[1, 2\]"),  # numpy would seed from a list, which the log's header cannot replay as one seed
+    (0, "fast", TypeError, r"reset\(options=\.\.\.\) takes a dict or None, got 'fast'"),
+    (0, 5, TypeError, r"takes a dict or None, got 5"),
+]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a_reset_with_a_bad_seed_or_options_is_refused_and_leaves_the_episode_as_it_was(env_id):
+    env = teamenvs.make(env_id)
+    for seed, options, error, says in BAD_RESETS:
+        with pytest.raises(error, match=says):
+            env.reset(seed=seed, options=options)
+    with pytest.raises(RuntimeError, match=r"step\(\) was called before reset\(\)"):  # refused resets reset nothing
+        env.step({})
+    env.reset(seed=3)
+    before = env.step({a: "wait" for a in env.agents})
+    for seed, options, error, says in BAD_RESETS:
+        with pytest.raises(error, match=says):
+            env.reset(seed=seed, options=options)
+    assert env.step_count == 1 and env.agents  # the same episode, one step in
+    other = teamenvs.make(env_id)
+    other.reset(seed=3)
+    assert other.step({a: "wait" for a in other.agents})[0] == before[0]
+    # numpy integers and integers of any size are seeds, as numpy takes them
+    for seed in (np.int64(7), 2**80):
+        assert env.reset(seed=seed)[0] == teamenvs.make(env_id).reset(seed=int(seed))[0]
+
+
+def test_the_single_agent_view_refuses_a_bad_reset_before_it_changes():
+    env = gymnasium.make("teamenvs/Commons-v0", agent="fisher_1", teammates="mimic")
+    observation, _ = env.reset(seed=2)
+    teammates = env.unwrapped._teammates
+    for seed, options, error, says in BAD_RESETS:
+        with pytest.raises(error, match=says):
+            env.reset(seed=seed, options=options)
+    assert env.unwrapped._teammates is teammates and env.unwrapped.team_env.step_count == 0

@@ -380,7 +380,7 @@ def test_learners_get_the_interface_and_the_others_keep_text(env_id):
 
 
 def test_learners_must_be_agents_of_the_env():
-    for bad in (["nobody"], [], ["fisher_1", "fisher_99"]):
+    for bad in (["nobody"], [], ["fisher_1", "fisher_99"], 5, object()):  # (a number is no collection of agents)
         with pytest.raises(ValueError, match=r"learners must be one or more of the agents \(fisher_1"):
             teamenvs.make("commons_v0", obs_type="vector", learners=bad)
     env = teamenvs.make("commons_v0", obs_type="vector", action_type="discrete", learners="fisher_2")  # one id alone

@@ -43,7 +43,20 @@ LAST_ACTION = "Your last action: "  # then the accepted command, " (accepted).",
 LAST_ACTION_REJECTED = "Your last action was REJECTED"  # then ": " and why
 NO_LAST_ACTION = "Your last action: none yet."  # before the agent's first action
 
-__all__ = ["IGNORED", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv", "event"]
+__all__ = ["IGNORED", "check_reset", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv", "event"]
+
+
+def check_reset(seed: Any, options: Any) -> None:
+    """Refuse a reset's arguments that PettingZoo's and Gymnasium's `reset` do not take, with what was wrong (numpy's own
+    errors name its internals, and a list of seeds would seed a generator the log's header could not record as one
+    seed): `seed` None or a non-negative integer (a numpy integer too; not a bool), `options` None or a mapping."""
+    if seed is not None:
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"reset(seed=...) takes a non-negative integer or None, got {excerpt(seed)}")
+        if seed < 0:
+            raise ValueError(f"reset(seed=...) takes a non-negative integer or None, got {int(seed)}")
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"reset(options=...) takes a dict or None, got {excerpt(options)}")
 
 
 class SituationCache(dict):
@@ -246,6 +259,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
+        check_reset(seed, options)  # before anything changes: a refused reset leaves the env as it was
         self._was_reset = True
         if seed is not None:
             self._rng = np.random.default_rng(seed)

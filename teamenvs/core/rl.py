@@ -211,7 +211,12 @@ def check_learners(learners: Iterable[str] | None, agents: Sequence[str]) -> fro
         return frozenset(agents)
     if isinstance(learners, str):
         learners = (learners,)
-    chosen = list(learners)
+    try:
+        chosen = list(learners)
+    except TypeError:  # not a collection of agents (a number, say)
+        chosen = None
+    if chosen is None:
+        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(learners)}")
     unknown = [a for a in chosen if a not in agents]
     if unknown or not chosen:
         raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(chosen)}")

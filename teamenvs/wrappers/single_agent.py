@@ -36,6 +36,7 @@ from typing import Any, Iterator, Mapping
 
 import gymnasium
 
+from teamenvs.core.env import check_reset
 from teamenvs.core.rl import flat_info
 from teamenvs.core.text import excerpt
 from teamenvs.core.view import thaw
@@ -100,6 +101,7 @@ class SingleAgentEnv(gymnasium.Env):
         return {a: policies[a] for a in others}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_reset(seed, options)  # before the view or its teammates change
         super().reset(seed=seed)
         if self._episode_live and self._learner_steps and self._learner_steps == self._registered_limit():
             self._warn_time_limit()

@@ -12,7 +12,8 @@ it (cut short) and exits 1 if there was any.
 - `actions`: per input, an env (a random preset half the time) in a random observation and action
   type, played for 150 steps with hostile actions (`teamenvs.testing.check_hostile_actions`: empty,
   100k characters, random unicode, JSON- and injection-looking text, non-strings, indices outside the
-  mask or the catalogue, missing actions, actions for agents that do not exist); a quarter of the
+  mask or the catalogue, missing actions, actions for agents that do not exist, and mid-episode resets with seeds or
+  options `reset` must refuse, which must leave the episode as it was); a quarter of the
   inputs play the single-agent Gymnasium view instead, its learner sending the hostile actions. The
   env contract runs the same check with fixed seeds in every test run;
 - `configs`: per env, random keys set to hostile values (huge, NaN, wrong types, long strings, lists,

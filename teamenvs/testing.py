@@ -39,7 +39,7 @@ import numpy as np
 from teamenvs.core.commands import Action
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
-from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, read_log
+from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, as_logged, read_log
 from teamenvs.core.view import SharedFacts
 from teamenvs.core.text import OBSERVATION_MAX_CHARS
 from teamenvs.registry import make, spec
@@ -343,8 +343,9 @@ def _text_of(observation: Any) -> str | None:
 def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any = None, sent: list[dict[str, Any]] | None = None,
                           **config: Any) -> dict[str, int]:
     """Send hostile actions (`hostile_action`) for `steps` steps, a missing action and one for an agent that does not
-    exist now and then, starting new episodes as they end: `step` never raises, its dicts hold exactly the live agents,
-    observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
+    exist now and then, and now and then a reset with arguments it must refuse (`HOSTILE_RESETS`: refused with a clear
+    error, the episode going on as it was), starting new episodes as they end: `step` never raises, its dicts hold
+    exactly the live agents, observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
     clear error (non-empty, at most `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
     `env` (optional): an env already made, e.g. one writing a log; `sent` (optional): a list to which each step's
     actions are added. Returns counts of valid and refused actions and of episodes."""
@@ -356,6 +357,8 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
         if not env.agents:
             observations, infos = env.reset(seed=int(rng.integers(2**31)))
             counts["episodes"] += 1
+        if rng.random() < 0.03:
+            _check_refused_reset(env_id, env, HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))], step)
         actions = {a: hostile_action(rng, env, a, infos[a]) for a in env.agents if infos[a]["needs_action"]}
         if rng.random() < 0.05 and actions:
             actions.pop(next(iter(actions)))  # a missing action
@@ -395,6 +398,29 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
     return counts
 
 
+# reset arguments PettingZoo's and Gymnasium's `reset` do not take: (seed, options)
+HOSTILE_RESETS = ((-1, None), ("7", None), (1.5, None), (float("nan"), None), (True, None), ([1, 2], None), (b"7", None),
+                  (0, "fast"), (0, 5), (0, ["seed"]), (None, ()))
+
+
+def _check_refused_reset(env_id: str, env: Any, arguments: tuple[Any, Any], step: int) -> None:
+    """A reset with hostile arguments mid-episode: refused with a clear TypeError or ValueError, the episode (its step, its
+    agents, what its log holds) as it was."""
+    seed, options = arguments
+    before = (env.step_count, list(env.agents))
+    try:
+        env.reset(seed=seed, options=options)
+    except (TypeError, ValueError) as exc:
+        if not str(exc).strip() or len(str(exc)) > MAX_ERROR_CHARS:
+            _fail(env_id, f"reset(seed={seed!r}, options={options!r}) was refused without a clear error: {str(exc)[:300]!r}")
+    except Exception as exc:
+        _fail(env_id, f"reset(seed={seed!r}, options={options!r}) at step {step} raised {type(exc).__name__}: {exc}")
+    else:
+        _fail(env_id, f"reset(seed={seed!r}, options={options!r}) at step {step} was not refused")
+    if (env.step_count, list(env.agents)) != before:
+        _fail(env_id, f"a refused reset at step {step} changed the episode")
+
+
 def check_hostile_input(env_id: str) -> None:
     """Hostile actions in every observation type, text and discrete actions (`check_hostile_actions`); the text run is
     written to a `.jsonl.gz` log, which must read back with every raw action as it was sent and replay as HTML."""
@@ -412,7 +438,7 @@ def check_hostile_input(env_id: str) -> None:
         for line, actions in zip(lines, sent):
             for agent, entry in line["agents"].items():
                 raw = actions.get(agent)
-                if isinstance(raw, str) and len(raw) <= MAX_LOGGED_ACTION_CHARS and entry["raw_action"] != raw:
+                if isinstance(raw, str) and len(raw) <= MAX_LOGGED_ACTION_CHARS and entry["raw_action"] != as_logged(raw):
                     _fail(env_id, f"step {line['step']}'s log holds {entry['raw_action']!r:.80} for {agent}'s action {raw!r:.80}")
         write_html(path, Path(tmp) / "hostile.html")
     for obs_type, action_type in (("both", "discrete"), ("vector", "discrete"), ("text", "discrete")):

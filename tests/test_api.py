@@ -183,3 +183,22 @@ def test_the_single_agent_view_refuses_a_bad_reset_before_it_changes():
         with pytest.raises(error, match=says):
             env.reset(seed=seed, options=options)
     assert env.unwrapped._teammates is teammates and env.unwrapped.team_env.step_count == 0
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_an_unknown_agent_is_named_with_the_agents(env_id):
+    """Spaces keep PettingZoo's KeyError for an unknown agent, and say which agents there are; the env's own methods
+    that take an agent refuse one that is not (a briefing used to be written for anyone: "You are nobody, ...")."""
+    env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+    agents = ", ".join(env.possible_agents)
+    for space in (env.observation_space, env.action_space):
+        for bad in ("nobody", None, ["x"]):
+            with pytest.raises(KeyError, match=f"unknown agent .*; agents are {agents}"):
+                space(bad)
+    with pytest.raises(RuntimeError, match=r"observe_now\(\) was called before reset\(\)"):
+        env.observe_now(env.possible_agents[0])
+    env.reset(seed=0)
+    for method in (env.briefing, env.observe_now, lambda agent: env.action_text(agent, 0)):
+        with pytest.raises(ValueError, match=f"unknown agent 'nobody'; agents are {agents}"):
+            method("nobody")
+    assert all(env.briefing(agent).strip() for agent in env.possible_agents)  # every agent of the env has its briefing

@@ -266,6 +266,21 @@ def test_one_action_per_env_or_a_clear_error() -> None:
         envs.close()
 
 
+def test_a_bad_seed_is_refused_in_the_parent_and_the_workers_go_on() -> None:
+    """A worker's error closes the vector env; a seed its envs would refuse is refused before it reaches them."""
+    envs = ProcessVectorEnv([Failing] * 4, 2)
+    try:
+        for seed, says in ((-1, "got -1"), ([0, 1, "2", 3], "got '2'"), ([0, 1, 2, 3.5], "got 3.5")):
+            with pytest.raises((TypeError, ValueError), match=r"reset\(seed=\.\.\.\) takes a non-negative integer or None, " + says):
+                envs.reset(seed=seed)
+        with pytest.raises(TypeError, match=r"reset\(options=\.\.\.\) takes a dict or None"):
+            envs.reset(seed=0, options="fast")
+        assert not envs.closed
+        assert envs.reset(seed=0)[0].shape[0] == 4 and envs.step([0, 1, 0, 1])[1].shape == (4,)
+    finally:
+        envs.close()
+
+
 class Counting(Failing):
     """An env that says how many objects its process's garbage collector has frozen."""
 
@@ -323,5 +338,10 @@ def test_call_get_attr_and_set_attr_reach_every_env_in_order() -> None:
             envs.set_attr("skip_idle", [True])
         with pytest.raises(RuntimeError, match="worker 0 .* failed: AttributeError"):
             envs.get_attr("no_such_attribute")
+        with pytest.raises(RuntimeError, match="worker 0 .* failed: AttributeError"):
+            envs.call("no_such_method", 1)
+        # a name that is not there changes nothing: the vector env stays open, its envs where they were
+        assert not envs.closed and envs.get_attr("skip_idle") == (True, False, True)
+        assert envs.step([0, 0, 0])[1].shape == (3,)
     finally:
         envs.close()

@@ -253,10 +253,24 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
 
     # ------------------------------------------------------------------ PettingZoo API
     def observation_space(self, agent: str) -> Any:
-        return self._observation_spaces[agent]
+        try:
+            return self._observation_spaces[agent]
+        except (KeyError, TypeError):  # (an unhashable agent) a KeyError, as PettingZoo's envs raise, that says why
+            raise KeyError(self._unknown_agent(agent)) from None
 
     def action_space(self, agent: str) -> Any:
-        return self._action_spaces[agent]
+        try:
+            return self._action_spaces[agent]
+        except (KeyError, TypeError):
+            raise KeyError(self._unknown_agent(agent)) from None
+
+    def _unknown_agent(self, agent: Any) -> str:
+        return f"unknown agent {excerpt(agent)}; agents are {', '.join(self.possible_agents)}"
+
+    def _check_agent(self, agent: Any) -> None:
+        """A ValueError naming the agents, for an agent that is not one of them."""
+        if not isinstance(agent, str) or agent not in self.possible_agents:
+            raise ValueError(self._unknown_agent(agent))
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         check_reset(seed, options)  # before anything changes: a refused reset leaves the env as it was
@@ -356,8 +370,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
 
     def action_text(self, agent: str, index: int) -> str | None:
         """The command discrete action `index` stands for now for `agent` (None: not available now)."""
-        if agent not in self.possible_agents:
-            raise ValueError(f"unknown agent {excerpt(agent)}; agents are {', '.join(self.possible_agents)}")
+        self._check_agent(agent)
         value = integer_of(index)
         if value is None:
             raise TypeError(f"a discrete action is an integer index, got {type(index).__name__}")
@@ -429,6 +442,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def briefing(self, agent: str) -> Briefing:
         """The text a policy is given at reset: role, rules, commands and the answer format (a `str`
         whose parts stay at hand, see `teamenvs.core.text.Briefing`)."""
+        self._check_agent(agent)
         return Briefing(self._role_briefing(agent), self.commands.grammar(self._briefing_situation(agent)))
 
     def _briefing_situation(self, agent: str) -> Situation:
@@ -513,6 +527,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         (`interface.deferred`), this also adds its action mask to its info of that step. The same observation the
         step would have given: it is made from the view that step built (or, where the step left it out, from the
         view built now, before any other step, of the state that step left), in the situation it left."""
+        self._check_reset("observe_now")
+        self._check_agent(agent)
         info = self._infos[agent]
         if info["view"] is None:  # left out of the step (see `_observe`): the state is still the one that step left
             info["view"] = self._view(agent)

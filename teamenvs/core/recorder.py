@@ -150,7 +150,9 @@ _encode = _make_fast_encode(_exact_encode)
 def dumps(record: dict[str, Any]) -> str:
     """The one JSON spelling used in logs: one physical line per record, whatever the text inside, and always
     UTF-8-encodable: a lone surrogate (untrusted text can hold one: an action string, a model's reply decoded from
-    a JSON escape) has no UTF-8 form, so it is written as the JSON escape it reads back from (`\\ud800`)."""
+    a JSON escape) has no UTF-8 form, so it is written as the JSON escape it reads back from (`\\ud800`). A high
+    surrogate followed by a low one, two code points in the text, reads back as the one character the pair encodes:
+    JSON's escapes cannot tell them apart (`as_logged` gives the text a log reads back)."""
     text = _encode(record)
     if not text.isascii():  # the line breaks and surrogates below are not ASCII
         for raw, escaped in _LINE_BREAKS.items():
@@ -161,6 +163,15 @@ def dumps(record: dict[str, Any]) -> str:
         except UnicodeEncodeError:  # outside strings a JSON line is ASCII: every surrogate is inside one
             text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def as_logged(text: str) -> str:
+    """`text` as a log reads it back: each high surrogate followed by a low one (two code points, as broken decoding
+    leaves them) joined into the character they encode, as JSON reads their escapes; all else, lone surrogates too,
+    unchanged."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 try:  # orjson (a dependency): a string's JSON at about ten times ujson's speed, in json.dumps's spelling (every character)

@@ -41,6 +41,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
 
+from teamenvs.core.env import check_reset
 from teamenvs.core.text import excerpt, printable
 
 
@@ -256,7 +257,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
 
     A worker whose env raises makes the call raise `RuntimeError` naming the worker, its envs and the error (the
     worker's traceback is the exception's note); a worker that died makes it raise too. Either way the vector env
-    is closed. Each worker is pinned to one CPU, round robin, unless `pin_workers` is false or the platform
+    is closed, but for an error of `call`, `get_attr` or `set_attr` (a name that is not there, say), which leaves it
+    open. Each worker is pinned to one CPU, round robin, unless `pin_workers` is false or the platform
     cannot pin (`worker_cpus`).
     """
 
@@ -294,9 +296,10 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             self._processes.append(process)
         self._receive()  # every worker built its envs
 
-    def _receive(self) -> list[Any]:
-        """Each worker's answer, in order; raises (and closes) if a worker failed or died."""
-        answers, failure = [], None
+    def _receive(self, close_on_error: bool = True) -> list[Any]:
+        """Each worker's answer, in order; raises if a worker failed or died, and closes the vector env if one died or
+        (`close_on_error`) an env's error may have left the envs out of step with each other."""
+        answers, failure, died = [], None, False
         for w, pipe in enumerate(self._pipes):
             start, end = self.shares[w]
             try:
@@ -306,6 +309,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
                 process.join(1.0)
                 failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited (exit code "
                                       f"{process.exitcode})", None)
+                died = True
                 continue
             if answer[0] == "error":  # an env's error may quote what an agent sent: made safe to print
                 failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) failed: "
@@ -313,7 +317,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
                 continue
             answers.append(answer[1])
         if failure is not None:
-            self.close(terminate=True)
+            if died or close_on_error:
+                self.close(terminate=True)
             error = RuntimeError(failure[0])
             if failure[1]:
                 error.add_note(failure[1])
@@ -342,6 +347,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seeds)}.")
+        for one in seeds:  # refused here, as SyncVectorEnv's envs refuse them, not by a worker (which closes the vector env)
+            check_reset(one, options)
         options = dict(options) if options is not None else None
         chosen = None
         if options is not None and "reset_mask" in options:
@@ -369,7 +376,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call method `name` of every env (or read attribute `name`), as `SyncVectorEnv.call`: one result per env."""
         self._send([("call", (name, args, kwargs))] * len(self.shares))
-        return tuple(result for share in self._receive() for result in share)
+        # a method or attribute that is not there (a typo) leaves the envs as they were: the vector env stays open
+        return tuple(result for share in self._receive(close_on_error=False) for result in share)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Attribute `name` of every env."""
@@ -382,7 +390,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
         if len(values) != self.num_envs:
             raise ValueError(f"set_attr takes one value per env ({self.num_envs}) or one for all, got {len(values)}")
         self._send([("set_attr", (name, list(values[s:e]))) for s, e in self.shares])
-        self._receive()
+        self._receive(close_on_error=False)  # (as SyncVectorEnv, the envs before the failing one keep their new value)
 
     def close(self, terminate: bool = False) -> None:
         """Stop the workers (at once with `terminate`, else after they close their envs)."""

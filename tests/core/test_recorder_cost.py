@@ -42,6 +42,7 @@ from teamenvs.core.recorder import (
     LogError,
     _default,
     _GzipLines,
+    as_logged,
     dumps,
     log_text,
     metrics_view,
@@ -143,6 +144,21 @@ def test_a_lone_surrogate_is_written_as_the_escape_it_reads_back_from(tmp_path):
             recorder.write({"type": "header", "env_id": "day_trader_v0", "version": "0", "agents": ["a"]})
             recorder.write(record)
         assert read_log(tmp_path / name)[1] == record
+
+
+def test_a_surrogate_pair_sent_as_two_code_points_reads_back_as_its_character(tmp_path):
+    """JSON's `\\u` escapes cannot tell a high and a low surrogate sent as two code points (broken decoding leaves them)
+    from the character they encode: the log reads back that character, which `as_logged` says; lone surrogates, and a
+    low one before a high one, read back as they were (the hostile-input contract compares raw actions this way)."""
+    sent = "say a\ud83d\ude00b \ud800 \udfff\ud800 é"
+    expected = "say a\U0001f600b \ud800 \udfff\ud800 é"
+    assert as_logged(sent) == expected and as_logged("plain") == "plain" and as_logged("é\U0001f600") == "é\U0001f600"
+    record = {"type": "step", "step": 1, "agents": {"a": {"raw_action": sent}}}
+    for name in ("ep.jsonl", "ep.jsonl.gz"):
+        with EpisodeRecorder(tmp_path / name, keep=False) as recorder:
+            recorder.write({"type": "header", "env_id": "day_trader_v0", "version": "0", "agents": ["a"]})
+            recorder.write(record)
+        assert read_log(tmp_path / name)[1]["agents"]["a"]["raw_action"] == expected == as_logged(sent)
 
 
 def test_a_line_is_never_broken_in_two_by_an_object_s_own_json():

@@ -23,9 +23,10 @@ from __future__ import annotations
 import argparse
 import gc
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import teamenvs
+from teamenvs.cli import COUNT, SECONDS
 from agents.loop import run_episode
 from agents.scripted import make_policies
 from benchmarks.common import mean_sd, table, time_episodes
@@ -72,12 +73,12 @@ def section_speed(seconds: float) -> None:
     print()
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=10, help="episodes per row of table4 (seeds 0..n-1)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds of episodes per policy in speed")
+    parser.add_argument("--seeds", type=COUNT, default=10, help="episodes per row of table4 (seeds 0..n-1)")
+    parser.add_argument("--seconds", type=SECONDS, default=5.0, help="seconds of episodes per policy in speed")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section (repeatable)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
     if args.seconds <= 0:

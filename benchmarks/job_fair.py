@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 import teamenvs
+from teamenvs.cli import COUNT
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import make_policies
 from benchmarks.common import mean_sd, table
@@ -330,10 +331,10 @@ def section_scaling(seeds: int) -> None:
 # ---------------------------------------------------------------------- main
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, help=f"episodes per scenario and policy in `paper` (default {DEFAULTS['seeds']}, as in the paper)")
-    parser.add_argument("--scaling-seeds", type=int, help=f"episodes (fairs) per row in `scaling` (default {DEFAULTS['scaling_seeds']})")
-    parser.add_argument("--speed-episodes", type=int, help=f"timed S4 episodes per policy in `speed` (default {DEFAULTS['speed_episodes']})")
-    parser.add_argument("--large-seeds", type=int, help=f"timed `large_fair` episodes per policy in `speed` (default {DEFAULTS['large_seeds']})")
+    parser.add_argument("--seeds", type=COUNT, help=f"episodes per scenario and policy in `paper` (default {DEFAULTS['seeds']}, as in the paper)")
+    parser.add_argument("--scaling-seeds", type=COUNT, help=f"episodes (fairs) per row in `scaling` (default {DEFAULTS['scaling_seeds']})")
+    parser.add_argument("--speed-episodes", type=COUNT, help=f"timed S4 episodes per policy in `speed` (default {DEFAULTS['speed_episodes']})")
+    parser.add_argument("--large-seeds", type=COUNT, help=f"timed `large_fair` episodes per policy in `speed` (default {DEFAULTS['large_seeds']})")
     parser.add_argument("--quick", action="store_true", help="smoke run: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section (repeatable)")
     args = parser.parse_args(argv)
@@ -341,8 +342,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for key, value in fallback.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
-        if getattr(args, key) < 1:
-            parser.error(f"--{key.replace('_', '-')} must be at least 1")
     return args
 
 

@@ -55,6 +55,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import teamenvs
+from teamenvs.cli import COUNT, whole_number
 from agents.llm.client import LLMClient
 from agents.llm.policy import make_llm_policies
 from agents.llm.server import LocalLLMServer
@@ -516,20 +517,28 @@ def speed_report(sizes: Sequence[int], steps: int, rounds: int, n_servers: int, 
     ])
 
 
+def counts(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated whole numbers from 1 (`--sizes 8,64`)."""
+    try:
+        return tuple(COUNT(part) for part in text.split(","))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers from 1, got {text[:40]!r}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--latency-ms", type=int, default=200)
-    parser.add_argument("--steps", type=int, default=5, help="steps of each episode (the first decisions of DayTrader)")
-    parser.add_argument("--episodes", type=int, default=16)
+    parser.add_argument("--latency-ms", type=whole_number(0), default=200)
+    parser.add_argument("--steps", type=COUNT, default=5, help="steps of each episode (the first decisions of DayTrader)")
+    parser.add_argument("--episodes", type=COUNT, default=16)
     parser.add_argument("--in-process", action="store_true", help="serve from a thread of this process instead of `teamenvs serve-llm`")
     parser.add_argument("--speed", action="store_true", help="measure the client's speed instead: (c), (d), (e) of the module docstring")
-    parser.add_argument("--sizes", default="8,64", help="--speed: concurrent episodes to measure, comma-separated")
-    parser.add_argument("--rounds", type=int, default=5, help="--speed: rounds of each arm (medians are shown)")
-    parser.add_argument("--servers", type=int, default=1, help="--speed: `teamenvs serve-llm` processes to spread the requests over")
-    parser.add_argument("--concurrency", type=int, default=128, help="--speed: the bound on requests in flight (the server serves 256 connections)")
+    parser.add_argument("--sizes", type=counts, default=(8, 64), help="--speed: concurrent episodes to measure, comma-separated")
+    parser.add_argument("--rounds", type=COUNT, default=5, help="--speed: rounds of each arm (medians are shown)")
+    parser.add_argument("--servers", type=COUNT, default=1, help="--speed: `teamenvs serve-llm` processes to spread the requests over")
+    parser.add_argument("--concurrency", type=COUNT, default=128, help="--speed: the bound on requests in flight (the server serves 256 connections)")
     args = parser.parse_args(argv)
     if args.speed:
-        speed_report([int(x) for x in args.sizes.split(",")], args.steps, args.rounds, args.servers, args.concurrency,
+        speed_report(list(args.sizes), args.steps, args.rounds, args.servers, args.concurrency,
                      in_process=args.in_process)
         return
     if args.in_process:

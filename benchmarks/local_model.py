@@ -37,6 +37,7 @@ from benchmarks.bench import run_bench
 from benchmarks.figures import headline_metric
 from benchmarks.report import EpisodeRow, build_report
 from benchmarks.suite import parse_suite
+from teamenvs.cli import COUNT, SECONDS
 from teamenvs.core.config import ConfigError
 from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.recorder import read_log
@@ -298,13 +299,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--constrain", default="grammar", choices=[m for m in CONSTRAIN_MODES if m != "off"],
                    help="how the constrained team's replies are bound: grammar (llama.cpp), json (vLLM, SGLang, llama-server, "
                         "Ollama, OpenAI), json_object (llama-cpp-python's server), regex (vLLM)")
-    p.add_argument("--seeds", type=int, default=1)
-    p.add_argument("--max-steps", type=int, default=2, help="env steps per episode")
+    p.add_argument("--seeds", type=COUNT, default=1)
+    p.add_argument("--max-steps", type=COUNT, default=2, help="env steps per episode")
     p.add_argument("--envs", default="", help="comma-separated env ids (default: every env)")
-    p.add_argument("--context-window", type=int, default=2048)
-    p.add_argument("--max-output-tokens", type=int, default=128)
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model call")
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
+    p.add_argument("--context-window", type=COUNT, default=2048)
+    p.add_argument("--max-output-tokens", type=COUNT, default=128)
+    p.add_argument("--timeout", type=SECONDS, default=600.0, help="seconds per model call")
+    p.add_argument("--threads", type=COUNT, default=os.cpu_count() or 1, help="llama.cpp threads")
     p.add_argument("--out", default="results/local-model")
     p.add_argument("--write", action="store_true", help="write the tables into docs/local-models.md and the README")
     args = p.parse_args(argv)

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 import teamenvs
+from teamenvs.cli import COUNT, SECONDS
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
 from benchmarks.common import mean_sd, table, time_episodes
@@ -248,12 +249,12 @@ def section_mapgen(n_seeds: int = 50) -> None:
 
 
 # ---------------------------------------------------------------------- main
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=10, help="episodes per row in table5 and mismatch (seeds 0..n-1)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds of episodes per policy in speed")
+    parser.add_argument("--seeds", type=COUNT, default=10, help="episodes per row in table5 and mismatch (seeds 0..n-1)")
+    parser.add_argument("--seconds", type=SECONDS, default=5.0, help="seconds of episodes per policy in speed")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section (repeatable)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
     if args.seconds <= 0:

@@ -30,6 +30,7 @@ import numpy as np
 from agents.embedders import HashingEmbedder
 from agents.memory import MemoryStream
 from benchmarks.common import mean_sd, table
+from teamenvs.cli import COUNT, SEED, whole_number
 
 AGENTS = ["medic", "engineer", "transporter", "guide", "follower", "recruiter", "seeker", "trader", "Ana", "Bo", "Chen", "Dana"]
 VERBS = ["found", "moved", "asked", "promised", "saw", "rescued", "cleared", "offered", "invested", "doubted", "drew", "reported"]
@@ -139,10 +140,10 @@ def measure(n: int, queries: int, loop_queries: int, seed: int = 0) -> list[list
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--queries", type=int, default=200, help="timed retrievals per size")
-    parser.add_argument("--loop-queries", type=int, default=3, help="queries also scored by the Python loop")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sizes", type=COUNT, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=COUNT, default=200, help="timed retrievals per size")
+    parser.add_argument("--loop-queries", type=whole_number(0), default=3, help="queries also scored by the Python loop")
+    parser.add_argument("--seed", type=SEED, default=0)
     args = parser.parse_args(argv)
 
     import faiss

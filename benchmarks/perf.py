@@ -125,6 +125,7 @@ from agents.llm.client import LLMClient
 from benchmarks.common import table, time_episodes
 from benchmarks.llm_loop import served, time_one_episode
 from benchmarks.memory import build, retrieval_latencies, synthetic_texts
+from teamenvs.cli import COUNT, SECONDS, whole_number
 from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.core.text import printable
 from teamenvs.wrappers.vector import ProcessVectorEnv, worker_cpus, worker_fns
@@ -139,13 +140,13 @@ HEADER = ["measurement", "setting", "value", "unit", "notes"]
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Flags; those not given come from QUICK with `--quick`, else from DEFAULTS."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, help=f"seconds per env x policy measurement (default {DEFAULTS['seconds']})")
-    parser.add_argument("--latency-ms", type=int, help=f"fixed latency of every model call (default {DEFAULTS['latency_ms']})")
-    parser.add_argument("--agents", type=int, help=f"traders in the LLM episode (default {DEFAULTS['agents']})")
-    parser.add_argument("--steps", type=int, help=f"steps of the LLM episode (default {DEFAULTS['steps']})")
-    parser.add_argument("--queries", type=int, help=f"timed retrievals per memory size (default {DEFAULTS['queries']})")
-    parser.add_argument("--rounds", type=int, help=f"rounds of the interleaved peer and LLM-client arms (default {DEFAULTS['rounds']})")
-    parser.add_argument("--seeds", type=int, help=f"maps generated per map-generation row (default {DEFAULTS['seeds']})")
+    parser.add_argument("--seconds", type=SECONDS, help=f"seconds per env x policy measurement (default {DEFAULTS['seconds']})")
+    parser.add_argument("--latency-ms", type=whole_number(0), help=f"fixed latency of every model call (default {DEFAULTS['latency_ms']})")
+    parser.add_argument("--agents", type=whole_number(2), help=f"traders in the LLM episode (default {DEFAULTS['agents']})")
+    parser.add_argument("--steps", type=COUNT, help=f"steps of the LLM episode (default {DEFAULTS['steps']})")
+    parser.add_argument("--queries", type=COUNT, help=f"timed retrievals per memory size (default {DEFAULTS['queries']})")
+    parser.add_argument("--rounds", type=COUNT, help=f"rounds of the interleaved peer and LLM-client arms (default {DEFAULTS['rounds']})")
+    parser.add_argument("--seeds", type=COUNT, help=f"maps generated per map-generation row (default {DEFAULTS['seeds']})")
     parser.add_argument("--quick", action="store_true", help="fast run: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))
     args = parser.parse_args(argv)
     for key, value in (QUICK if args.quick else DEFAULTS).items():

@@ -26,6 +26,7 @@ import gymnasium
 import numpy as np
 
 import teamenvs  # noqa: F401  (registers the Gymnasium ids)
+from teamenvs.cli import COUNT, SEED, finite_number
 
 TASKS = {
     # learner, teammates, the best fixed strategy as a scripted baseline playing the learner's seat
@@ -103,13 +104,13 @@ def reference_scores(task: str, eval_env: gymnasium.Env, eval_seeds: list[int], 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=sorted(TASKS), default="day_trader")
-    parser.add_argument("--steps", type=int, default=60_000, help="env steps of training (learner steps)")
-    parser.add_argument("--eval-every", type=int, default=5_000)
-    parser.add_argument("--eval-episodes", type=int, default=5)
-    parser.add_argument("--reward-scale", type=float, default=None,
+    parser.add_argument("--steps", type=COUNT, default=60_000, help="env steps of training (learner steps)")
+    parser.add_argument("--eval-every", type=COUNT, default=5_000)
+    parser.add_argument("--eval-episodes", type=COUNT, default=5)
+    parser.add_argument("--reward-scale", type=finite_number(0, above=True), default=None,
                         help="multiply rewards for learning (default: 0.01 for DayTrader's dollars, 0.1 for the commons' tons); "
                              "returns are reported unscaled")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=SEED, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/rl"))
     args = parser.parse_args(argv)
     try:

@@ -26,6 +26,7 @@ from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 import teamenvs
+from teamenvs.cli import COUNT, SEED, whole_number
 
 
 class RLlibMaskKeys(BaseParallelWrapper):
@@ -58,12 +59,12 @@ def env_creator(config: dict[str, Any]) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="day_trader_v0", help="a registered env id")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--env-runners", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=4000, help="env steps per training iteration (all agents)")
+    parser.add_argument("--env", default="day_trader_v0", choices=teamenvs.list_envs(), help="a registered env id")
+    parser.add_argument("--iterations", type=COUNT, default=10)
+    parser.add_argument("--env-runners", type=whole_number(0), default=2)
+    parser.add_argument("--batch", type=COUNT, default=4000, help="env steps per training iteration (all agents)")
     parser.add_argument("--address", default=None, help="a running Ray cluster (e.g. 'auto'); default: a local Ray instance")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=SEED, default=0)
     args = parser.parse_args(argv)
     try:
         import ray

@@ -41,6 +41,7 @@ import gymnasium
 import numpy as np
 
 import teamenvs
+from teamenvs.cli import COUNT, SEED
 from benchmarks import rl_ppo
 from teamenvs.wrappers import FlatInfo, MaskInInfo
 
@@ -216,13 +217,16 @@ HEADER = ["env", "way in", "check_env_specs", "frames", "frames/s", "episodes en
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--frames", type=int, default=2000, help="frames collected per env and way in")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--frames", type=COUNT, default=2000, help="frames collected per env and way in")
+    parser.add_argument("--seed", type=SEED, default=0)
     parser.add_argument("--only", default="", help="comma-separated env ids (default: every env)")
     parser.add_argument("--out", type=Path, help="also write the table (markdown) here; with --train, the folder of the results")
     parser.add_argument("--train", choices=sorted(rl_ppo.TASKS), help="train masked PPO on this task instead (see above)")
-    parser.add_argument("--steps", type=int, default=61_440, help="--train: learner env steps (30 batches of 2,048)")
+    parser.add_argument("--steps", type=COUNT, default=61_440, help="--train: learner env steps (30 batches of 2,048)")
     args = parser.parse_args(argv)
+    unknown = [e for e in args.only.split(",") if e and e not in teamenvs.list_envs()]
+    if unknown:
+        parser.error(f"--only: unknown env id(s) {', '.join(map(repr, unknown))}; registered: {', '.join(teamenvs.list_envs())}")
     try:
         import torch
         import torchrl

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 import teamenvs
+from teamenvs.cli import COUNT
 from agents.loop import EpisodeResult, run_episode
 from agents.scripted import default_baseline, make_policies
 from benchmarks.common import mean_sd, table
@@ -400,12 +401,12 @@ def section_tokens(policy: str, preset: str = "hard", seed: int = 0) -> None:
 
 
 # ---------------------------------------------------------------------- main
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", default="scripted", help="scripted (default baseline), random, or a baseline name")
-    parser.add_argument("--seeds", type=int, default=3, help="episodes per row in table3, teams and ablations (seeds 0..n-1)")
+    parser.add_argument("--seeds", type=COUNT, default=3, help="episodes per row in table3, teams and ablations (seeds 0..n-1)")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section (repeatable)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
     try:

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 import teamenvs
+from teamenvs.cli import COUNT, SECONDS
 from agents import make_policies, run_episode
 from benchmarks.common import mean_sd, table, time_episodes
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
@@ -79,8 +80,8 @@ def speed(seconds: float) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--seeds", type=COUNT, default=10)
+    parser.add_argument("--seconds", type=SECONDS, default=3.0)
     parser.add_argument("--only", action="append", choices=("paper", "speed"))
     args = parser.parse_args(argv)
     sections = args.only or ["paper", "speed"]

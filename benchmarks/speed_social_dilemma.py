@@ -13,9 +13,12 @@ random episodes are short and resets weigh more.)
 from __future__ import annotations
 
 import argparse
+from typing import Sequence
 
 import teamenvs
 from benchmarks.common import time_episodes
+from teamenvs.cli import SECONDS, whole_number
+from teamenvs.core.config import ConfigError
 
 SOCIAL_DILEMMAS = ("day_trader_v0", "commons_v0")
 
@@ -31,11 +34,16 @@ def measure(env_id: str, n_agents: int, seconds: float, kind: str = "random", se
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--agents", type=int, default=9)
-    args = parser.parse_args()
+    parser.add_argument("--seconds", type=SECONDS, default=3.0)
+    parser.add_argument("--agents", type=whole_number(2), default=9)
+    args = parser.parse_args(argv)
+    for env_id in SOCIAL_DILEMMAS:  # the configs say how many agents they take
+        try:
+            teamenvs.make(env_id, n_agents=args.agents)
+        except ConfigError as e:
+            parser.error(f"--agents: {e}")
     print("| env | policy | agents | episodes | agent-steps/s (loop) | agent-steps/s (env.step only) |")
     print("|---|---|---:|---:|---:|---:|")
     for env_id in SOCIAL_DILEMMAS:

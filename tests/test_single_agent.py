@@ -64,3 +64,13 @@ def test_unknown_agent_is_a_clear_error():
 def test_passes_gymnasium_env_checker():
     env = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1")
     check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("flag", ["skip_idle", "flat_info"])
+@pytest.mark.parametrize("bad", ["no", 0, 1, "False"])
+def test_the_view_s_flags_must_be_true_or_false(flag, bad):
+    """`flat_info="no"` is truthy: it used to give the flat info it meant to turn off."""
+    with pytest.raises(ValueError, match=f"{flag} must be true or false"):
+        gymnasium.make("teamenvs/DayTrader-v0", **{flag: bad})
+    env = gymnasium.make("teamenvs/DayTrader-v0", **{flag: False})
+    assert getattr(env.unwrapped, flag) is False

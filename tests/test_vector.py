@@ -81,6 +81,17 @@ def test_num_envs_must_be_a_positive_integer(bad) -> None:
         make_async("day_trader_v0", bad)
 
 
+@pytest.mark.parametrize("bad", ["no", 0, None, "False"])
+def test_pin_workers_must_be_true_or_false(bad) -> None:
+    """A flag given as text ("no") is truthy: it would quietly pin the workers it meant not to."""
+    with pytest.raises(ValueError, match="pin_workers must be true or false"):
+        make_async("day_trader_v0", 2, pin_workers=bad)
+    with pytest.raises(ValueError, match="pin_workers must be true or false"):
+        make_async("day_trader_v0", 4, workers=2, pin_workers=bad)
+    with pytest.raises(ValueError, match="pin_workers must be true or false"):
+        ProcessVectorEnv([Failing] * 2, 1, pin_workers=bad)
+
+
 def test_an_unknown_env_is_named() -> None:
     with pytest.raises(KeyError, match="unknown env id .no_such_env_v0"):
         make_async("no_such_env_v0", 2)

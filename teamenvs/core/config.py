@@ -20,6 +20,8 @@ import types
 import typing
 from typing import Any, Mapping, TypeVar
 
+import numpy as np
+
 from teamenvs.core.text import close_match, excerpt, quote
 
 C = TypeVar("C")
@@ -244,3 +246,10 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
         raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         raise ConfigError(f"{name} must be {range_text(low, high)}, got {excerpt(value)}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """Raise ConfigError unless `value` is True or False (a numpy bool too): a flag given as text ("no") would be
+    truthy and quietly do the opposite."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigError(f"{name} must be true or false, got {excerpt(value)}")

@@ -36,6 +36,7 @@ from typing import Any, Iterator, Mapping
 
 import gymnasium
 
+from teamenvs.core.config import check_flag
 from teamenvs.core.env import check_reset
 from teamenvs.core.rl import flat_info
 from teamenvs.core.text import excerpt
@@ -66,8 +67,11 @@ class SingleAgentEnv(gymnasium.Env):
         flat_info: bool | None = None,
         **config: Any,
     ) -> None:
+        check_flag("skip_idle", skip_idle)
+        if flat_info is not None:
+            check_flag("flat_info", flat_info)
         self.team_env = make(env_id, render_mode=render_mode, **config)
-        self.skip_idle = skip_idle
+        self.skip_idle = bool(skip_idle)
         agents = self.team_env.possible_agents
         self.agent = agent if agent is not None else agents[0]
         if self.agent not in agents:

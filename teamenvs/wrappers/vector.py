@@ -41,6 +41,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
 
+from teamenvs.core.config import check_flag
 from teamenvs.core.env import check_reset
 from teamenvs.core.text import excerpt, printable
 
@@ -99,6 +100,7 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
         raise ValueError(f"num_envs must be a positive integer, got {excerpt(num_envs)}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs):
         raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {excerpt(workers)}")
+    check_flag("pin_workers", pin_workers)
     gym_id = spec(env_id).gym_id
 
     # vector envs stack infos key by key, which the nested view of a text info does not allow
@@ -269,6 +271,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError("ProcessVectorEnv needs at least one env function")
         if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= len(env_fns):
             raise ValueError(f"workers must be an integer from 1 to the number of envs ({len(env_fns)}), got {excerpt(workers)}")
+        check_flag("pin_workers", pin_workers)
         probe = env_fns[0]()  # the spaces and metadata, read in this process (as AsyncVectorEnv does)
         try:
             self.single_observation_space = probe.observation_space

@@ -14,7 +14,7 @@ import gymnasium
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.paradigm import Paradigm, discover
-from teamenvs.core.text import close_match, quote
+from teamenvs.core.text import close_match, excerpt
 
 _REGISTRY: dict[str, Paradigm] = {}
 
@@ -43,9 +43,15 @@ class UnknownEnvError(ConfigError, KeyError):
 def spec(env_id: str) -> Paradigm:
     """The declaration of `env_id`, or an `UnknownEnvError` naming the nearest registered id."""
     if not isinstance(env_id, str) or env_id not in _REGISTRY:
-        close = close_match(str(env_id), list(_REGISTRY))
-        hint = f" Did you mean '{close}'?" if close else ""
-        raise UnknownEnvError(f"unknown env id {quote(str(env_id))}.{hint} Registered: {', '.join(_REGISTRY)}")
+        given = env_id.strip() if isinstance(env_id, str) else str(env_id)
+        if given in _REGISTRY:
+            hint = f" Did you mean '{given}', without the spaces or line break around it?"
+        elif given.lower() in _REGISTRY:
+            hint = f" Did you mean '{given.lower()}'? (env ids are lower case)"
+        else:
+            close = close_match(given, list(_REGISTRY))
+            hint = f" Did you mean '{close}'?" if close else ""
+        raise UnknownEnvError(f"unknown env id {excerpt(env_id)}.{hint} Registered: {', '.join(_REGISTRY)}")
     return _REGISTRY[env_id]
 
 

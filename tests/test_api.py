@@ -114,7 +114,11 @@ def test_text_space_membership():
 
 
 @pytest.mark.parametrize("env_id, shown", [("day_trader_v1", "'day_trader_v1'. Did you mean 'day_trader_v0'?"),
-                                           (["day_trader_v0"], "'['day_trader_v0']'."), (None, "'None'.")])
+                                           (["day_trader_v0"], "['day_trader_v0']."), (None, "None."),
+                                           # the spaces or line break shown, and said to be what is wrong
+                                           (" day_trader_v0", "' day_trader_v0'. Did you mean 'day_trader_v0', without the spaces"),
+                                           ("commons_v0\n", "'commons_v0\\n'. Did you mean 'commons_v0', without the spaces or line break"),
+                                           ("Commons_V0", "'Commons_V0'. Did you mean 'commons_v0'? (env ids are lower case)")])
 def test_an_unknown_env_id_is_a_config_error_and_a_key_error(env_id, shown):
     """One kind of error for every bad name a user gives (the command line shows ConfigErrors as its errors), still a
     KeyError as before; an id that is not a string is unknown too (a list raised TypeError: unhashable)."""

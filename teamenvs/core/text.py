@@ -188,9 +188,11 @@ _EXCERPT.maxlist = _EXCERPT.maxtuple = _EXCERPT.maxdict = _EXCERPT.maxset = _EXC
 
 def excerpt(value: Any) -> str:
     """A short excerpt of any outside value (a config value, a suite file's entry) for an error message: never the
-    whole value, which may be huge; a string quoted as `quote` does, anything else as a clipped repr."""
+    whole value, which may be huge; a string quoted as `quote` does, anything else as a clipped repr. A string with
+    spaces or a line break around it is shown as its repr, so they show: quoted, `' medic'` would read `'medic'`, the
+    very name the error goes on to list as valid."""
     if isinstance(value, str):
-        return quote(value)
+        return quote(value) if value == value.strip() else printable(_EXCERPT.repr(value), keep_newlines=False)
     if isinstance(value, int) and value.bit_length() > 192:
         return f"a {value.bit_length()}-bit integer"
     return printable(_EXCERPT.repr(value), keep_newlines=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from teamenvs.core.text import clean_text, valid_unicode
+from teamenvs.core.text import clean_text, excerpt, valid_unicode
 
 
 def _cleaned_in_full(text: str, max_chars: int | None, keep_newlines: bool) -> str:
@@ -49,3 +49,11 @@ def test_valid_unicode_replaces_lone_surrogates_and_returns_other_text_itself():
     assert valid_unicode("a\ud800b\udfffc") == "a\ufffdb\ufffdc"
     assert valid_unicode("\ud83d\ude00") == "\U0001f600"  # two halves of a pair are the character they make
     assert valid_unicode("x\ud800").encode("utf-8") == "x\ufffd".encode("utf-8")
+
+
+def test_an_excerpt_shows_the_spaces_and_line_breaks_around_a_string():
+    """Quoted as `quote` quotes it, `' medic'` read `'medic'`: the error named the very agent it went on to list as one."""
+    assert excerpt("medic") == "'medic'" and excerpt("say  hi") == "'say hi'"  # inside, whitespace is collapsed as before
+    assert excerpt(" medic") == "' medic'" and excerpt("medic\n") == "'medic\\n'" and excerpt("\tmedic ") == "'\\tmedic '"
+    shown = excerpt(" " + "x" * 10_000 + "\x1b[2J")
+    assert len(shown) < 100 and "\x1b" not in shown and shown.startswith("' xxx")  # cut short, no raw escape

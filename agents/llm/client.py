@@ -63,7 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
-from teamenvs.core.text import valid_unicode
+from teamenvs.core.config import ConfigError, check_flag, check_int
+from teamenvs.core.text import excerpt, valid_unicode
 
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
                              redact_url, status_message)
@@ -183,10 +184,7 @@ class LLMClient:
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
             raise ValueError("model must be a non-empty string, e.g. 'gpt-4o-mini' or 'random-valid'")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        self._check_settings()
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {self.transport!r}")
         if self.openai_client is not None:
@@ -218,6 +216,32 @@ class LLMClient:
             self._check_cache_dir(source)
         self.requests = 0  # HTTP attempts made (cache hits make none)
         self._turn = 0  # round-robin over the connection pools
+
+    def _check_settings(self) -> None:
+        """A ValueError naming the setting for a value a request could not use: a timeout of NaN waited for ever on a
+        stuck endpoint, a negative one reported "waited -6 s", and the rest reached the endpoint, to be refused there (or
+        not) in its own words."""
+        check_int("concurrency", self.concurrency, 1)
+        check_int("max_retries", self.max_retries, 0)
+        check_int("seed", self.seed)
+        if self.max_tokens is not None:
+            check_int("max_tokens", self.max_tokens, 1)
+        for name, low in (("timeout", None), ("backoff_base", 0.0), ("backoff_max", 0.0), ("temperature", 0.0)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or \
+                    (value <= 0 if low is None else value < low):
+                raise ConfigError(f"{name} must be a finite number {'above 0' if low is None else f'from {low:g}'}, got {excerpt(value)}")
+        if self.cache is not None:
+            check_flag("cache", self.cache)
+        for name in ("extra_params", "headers", "prices"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Mapping):
+                raise ConfigError(f"{name} must be a mapping (a dict), got {excerpt(value)}")
+        for model, price in (self.prices or {}).items():
+            if not (isinstance(price, (tuple, list)) and len(price) == 2 and all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in price)):
+                raise ConfigError(f"prices[{excerpt(model)}] must be two numbers from 0 (USD per 1M prompt and completion "
+                                  f"tokens), got {excerpt(price)}")
 
     def _pick_transport(self) -> str:
         """"http" or "openai", from `transport` (see the module docstring)."""

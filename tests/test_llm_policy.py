@@ -1066,3 +1066,20 @@ def test_no_prompt_line_is_a_bare_command(env_id):
         if not env.agents:
             break
     assert checked > 20
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("window", 0, "window must be >= 1, got 0"),
+    ("window", "3", "window must be an integer, got '3'"),  # was a TypeError from `<`
+    ("max_repairs", -1, "max_repairs must be >= 0, got -1"),
+    ("memories", 2.5, "memories must be an integer, got 2.5"),
+    ("keep_memory", "no", "keep_memory must be true or false, got 'no'"),  # truthy: it kept the memory
+    ("persona", ["cautious"], "persona must be text or None"),
+    ("theory", 5, "theory must be text or None"),
+])
+def test_a_policy_option_it_could_not_use_is_refused_by_name(option, value, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        LLMPolicy("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, **{option: value})
+    policy = LLMPolicy("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, window=1, max_repairs=0, memories=0,
+                       keep_memory=False, persona="You are cautious.", theory=None)
+    assert policy.window == 1 and policy.max_repairs == 0

@@ -38,7 +38,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from teamenvs.core.commands import ActionError, CommandSet
 from teamenvs.core.constrain import CONSTRAIN_MODES, JSON_MODES, REASONING_MAX_CHARS, constraint_for, reasoning_chars_for
-from teamenvs.core.text import Briefing
+from teamenvs.core.config import ConfigError, check_flag, check_int
+from teamenvs.core.text import Briefing, excerpt
 
 from agents.llm.client import Budget, LLMClient, Usage, run_sync
 
@@ -296,8 +297,13 @@ class LLMPolicy:
             client = LLMClient(model, base_url=base_url, api_key=api_key, **client_options)
         elif client_options or api_key is not None:
             raise ValueError("pass client options to the LLMClient, not beside an existing client")
-        if window < 1 or max_repairs < 0:
-            raise ValueError("window must be >= 1 and max_repairs >= 0")
+        check_int("window", window, 1)
+        check_int("max_repairs", max_repairs, 0)
+        check_int("memories", memories, 0)
+        check_flag("keep_memory", keep_memory)
+        for name, text in (("persona", persona), ("theory", theory)):
+            if text is not None and not isinstance(text, str):
+                raise ConfigError(f"{name} must be text or None, got {excerpt(text)}")
         if constrain not in CONSTRAIN_MODES:
             raise ValueError(f"constrain must be one of {', '.join(CONSTRAIN_MODES)}, got {constrain!r}")
         if memory is not None and not keep_memory and not (hasattr(memory, "get_state") and hasattr(memory, "set_state")):

@@ -294,6 +294,16 @@ def test_client_options_are_validated():
         LLMClient("random-valid", max_retries=-1, cache=False)
 
 
+def test_a_budget_is_whole_numbers_from_zero():
+    from agents.llm.client import Budget
+
+    for setting, value, says in (("max_calls", -1, "max_calls must be >= 0"), ("max_calls", "5", "max_calls must be an integer"),
+                                 ("token_budget", 1.5, "token_budget must be an integer")):
+        with pytest.raises(ValueError, match=says):  # a string compared with the calls made raised TypeError mid-episode
+            Budget(**{setting: value})
+    assert Budget(max_calls=0, token_budget=None).max_calls == 0
+
+
 @pytest.mark.parametrize("setting, value, says", [
     ("timeout", float("nan"), "timeout must be a finite number above 0, got nan"),  # waited for ever on a stuck endpoint
     ("timeout", -1, "timeout must be a finite number above 0, got -1"),  # was "waited -6 s"

@@ -308,9 +308,24 @@ def test_time_limit_leaves_a_quick_episode_alone_and_rejects_nonsense():
     limited = agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=60)
     free = agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0)
     assert limited.returns == free.returns and limited.steps == free.steps
-    for bad in (0, -1, float("nan")):
+    for bad in (0, -1, float("nan"), float("inf"), "60", True):  # ("60" raised TypeError from `>`)
         with pytest.raises(ValueError, match="time_limit must be a positive number"):
             agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=bad)
+
+
+def test_an_episode_s_step_limit_and_seeds_are_checked_before_it_starts():
+    """max_steps 0 or NaN played nothing and said nothing, and "5" raised TypeError from `<`; a policy seed numpy would
+    refuse said so in numpy's words ("expected non-negative integer", "invalid literal for int()")."""
+    env = teamenvs.make("day_trader_v0")
+    policies = agents.make_policies(env, "tit_for_tat", seed=0)
+    for bad, says in ((0, "max_steps must be >= 1, got 0"), (float("nan"), "max_steps must be an integer, got nan"),
+                      ("5", "max_steps must be an integer, got '5'")):
+        with pytest.raises(ValueError, match=says):
+            agents.run_episode(env, policies, seed=0, max_steps=bad)
+    assert agents.run_episode(env, policies, seed=0, max_steps=3).steps == 3
+    for bad, error in ((-1, ValueError), ("x", TypeError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(error, match=r"make_policies\(seed=\.\.\.\) takes a non-negative integer or None"):
+            agents.make_policies(env, "random", seed=bad)
 
 
 def test_a_default_log_name_never_replaces_a_log(tmp_path):

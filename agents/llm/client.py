@@ -137,6 +137,11 @@ class Budget:
     calls: int = 0
     tokens: int = 0
 
+    def __post_init__(self) -> None:
+        for name in ("max_calls", "token_budget"):
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name), 0)
+
     def check(self) -> None:
         if self.max_calls is not None and self.calls >= self.max_calls:
             raise BudgetExceeded(f"the episode's budget of {self.max_calls} model calls is spent (raise max_calls to go on)")

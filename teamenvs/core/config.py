@@ -253,3 +253,15 @@ def check_flag(name: str, value: Any) -> None:
     truthy and quietly do the opposite."""
     if not isinstance(value, (bool, np.bool_)):
         raise ConfigError(f"{name} must be true or false, got {excerpt(value)}")
+
+
+def check_seed(seed: Any, where: str = "seed") -> None:
+    """Refuse a seed numpy's generators would refuse in their own words (or, a list, take as one seed no log can hold
+    as one): None or a non-negative integer (a numpy integer too; not a bool). TypeError for another kind of value,
+    ValueError for a negative integer, each saying `where` it was given."""
+    if seed is None:
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{where} takes a non-negative integer or None, got {excerpt(seed)}")
+    if seed < 0:
+        raise ValueError(f"{where} takes a non-negative integer or None, got {int(seed)}")

@@ -20,7 +20,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from teamenvs.core.commands import MEMO_TEXT_CHARS, Action, ActionError, ActionForm, CommandSet, Situation
-from teamenvs.core.config import build_config
+from teamenvs.core.config import build_config, check_seed
 from teamenvs.core.messaging import Conversation, Messenger, event
 from teamenvs.core.recorder import EpisodeRecorder, header_record
 from teamenvs.core.rl import Feature, Interface, integer_of
@@ -50,11 +50,7 @@ def check_reset(seed: Any, options: Any) -> None:
     """Refuse a reset's arguments that PettingZoo's and Gymnasium's `reset` do not take, with what was wrong (numpy's own
     errors name its internals, and a list of seeds would seed a generator the log's header could not record as one
     seed): `seed` None or a non-negative integer (a numpy integer too; not a bool), `options` None or a mapping."""
-    if seed is not None:
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"reset(seed=...) takes a non-negative integer or None, got {excerpt(seed)}")
-        if seed < 0:
-            raise ValueError(f"reset(seed=...) takes a non-negative integer or None, got {int(seed)}")
+    check_seed(seed, "reset(seed=...)")
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"reset(options=...) takes a dict or None, got {excerpt(options)}")
 

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
+from teamenvs.core.config import check_seed
 from teamenvs.core.text import close_match, quote
 
 
@@ -130,6 +131,7 @@ def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: in
     comma-separated list of names (one per agent, in `env.possible_agents` order), or a
     mapping agent -> name (unnamed agents get the default baseline).
     """
+    check_seed(seed, "make_policies(seed=...)")
     env_id = getattr(env.unwrapped, "env_id", "")
     available = baselines(env_id)
     agents = list(env.possible_agents)

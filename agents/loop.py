@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import math
 import threading
 import time
@@ -308,6 +309,23 @@ def run_blocking(coro: Awaitable[T]) -> T:
     return box["result"]
 
 
+def check_jobs(jobs: Any) -> None:
+    """A ValueError saying which job is wrong and how, unless `jobs` is a sequence of mappings each holding an `env` and
+    its `policies` and nothing `arun_episode` does not take."""
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence):
+        raise ValueError(f"jobs must be a list of dicts of arun_episode's arguments (env, policies, seed, ...), got {excerpt(jobs)}")
+    known = set(inspect.signature(arun_episode).parameters)
+    for i, job in enumerate(jobs):
+        if not isinstance(job, Mapping):
+            raise ValueError(f"jobs[{i}] must be a dict of arun_episode's arguments, got {excerpt(job)}")
+        missing = [k for k in ("env", "policies") if k not in job]
+        unknown = [k for k in job if k not in known]
+        if missing or unknown:
+            raise ValueError(f"jobs[{i}]: " + "; ".join(
+                ([f"needs {' and '.join(missing)}"] if missing else []) +
+                ([f"arun_episode takes no {', '.join(map(excerpt, unknown))} (it takes {', '.join(sorted(known))})"] if unknown else [])))
+
+
 async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:
     """Run many episodes at once on one event loop, at most `parallel` at a time.
 
@@ -316,8 +334,8 @@ async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -
     Results come back in the order of `jobs`. The caller owns the loop: close clients with
     `close_policies` when done (`run_episodes` does).
     """
-    if parallel < 1:
-        raise ValueError(f"parallel must be at least 1, got {parallel}")
+    check_int("parallel", parallel, 1)
+    check_jobs(jobs)  # all of them before any episode starts: a bad tenth job would have stopped the batch midway
     gate = asyncio.Semaphore(parallel)
 
     async def one(job: Mapping[str, Any]) -> EpisodeResult:
@@ -334,7 +352,8 @@ def run_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[
         try:
             return await arun_episodes(jobs, parallel)
         finally:
-            for job in jobs:
-                await close_policies(job["policies"])
+            for job in jobs if isinstance(jobs, Sequence) else ():
+                if isinstance(job, Mapping) and "policies" in job:  # (jobs refused by `check_jobs` too)
+                    await close_policies(job["policies"])
 
     return run_blocking(all_jobs())

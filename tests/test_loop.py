@@ -368,3 +368,23 @@ def test_a_cancelled_episode_leaves_no_never_retrieved_calls_behind(caplog):
         asyncio.run(cancelled_midway())
         gc.collect()  # a future's unread exception is reported when it is collected
     assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]
+
+
+def test_many_episodes_check_every_job_before_any_starts():
+    """A bad job (a key arun_episode does not take, no policies, not a dict) is named before any episode starts, and
+    `parallel` is a whole number from 1 ("2" raised TypeError, 2.5 was taken)."""
+    env = teamenvs.make("day_trader_v0")
+    started = []
+    policies = agents.make_policies(env, "random", seed=0)
+    good = {"env": env, "policies": policies, "seed": 0, "on_step": lambda step, actions: started.append(step)}
+    for jobs, says in (([good, {**good, "bogus": 1}], r"jobs\[1\]: arun_episode takes no 'bogus' \(it takes compress"),
+                       ([good, {"env": env}], r"jobs\[1\]: needs policies"),
+                       ([good, 5], r"jobs\[1\] must be a dict"), (5, "jobs must be a list of dicts"),
+                       ("abc", "jobs must be a list of dicts")):
+        with pytest.raises(ValueError, match=says):
+            agents.run_episodes(jobs)
+    for bad in ("2", 2.5, 0, True):
+        with pytest.raises(ValueError, match="parallel must be"):
+            agents.run_episodes([good], parallel=bad)
+    assert started == []  # no episode of a refused batch began
+    assert [r.steps for r in agents.run_episodes([good], parallel=1)] == [48]

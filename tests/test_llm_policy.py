@@ -1083,3 +1083,21 @@ def test_a_policy_option_it_could_not_use_is_refused_by_name(option, value, says
     policy = LLMPolicy("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, window=1, max_repairs=0, memories=0,
                        keep_memory=False, persona="You are cautious.", theory=None)
     assert policy.window == 1 and policy.max_repairs == 0
+
+
+def test_llm_policies_refuse_a_persona_for_no_agent_and_options_beside_a_client():
+    """A persona for a misspelt agent was left out without a word (the team played without it), and client options
+    given beside a client were dropped; both are errors now that name what is wrong."""
+    env = teamenvs.make("day_trader_v0")
+    offline = {"base_url": "http://127.0.0.1:9/v1", "cache": False}
+    with pytest.raises(ValueError, match=r"personas for agents the env does not have: 'trader1'; agents are trader_1, trader_2, trader_3"):
+        make_llm_policies(env, "random-valid", personas={"trader1": "You are cautious."}, **offline)
+    with pytest.raises(ValueError, match="personas must be a dict agent -> persona text"):
+        make_llm_policies(env, "random-valid", personas=["You are cautious."], **offline)
+    client = LLMClient("random-valid", **offline)
+    for extra in ({"cache": True}, {"base_url": "http://127.0.0.1:8/v1"}, {"temperature": 0.5}):
+        with pytest.raises(ValueError, match=r"pass client options \(.+\) to the LLMClient, not beside an existing client"):
+            make_llm_policies(env, "random-valid", client=client, **extra)
+    policies = make_llm_policies(env, "random-valid", client=client, window=3, personas={"trader_2": "You are cautious."})
+    assert policies["trader_2"].persona == "You are cautious." and policies["trader_1"].persona is None
+    assert all(p.client is client and p.window == 3 for p in policies.values())

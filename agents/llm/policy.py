@@ -538,13 +538,24 @@ def make_llm_policies(
     policy_keys = {"window", "max_repairs", "memories", "constrain", "context_window", "keep_memory"}
     policy_options = {k: v for k, v in options.items() if k in policy_keys}
     client_options = {k: v for k, v in options.items() if k not in policy_keys}
+    if client is not None and (client_options or base_url is not None):  # they were dropped without a word
+        given = sorted(client_options) + (["base_url"] if base_url is not None else [])
+        raise ValueError(f"pass client options ({', '.join(given)}) to the LLMClient, not beside an existing client")
+    agents = list(env.possible_agents)
+    if personas is not None:
+        if not isinstance(personas, Mapping):
+            raise ValueError(f"personas must be a dict agent -> persona text, got {excerpt(personas)}")
+        unknown = [a for a in personas if a not in agents]
+        if unknown:  # a misspelt agent's persona would be left out without a word
+            raise ValueError(f"personas for agents the env does not have: {', '.join(map(excerpt, unknown))}; "
+                             f"agents are {', '.join(agents)}")
     client = client or LLMClient(model, base_url=base_url, **client_options)
     budget = Budget(max_calls, token_budget)
     commands = env.unwrapped.commands
     return {
         agent: LLMPolicy(client=client, commands=commands, budget=budget, persona=(personas or {}).get(agent), theory=theory,
                          memory=memory_stream(memory), **policy_options)
-        for agent in env.possible_agents
+        for agent in agents
     }
 
 

@@ -292,6 +292,24 @@ def test_a_bad_seed_is_refused_in_the_parent_and_the_workers_go_on() -> None:
         envs.close()
 
 
+def test_envs_of_unlike_spaces_are_refused_when_built() -> None:
+    """As SyncVectorEnv refuses them; the workers' batches would not join (numpy's error at the first reset), and the
+    spaces are named in a few words, not their bounds."""
+    def numeric(**config):
+        return lambda: gymnasium.make("teamenvs/DayTrader-v0", obs_type="vector", action_type="discrete", **config)
+
+    for fns in ([numeric(), numeric(n_agents=6)], [numeric(), numeric(), numeric(n_agents=6), numeric(n_agents=6)]):
+        with pytest.raises(ValueError, match=r"must all have the same observation and action spaces, as SyncVectorEnv's: "
+                                             r"env \d's observation space is Dict\(action_mask: Box\(14,\), observation: Box\(96,\)\), "
+                                             r"the first env's Dict\(action_mask: Box\(14,\), observation: Box\(51,\)\)"):
+            ProcessVectorEnv(fns, 2)
+    envs = ProcessVectorEnv([numeric()] * 4, 2)  # like spaces, built apart, are alike
+    try:
+        assert envs.reset(seed=0)[0]["observation"].shape == (4, 51)
+    finally:
+        envs.close()
+
+
 class Counting(Failing):
     """An env that says how many objects its process's garbage collector has frozen."""
 

@@ -157,7 +157,7 @@ def _serve(env_fns: CloudpickleWrapper, pipe: Any, parent_end: Any, cpu: int | N
         # 68 ms and the steps varied four times as much, which a lockstep vector step waits for); this worker's only
         gc.freeze()
         share = _Share(envs[0].observation_space, len(envs))
-        pipe.send(("ok", None))
+        pipe.send(("ok", [(env.observation_space, env.action_space) for env in envs]))  # for the parent to compare
         ended = [False] * len(envs)
         last: list[Any] = [None] * len(envs)
         while True:
@@ -216,6 +216,16 @@ def _serve(env_fns: CloudpickleWrapper, pipe: Any, parent_end: Any, cpu: int | N
                 env.close()
             except Exception:
                 pass
+
+
+def _space_text(space: gymnasium.spaces.Space) -> str:
+    """A space in a few words for an error: its kind and shape (a Box's bounds can be hundreds of numbers)."""
+    if isinstance(space, gymnasium.spaces.Dict):
+        return "Dict(" + ", ".join(f"{key}: {_space_text(sub)}" for key, sub in space.spaces.items()) + ")"
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return f"Discrete({int(space.n)})"
+    shape = getattr(space, "shape", None)
+    return f"{type(space).__name__}{tuple(shape)}" if shape is not None else type(space).__name__
 
 
 def _join(space: gymnasium.spaces.Space, parts: Sequence[Any]) -> Any:
@@ -297,7 +307,17 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             theirs.close()
             self._pipes.append(mine)
             self._processes.append(process)
-        self._receive()  # every worker built its envs
+        built = [spaces for share in self._receive() for spaces in share]  # every worker built its envs
+        for i, (observation_space, action_space) in enumerate(built):
+            # as SyncVectorEnv refuses them: the batches of unlike spaces would not join (numpy's error, at the first step)
+            if observation_space != self.single_observation_space or action_space != self.single_action_space:
+                self.close(terminate=True)
+                which, theirs, first = (("observation", observation_space, self.single_observation_space)
+                                        if observation_space != self.single_observation_space else
+                                        ("action", action_space, self.single_action_space))
+                raise ValueError(f"ProcessVectorEnv's envs must all have the same observation and action spaces, as "
+                                 f"SyncVectorEnv's: env {i}'s {which} space is {_space_text(theirs)}, the first env's "
+                                 f"{_space_text(first)}")
 
     def _receive(self, close_on_error: bool = True) -> list[Any]:
         """Each worker's answer, in order; raises if a worker failed or died, and closes the vector env if one died or

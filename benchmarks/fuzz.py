@@ -13,9 +13,9 @@ it (cut short) and exits 1 if there was any.
   type, played for 150 steps with hostile actions (`teamenvs.testing.check_hostile_actions`: empty,
   100k characters, random unicode, JSON- and injection-looking text, non-strings, indices outside the
   mask or the catalogue, missing actions, actions for agents that do not exist, and mid-episode resets with seeds or
-  options `reset` must refuse, which must leave the episode as it was); a quarter of the
-  inputs play the single-agent Gymnasium view instead, its learner sending the hostile actions. The
-  env contract runs the same check with fixed seeds in every test run;
+  options `reset` must refuse, which must leave the episode as it was); a quarter of the inputs play the
+  single-agent Gymnasium view instead, its learner sending the hostile actions and resets. The env contract runs the
+  same check with fixed seeds in every test run;
 - `configs`: per env, random keys set to hostile values (huge, NaN, wrong types, long strings, lists,
   numpy scalars) and to in-range edge values (bounds, choices, presets combined), each env made,
   reset and played for 100 random valid steps;
@@ -198,13 +198,25 @@ ACTION_STEPS = 150  # steps of hostile play per input
 
 def _single_agent_play(env_id: str, kw: dict[str, Any], seed: int) -> None:
     """Hostile actions for the learner of the single-agent Gymnasium view (scripted teammates)."""
-    from teamenvs.testing import hostile_action
+    from teamenvs.testing import HOSTILE_RESETS, hostile_action
     from teamenvs.wrappers.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv(env_id, **kw)
     rng = np.random.default_rng(seed)
     observation, info = env.reset(seed=seed)
     for step in range(ACTION_STEPS):
+        if rng.random() < 0.03:  # a reset it must refuse, before anything of the view or its episode changes
+            seed_given, options = HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))]
+            before = (env.team_env.step_count, env._teammates)
+            try:
+                env.reset(seed=seed_given, options=options)
+            except (TypeError, ValueError) as exc:
+                if _message_problem(str(exc)):
+                    raise AssertionError(f"reset(seed={seed_given!r}, options={options!r}): {_message_problem(str(exc))}") from None
+            else:
+                raise AssertionError(f"reset(seed={seed_given!r}, options={options!r}) was not refused")
+            if (env.team_env.step_count, env._teammates) != before:
+                raise AssertionError(f"a refused reset at step {step} changed the episode")
         action = hostile_action(rng, env.team_env, env.agent, info)
         observation, reward, terminated, truncated, info = env.step(action)
         if not env.observation_space.contains(observation):

@@ -133,6 +133,12 @@ async def arun_episode(
     missing = [a for a in env.possible_agents if a not in policies]
     if missing:
         raise ValueError(f"no policy for agents {missing}")
+    first_agent: dict[int, str] = {}
+    for agent in env.possible_agents:  # a policy keeps its agent's id, briefing and history: one object per agent
+        first = first_agent.setdefault(id(policies[agent]), agent)
+        if first != agent:
+            raise ValueError(f"the policy of {excerpt(agent)} is the same object as the policy of {excerpt(first)}: each "
+                             f"agent needs its own, as it keeps its agent's briefing and history (make one per agent)")
     path = None
     if log_dir is not None:
         suffix = ".jsonl.gz" if compress else ".jsonl"
@@ -324,6 +330,17 @@ def check_jobs(jobs: Any) -> None:
             raise ValueError(f"jobs[{i}]: " + "; ".join(
                 ([f"needs {' and '.join(missing)}"] if missing else []) +
                 ([f"arun_episode takes no {', '.join(map(excerpt, unknown))} (it takes {', '.join(sorted(known))})"] if unknown else [])))
+    # episodes run at once interleave their steps: one env, or one policy (its recent messages, memory, step count), in
+    # two of them would mix both episodes' states without a word
+    owner: dict[int, int] = {}
+    for i, job in enumerate(jobs):
+        policies = job["policies"]
+        for what, obj in (("env", job["env"]), *((f"policy of {excerpt(a)}", p) for a, p in
+                                                  (policies.items() if isinstance(policies, Mapping) else ()))):
+            first = owner.setdefault(id(obj), i)
+            if first != i:
+                raise ValueError(f"jobs[{i}]'s {what} is also in jobs[{first}]: episodes run at once each need their own env "
+                                 f"and policies (make them again for each job)")
 
 
 async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:

@@ -388,3 +388,20 @@ def test_many_episodes_check_every_job_before_any_starts():
             agents.run_episodes([good], parallel=bad)
     assert started == []  # no episode of a refused batch began
     assert [r.steps for r in agents.run_episodes([good], parallel=1)] == [48]
+
+
+def test_one_policy_object_for_two_agents_or_two_episodes_is_refused():
+    """A policy keeps its agent's id, briefing and history, and an env its episode: one object for two agents, or in two
+    episodes run at once, mixed them without a word (the last agent's briefing for all, two episodes' steps in one env)."""
+    env, other = teamenvs.make("day_trader_v0"), teamenvs.make("day_trader_v0")
+    policies, others = agents.make_policies(env, "tit_for_tat", seed=0), agents.make_policies(other, "tit_for_tat", seed=1)
+    shared = {a: policies["trader_1"] for a in env.possible_agents}
+    with pytest.raises(ValueError, match="the policy of 'trader_2' is the same object as the policy of 'trader_1'"):
+        agents.run_episode(env, shared, seed=0)
+    for jobs, says in (([{"env": env, "policies": policies}, {"env": env, "policies": others}], r"jobs\[1\]'s env is also in jobs\[0\]"),
+                       ([{"env": env, "policies": policies}, {"env": other, "policies": {**others, "trader_3": policies["trader_3"]}}],
+                        r"jobs\[1\]'s policy of 'trader_3' is also in jobs\[0\]")):
+        with pytest.raises(ValueError, match=says):
+            agents.run_episodes(jobs)
+    results = agents.run_episodes([{"env": env, "policies": policies, "seed": 0}, {"env": other, "policies": others, "seed": 1}])
+    assert [r.returns["trader_1"] for r in results] == [6870.0, 6870.0]

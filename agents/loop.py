@@ -24,6 +24,7 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from teamenvs.core.config import check_int
 from teamenvs.core.metrics import episode_metrics
+from teamenvs.core.policy import check_own_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.text import excerpt
 
@@ -133,12 +134,7 @@ async def arun_episode(
     missing = [a for a in env.possible_agents if a not in policies]
     if missing:
         raise ValueError(f"no policy for agents {missing}")
-    first_agent: dict[int, str] = {}
-    for agent in env.possible_agents:  # a policy keeps its agent's id, briefing and history: one object per agent
-        first = first_agent.setdefault(id(policies[agent]), agent)
-        if first != agent:
-            raise ValueError(f"the policy of {excerpt(agent)} is the same object as the policy of {excerpt(first)}: each "
-                             f"agent needs its own, as it keeps its agent's briefing and history (make one per agent)")
+    check_own_policies(policies, env.possible_agents)
     path = None
     if log_dir is not None:
         suffix = ".jsonl.gz" if compress else ".jsonl"

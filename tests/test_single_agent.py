@@ -74,3 +74,13 @@ def test_the_view_s_flags_must_be_true_or_false(flag, bad):
         gymnasium.make("teamenvs/DayTrader-v0", **{flag: bad})
     env = gymnasium.make("teamenvs/DayTrader-v0", **{flag: False})
     assert getattr(env.unwrapped, flag) is False
+
+
+def test_two_teammates_of_one_policy_object_are_refused():
+    """Each teammate's policy keeps its agent's briefing and history: one object for two teammates played both as the last."""
+    env = teamenvs.make("day_trader_v0")
+    policies = teamenvs.core.policy.make_policies(env, "tit_for_tat", seed=0)
+    with pytest.raises(ValueError, match="the policy of 'trader_3' is the same object as the policy of 'trader_2'"):
+        gymnasium.make("teamenvs/DayTrader-v0", teammates={"trader_2": policies["trader_2"], "trader_3": policies["trader_2"]}).reset(seed=0)
+    view = gymnasium.make("teamenvs/DayTrader-v0", teammates={"trader_2": policies["trader_2"], "trader_3": policies["trader_3"]})
+    assert view.reset(seed=0)[1]["needs_action"]

@@ -16,7 +16,7 @@ own folder; `agents` re-exports them beside the LLM policies and the step loop.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -122,6 +122,17 @@ def agent_seed(seed: int | None, index: int) -> int | None:
     if seed is None:
         return None
     return int(np.random.SeedSequence([int(seed), index]).generate_state(1)[0])
+
+
+def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str]) -> None:
+    """A ValueError unless each of `agents` has a policy object of its own: a policy keeps its agent's id, briefing and
+    history (`reset(agent, briefing)`), so one object for two agents plays both with the last one's."""
+    first_agent: dict[int, str] = {}
+    for agent in agents:
+        first = first_agent.setdefault(id(policies[agent]), agent)
+        if first != agent:
+            raise ValueError(f"the policy of {quote(agent)} is the same object as the policy of {quote(first)}: each "
+                             f"agent needs its own, as it keeps its agent's briefing and history (make one per agent)")
 
 
 def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: int | None = None) -> dict[str, ScriptedPolicy]:

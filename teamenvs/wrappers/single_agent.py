@@ -92,7 +92,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._unread: frozenset[str] = frozenset()
 
     def _make_teammates(self, seed: int | None) -> dict[str, Any]:
-        from teamenvs.core.policy import make_policies
+        from teamenvs.core.policy import check_own_policies, make_policies
 
         others = [a for a in self.team_env.possible_agents if a != self.agent]
         spec = self.teammates_spec
@@ -100,6 +100,7 @@ class SingleAgentEnv(gymnasium.Env):
             missing = [a for a in others if a not in spec]
             if missing:
                 raise ValueError(f"no teammate policy for {missing}")
+            check_own_policies(spec, others)
             return {a: spec[a] for a in others}
         policies = make_policies(self.team_env, spec, seed=seed)
         return {a: policies[a] for a in others}

@@ -32,6 +32,10 @@ class ConfigError(ValueError):
 
 
 def _coerce(name: str, value: Any, hint: Any) -> Any:
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        # a numpy scalar (a sweep's np.arange or np.linspace, a DataFrame cell) is the Python value it holds: "n_agents
+        # must be an integer, got np.int64(6)" refused the very number asked for; the config holds plain Python values
+        value = value.item()
     if not isinstance(value, str):
         if hint is float and isinstance(value, int) and not isinstance(value, bool):
             try:

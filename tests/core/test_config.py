@@ -329,3 +329,25 @@ def test_a_huge_message_history_is_refused_by_the_range_check(env_id):
     teamenvs.make(env_id, message_history=1_000_000).reset(seed=0)
     with pytest.raises(ConfigError, match="message_history must be from 0 to 1000000, got a 1329-bit integer"):
         teamenvs.make(env_id, message_history=10**400)
+
+
+def test_numpy_scalars_are_the_values_they_hold():
+    """A parameter sweep's values are numpy scalars (np.arange, np.linspace, a DataFrame's cells): "n_agents must be an
+    integer, got np.int64(6)" refused the very number asked for. The config holds the plain Python value, so the env,
+    its log header and its episode are those of the Python value; a numpy value that breaks a rule is refused as the
+    Python value would be."""
+    import numpy as np
+
+    from teamenvs.core.config import config_to_json
+
+    given = {"n_agents": np.int64(6), "rounds": np.int32(12), "show_balances": np.bool_(True), "max_words": np.array(20)}
+    plain = {"n_agents": 6, "rounds": 12, "show_balances": True, "max_words": 20}
+    env, same = teamenvs.make("day_trader_v0", **given), teamenvs.make("day_trader_v0", **plain)
+    assert env.config == same.config and config_to_json(env.config) == config_to_json(same.config)
+    assert all(type(getattr(env.config, k)) is type(v) for k, v in plain.items())
+    assert env.reset(seed=3)[0] == same.reset(seed=3)[0]
+    assert teamenvs.make("search_rescue_v0", critical_fraction=np.float64(0.25)).config.critical_fraction == 0.25
+    for key, value, says in (("n_agents", np.int64(1), "n_agents must be from 2 to 100, got 1"),
+                             ("starting_money", np.float64(200.5), "starting_money must be an integer, got 200.5")):
+        with pytest.raises(ConfigError, match=says):
+            teamenvs.make("day_trader_v0", **{key: value})

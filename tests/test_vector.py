@@ -75,10 +75,19 @@ def test_a_worker_that_cannot_be_pinned_still_makes_its_env(monkeypatch: pytest.
     assert make() == "env" and froze == [1]
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", np.int64(0), np.float64(2.0)])
 def test_num_envs_must_be_a_positive_integer(bad) -> None:
     with pytest.raises(ValueError, match="num_envs must be a positive integer"):
         make_async("day_trader_v0", bad)
+
+
+def test_numpy_integers_count_envs_and_workers() -> None:
+    """A sweep's np.int64 is the number it holds, as for config values."""
+    envs = make_async("day_trader_v0", np.int64(4), workers=np.int64(2), obs_type="vector", action_type="discrete")
+    try:
+        assert envs.num_envs == 4 and type(envs.num_envs) is int and len(envs.shares) == 2
+    finally:
+        envs.close()
 
 
 @pytest.mark.parametrize("bad", ["no", 0, None, "False"])

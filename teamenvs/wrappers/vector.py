@@ -96,6 +96,7 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
     robin over this process's CPUs) unless `pin_workers` is false or the platform cannot pin (`worker_fns`)."""
     from teamenvs.registry import spec
 
+    num_envs, workers = _plain(num_envs), _plain(workers)  # (a sweep's numpy integers)
     if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {excerpt(num_envs)}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs):
@@ -114,6 +115,11 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
         shared = kwargs.get("obs_type", "text") == "vector"
         return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers), shared_memory=shared)
     return ProcessVectorEnv([make] * num_envs, workers, pin_workers=pin_workers)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy integer as the Python int it holds (anything else as it is, for the checks to judge)."""
+    return int(value) if isinstance(value, np.integer) else value
 
 
 def _split(n: int, parts: int) -> list[tuple[int, int]]:
@@ -276,7 +282,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, env_fns: Sequence[Callable[[], Any]], workers: int = 2, *, pin_workers: bool = True,
                  context: str | None = None) -> None:
-        env_fns = list(env_fns)
+        env_fns, workers = list(env_fns), _plain(workers)
         if not env_fns:
             raise ValueError("ProcessVectorEnv needs at least one env function")
         if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= len(env_fns):

@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import math
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
-from teamenvs.core.config import check_int
+from teamenvs.core.config import check_int, check_number
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.policy import check_own_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
@@ -115,9 +114,8 @@ async def arun_episode(
     on_step: Callable[[int, Mapping[str, Any]], None] | None = None,
 ) -> EpisodeResult:
     """Run one episode of `env` with one policy per agent; see `run_episode`."""
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool)
-                                       and math.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {excerpt(time_limit)}")
+    if time_limit is not None:
+        check_number("time_limit", time_limit, 0, above=True)  # (seconds)
     if max_steps is not None:
         check_int("max_steps", max_steps, 1)
     deadline = None if time_limit is None else time.monotonic() + time_limit

@@ -198,7 +198,7 @@ ACTION_STEPS = 150  # steps of hostile play per input
 
 def _single_agent_play(env_id: str, kw: dict[str, Any], seed: int) -> None:
     """Hostile actions for the learner of the single-agent Gymnasium view (scripted teammates)."""
-    from teamenvs.testing import HOSTILE_RESETS, hostile_action
+    from teamenvs.testing import HOSTILE_RESETS, check_refused_reset, hostile_action
     from teamenvs.wrappers.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv(env_id, **kw)
@@ -206,17 +206,8 @@ def _single_agent_play(env_id: str, kw: dict[str, Any], seed: int) -> None:
     observation, info = env.reset(seed=seed)
     for step in range(ACTION_STEPS):
         if rng.random() < 0.03:  # a reset it must refuse, before anything of the view or its episode changes
-            seed_given, options = HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))]
-            before = (env.team_env.step_count, env._teammates)
-            try:
-                env.reset(seed=seed_given, options=options)
-            except (TypeError, ValueError) as exc:
-                if _message_problem(str(exc)):
-                    raise AssertionError(f"reset(seed={seed_given!r}, options={options!r}): {_message_problem(str(exc))}") from None
-            else:
-                raise AssertionError(f"reset(seed={seed_given!r}, options={options!r}) was not refused")
-            if (env.team_env.step_count, env._teammates) != before:
-                raise AssertionError(f"a refused reset at step {step} changed the episode")
+            check_refused_reset(env_id, env, HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))], step,
+                                state=lambda: (env.team_env.step_count, list(env.team_env.agents), env._teammates))
         action = hostile_action(rng, env.team_env, env.agent, info)
         observation, reward, terminated, truncated, info = env.step(action)
         if not env.observation_space.contains(observation):

@@ -358,7 +358,7 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
             observations, infos = env.reset(seed=int(rng.integers(2**31)))
             counts["episodes"] += 1
         if rng.random() < 0.03:
-            _check_refused_reset(env_id, env, HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))], step)
+            check_refused_reset(env_id, env, HOSTILE_RESETS[int(rng.integers(len(HOSTILE_RESETS)))], step)
         actions = {a: hostile_action(rng, env, a, infos[a]) for a in env.agents if infos[a]["needs_action"]}
         if rng.random() < 0.05 and actions:
             actions.pop(next(iter(actions)))  # a missing action
@@ -403,11 +403,14 @@ HOSTILE_RESETS = ((-1, None), ("7", None), (1.5, None), (float("nan"), None), (T
                   (0, "fast"), (0, 5), (0, ["seed"]), (None, ()))
 
 
-def _check_refused_reset(env_id: str, env: Any, arguments: tuple[Any, Any], step: int) -> None:
-    """A reset with hostile arguments mid-episode: refused with a clear TypeError or ValueError, the episode (its step, its
-    agents, what its log holds) as it was."""
+def check_refused_reset(env_id: str, env: Any, arguments: tuple[Any, Any], step: int,
+                        state: Callable[[], Any] | None = None) -> None:
+    """A reset with hostile arguments mid-episode: refused with a clear TypeError or ValueError, the episode as it was:
+    `state()` the same before and after (default: the team env's step and agents; the single-agent view adds its
+    teammates)."""
     seed, options = arguments
-    before = (env.step_count, list(env.agents))
+    state = state or (lambda: (env.step_count, list(env.agents)))
+    before = state()
     try:
         env.reset(seed=seed, options=options)
     except (TypeError, ValueError) as exc:
@@ -417,7 +420,7 @@ def _check_refused_reset(env_id: str, env: Any, arguments: tuple[Any, Any], step
         _fail(env_id, f"reset(seed={seed!r}, options={options!r}) at step {step} raised {type(exc).__name__}: {exc}")
     else:
         _fail(env_id, f"reset(seed={seed!r}, options={options!r}) at step {step} was not refused")
-    if (env.step_count, list(env.agents)) != before:
+    if state() != before:
         _fail(env_id, f"a refused reset at step {step} changed the episode")
 
 

@@ -305,15 +305,15 @@ def test_a_budget_is_whole_numbers_from_zero():
 
 
 @pytest.mark.parametrize("setting, value, says", [
-    ("timeout", float("nan"), "timeout must be a finite number above 0, got nan"),  # waited for ever on a stuck endpoint
-    ("timeout", -1, "timeout must be a finite number above 0, got -1"),  # was "waited -6 s"
-    ("timeout", "60", "timeout must be a finite number above 0, got '60'"),
-    ("temperature", float("nan"), "temperature must be a finite number from 0"),  # NaN is no JSON number
-    ("temperature", -0.5, "temperature must be a finite number from 0"),
+    ("timeout", float("nan"), "timeout must be a finite number, got nan"),  # waited for ever on a stuck endpoint
+    ("timeout", -1, "timeout must be > 0, got -1"),  # was "waited -6 s"
+    ("timeout", "60", "timeout must be a finite number, got '60'"),
+    ("temperature", float("nan"), "temperature must be a finite number, got nan"),  # NaN is no JSON number
+    ("temperature", -0.5, "temperature must be >= 0, got -0.5"),
     ("max_tokens", 0, "max_tokens must be >= 1, got 0"),
     ("max_tokens", "64", "max_tokens must be an integer"),
-    ("backoff_base", -1, "backoff_base must be a finite number from 0"),
-    ("backoff_max", float("inf"), "backoff_max must be a finite number from 0"),
+    ("backoff_base", -1, "backoff_base must be >= 0, got -1"),
+    ("backoff_max", float("inf"), "backoff_max must be a finite number, got inf"),
     ("concurrency", 2.5, "concurrency must be an integer, got 2.5"),
     ("concurrency", "4", "concurrency must be an integer, got '4'"),  # was a TypeError from `<`
     ("concurrency", True, "concurrency must be an integer, got True"),
@@ -322,8 +322,8 @@ def test_a_budget_is_whole_numbers_from_zero():
     ("cache", "no", "cache must be true or false, got 'no'"),  # "no" is truthy: it would have cached
     ("headers", 5, "headers must be a mapping"),  # was "'int' object is not iterable"
     ("extra_params", ["x"], "extra_params must be a mapping"),
-    ("prices", {"m": (1.0, -1.0)}, r"prices\['m'\] must be two numbers from 0"),
-    ("prices", {"m": 2.5}, r"prices\['m'\] must be two numbers from 0"),
+    ("prices", {"m": (1.0, -1.0)}, r"prices\['m'\] must be >= 0, got -1\.0"),
+    ("prices", {"m": 2.5}, r"prices\['m'\] must be two numbers \(USD per 1M prompt and completion tokens\), got 2\.5"),
 ])
 def test_a_client_setting_a_request_could_not_use_is_refused_when_the_client_is_made(setting, value, says):
     with pytest.raises(ValueError, match=says):

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
-from teamenvs.core.config import ConfigError, check_flag, check_int
+from teamenvs.core.config import ConfigError, check_flag, check_int, check_number
 from teamenvs.core.text import excerpt, valid_unicode
 
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
@@ -231,11 +231,9 @@ class LLMClient:
         check_int("seed", self.seed)
         if self.max_tokens is not None:
             check_int("max_tokens", self.max_tokens, 1)
-        for name, low in (("timeout", None), ("backoff_base", 0.0), ("backoff_max", 0.0), ("temperature", 0.0)):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or \
-                    (value <= 0 if low is None else value < low):
-                raise ConfigError(f"{name} must be a finite number {'above 0' if low is None else f'from {low:g}'}, got {excerpt(value)}")
+        check_number("timeout", self.timeout, 0, above=True)
+        for name in ("backoff_base", "backoff_max", "temperature"):
+            check_number(name, getattr(self, name), 0)
         if self.cache is not None:
             check_flag("cache", self.cache)
         for name in ("extra_params", "headers", "prices"):
@@ -243,10 +241,11 @@ class LLMClient:
             if value is not None and not isinstance(value, Mapping):
                 raise ConfigError(f"{name} must be a mapping (a dict), got {excerpt(value)}")
         for model, price in (self.prices or {}).items():
-            if not (isinstance(price, (tuple, list)) and len(price) == 2 and all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in price)):
-                raise ConfigError(f"prices[{excerpt(model)}] must be two numbers from 0 (USD per 1M prompt and completion "
-                                  f"tokens), got {excerpt(price)}")
+            if not (isinstance(price, (tuple, list)) and len(price) == 2):
+                raise ConfigError(f"prices[{excerpt(model)}] must be two numbers (USD per 1M prompt and completion tokens), "
+                                  f"got {excerpt(price)}")
+            for x in price:
+                check_number(f"prices[{excerpt(model)}]", x, 0)
 
     def _pick_transport(self) -> str:
         """"http" or "openai", from `transport` (see the module docstring)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import types
 import typing
 from typing import Any, Mapping, TypeVar
@@ -250,6 +251,16 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
         raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         raise ConfigError(f"{name} must be {range_text(low, high)}, got {excerpt(value)}")
+
+
+def check_number(name: str, value: Any, low: float | None = None, high: float | None = None, *, above: bool = False) -> None:
+    """Raise ConfigError unless `value` is a finite int or float (not a bool) within [low, high] (above `low` with
+    `above`): a setting outside a config (a timeout, a temperature) that NaN, infinity or text would break."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+        raise ConfigError(f"{name} must be a finite number, got {excerpt(value)}")
+    if (low is not None and (value <= low if above else value < low)) or (high is not None and value > high):
+        bounds = f"> {low:g}" if above and high is None else range_text(low, high)
+        raise ConfigError(f"{name} must be {bounds}, got {excerpt(value)}")
 
 
 def check_flag(name: str, value: Any) -> None:

@@ -214,9 +214,7 @@ def check_learners(learners: Iterable[str] | None, agents: Sequence[str]) -> fro
     try:
         chosen = list(learners)
     except TypeError:  # not a collection of agents (a number, say)
-        chosen = None
-    if chosen is None:
-        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(learners)}")
+        raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(learners)}") from None
     unknown = [a for a in chosen if a not in agents]
     if unknown or not chosen:
         raise ValueError(f"learners must be one or more of the agents ({', '.join(agents)}), got {excerpt(chosen)}")

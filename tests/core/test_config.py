@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -351,3 +352,16 @@ def test_numpy_scalars_are_the_values_they_hold():
                              ("starting_money", np.float64(200.5), "starting_money must be an integer, got 200.5")):
         with pytest.raises(ConfigError, match=says):
             teamenvs.make("day_trader_v0", **{key: value})
+
+
+def test_check_number_takes_finite_numbers_in_range_only():
+    from teamenvs.core.config import check_number
+
+    check_number("t", 0.5, 0, above=True)
+    check_number("t", 0, 0)
+    check_number("t", 10**400, 0)  # a huge int is finite (math.isfinite would overflow on it)
+    for value, says in ((float("nan"), "t must be a finite number, got nan"), (float("inf"), "a finite number, got inf"),
+                        ("1", "a finite number, got '1'"), (True, "a finite number, got True"), (0, "t must be > 0, got 0"),
+                        (3, "t must be from 0 to 2, got 3")):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            check_number("t", value, 0, 2 if value == 3 else None, above=value == 0)

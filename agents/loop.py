@@ -117,7 +117,7 @@ async def arun_episode(
     if time_limit is not None:
         check_number("time_limit", time_limit, 0, above=True)  # (seconds)
     if max_steps is not None:
-        check_int("max_steps", max_steps, 1)
+        max_steps = check_int("max_steps", max_steps, 1)
     deadline = None if time_limit is None else time.monotonic() + time_limit
 
     def remaining() -> float | None:
@@ -345,7 +345,7 @@ async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -
     Results come back in the order of `jobs`. The caller owns the loop: close clients with
     `close_policies` when done (`run_episodes` does).
     """
-    check_int("parallel", parallel, 1)
+    parallel = check_int("parallel", parallel, 1)
     check_jobs(jobs)  # all of them before any episode starts: a bad tenth job would have stopped the batch midway
     gate = asyncio.Semaphore(parallel)
 

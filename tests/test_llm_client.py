@@ -302,6 +302,8 @@ def test_a_budget_is_whole_numbers_from_zero():
         with pytest.raises(ValueError, match=says):  # a string compared with the calls made raised TypeError mid-episode
             Budget(**{setting: value})
     assert Budget(max_calls=0, token_budget=None).max_calls == 0
+    swept = Budget(max_calls=np.int64(3), token_budget=np.int64(500))  # a sweep's values, kept as plain ints
+    assert (swept.max_calls, swept.token_budget) == (3, 500) and type(swept.max_calls) is type(swept.token_budget) is int
 
 
 @pytest.mark.parametrize("setting, value, says", [
@@ -331,6 +333,12 @@ def test_a_client_setting_a_request_could_not_use_is_refused_when_the_client_is_
     # the values the suite and the docs use are taken
     LLMClient("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, timeout=0.05, temperature=0.7, max_tokens=None,
               prices={"m": (0.15, 0.6)}, backoff_base=0, headers={"X-Run": "1"}, extra_params={"top_p": 0.9})
+    # numpy integers (a sweep's np.arange) are taken and kept as Python ints: the seed and max_tokens go into request
+    # bodies, which json.dumps would refuse to write with np.int64 in them
+    swept = LLMClient("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, seed=np.int64(7), max_tokens=np.int32(64),
+                      concurrency=np.int64(4), max_retries=np.uint8(2))
+    assert [(getattr(swept, name), type(getattr(swept, name))) for name in ("seed", "max_tokens", "concurrency", "max_retries")] \
+        == [(7, int), (64, int), (4, int), (2, int)]
 
 
 # ---------------------------------------------------------------------------- budget

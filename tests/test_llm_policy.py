@@ -1083,6 +1083,9 @@ def test_a_policy_option_it_could_not_use_is_refused_by_name(option, value, says
     policy = LLMPolicy("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, window=1, max_repairs=0, memories=0,
                        keep_memory=False, persona="You are cautious.", theory=None)
     assert policy.window == 1 and policy.max_repairs == 0
+    swept = LLMPolicy("random-valid", base_url="http://127.0.0.1:9/v1", cache=False, window=np.int64(3), max_repairs=np.int64(1),
+                      memories=np.int64(0))  # a sweep's values, kept as Python ints
+    assert (swept.window, swept.max_repairs, swept.memories) == (3, 1, 0) and type(swept.window) is int
 
 
 def test_llm_policies_refuse_a_persona_for_no_agent_and_options_beside_a_client():

@@ -14,6 +14,7 @@ import gc
 import logging
 import time
 
+import numpy as np
 import pytest
 
 import agents
@@ -323,6 +324,7 @@ def test_an_episode_s_step_limit_and_seeds_are_checked_before_it_starts():
         with pytest.raises(ValueError, match=says):
             agents.run_episode(env, policies, seed=0, max_steps=bad)
     assert agents.run_episode(env, policies, seed=0, max_steps=3).steps == 3
+    assert agents.run_episode(env, policies, seed=0, max_steps=np.int64(3)).steps == 3  # a sweep's value (was refused)
     for bad, error in ((-1, ValueError), ("x", TypeError), (True, TypeError), (1.5, TypeError)):
         with pytest.raises(error, match=r"make_policies\(seed=\.\.\.\) takes a non-negative integer or None"):
             agents.make_policies(env, "random", seed=bad)

@@ -140,7 +140,7 @@ class Budget:
     def __post_init__(self) -> None:
         for name in ("max_calls", "token_budget"):
             if getattr(self, name) is not None:
-                check_int(name, getattr(self, name), 0)
+                setattr(self, name, check_int(name, getattr(self, name), 0))
 
     def check(self) -> None:
         if self.max_calls is not None and self.calls >= self.max_calls:
@@ -226,11 +226,11 @@ class LLMClient:
         """A ValueError naming the setting for a value a request could not use: a timeout of NaN waited for ever on a
         stuck endpoint, a negative one reported "waited -6 s", and the rest reached the endpoint, to be refused there (or
         not) in its own words."""
-        check_int("concurrency", self.concurrency, 1)
-        check_int("max_retries", self.max_retries, 0)
-        check_int("seed", self.seed)
+        self.concurrency = check_int("concurrency", self.concurrency, 1)
+        self.max_retries = check_int("max_retries", self.max_retries, 0)
+        self.seed = check_int("seed", self.seed)
         if self.max_tokens is not None:
-            check_int("max_tokens", self.max_tokens, 1)
+            self.max_tokens = check_int("max_tokens", self.max_tokens, 1)
         check_number("timeout", self.timeout, 0, above=True)
         for name in ("backoff_base", "backoff_max", "temperature"):
             check_number(name, getattr(self, name), 0)

@@ -297,9 +297,9 @@ class LLMPolicy:
             client = LLMClient(model, base_url=base_url, api_key=api_key, **client_options)
         elif client_options or api_key is not None:
             raise ValueError("pass client options to the LLMClient, not beside an existing client")
-        check_int("window", window, 1)
-        check_int("max_repairs", max_repairs, 0)
-        check_int("memories", memories, 0)
+        window = check_int("window", window, 1)
+        max_repairs = check_int("max_repairs", max_repairs, 0)
+        memories = check_int("memories", memories, 0)
         check_flag("keep_memory", keep_memory)
         for name, text in (("persona", persona), ("theory", theory)):
             if text is not None and not isinstance(text, str):

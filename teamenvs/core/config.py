@@ -245,12 +245,17 @@ def config_to_json(config: Any) -> dict[str, Any]:
     return json.loads(text)
 
 
-def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> None:
-    """Raise ConfigError unless `value` is an int within [low, high]."""
-    if not isinstance(value, int) or isinstance(value, bool):
+def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """Raise ConfigError unless `value` is an integer within [low, high]; return it as a Python int.
+
+    A numpy integer (a sweep's np.arange, a DataFrame cell) is the number it holds, as in a config; the caller keeps
+    the returned int, so a request body or a log never meets np.int64 (which `json.dumps` refuses)."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise ConfigError(f"{name} must be an integer, got {excerpt(value)}")
+    value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ConfigError(f"{name} must be {range_text(low, high)}, got {excerpt(value)}")
+    return value
 
 
 def check_number(name: str, value: Any, low: float | None = None, high: float | None = None, *, above: bool = False) -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
 import pytest
 
 import teamenvs
@@ -284,9 +285,17 @@ def test_config_to_json_of_a_config_that_can_change_is_made_each_time():
 
 
 def test_check_int():
-    check_int("k", 3, 1, 5)
+    assert check_int("k", 3, 1, 5) == 3
     with pytest.raises(ConfigError, match="k must be <= 5, got 6"):
         check_int("k", 6, None, 5)
+    # a numpy integer is the number it holds, returned as a Python int (json.dumps refuses np.int64); bools are not
+    taken = check_int("k", np.int64(4), 1, 5)
+    assert taken == 4 and type(taken) is int
+    with pytest.raises(ConfigError, match="k must be <= 5, got 6"):
+        check_int("k", np.int32(6), None, 5)
+    for bad in (True, np.bool_(True), 2.0, np.float64(2.0), "2"):
+        with pytest.raises(ConfigError, match="k must be an integer"):
+            check_int("k", bad)
 
 
 def test_make_unknown_id_names_registered_ids():
@@ -337,8 +346,6 @@ def test_numpy_scalars_are_the_values_they_hold():
     integer, got np.int64(6)" refused the very number asked for. The config holds the plain Python value, so the env,
     its log header and its episode are those of the Python value; a numpy value that breaks a rule is refused as the
     Python value would be."""
-    import numpy as np
-
     from teamenvs.core.config import config_to_json
 
     given = {"n_agents": np.int64(6), "rounds": np.int32(12), "show_balances": np.bool_(True), "max_words": np.array(20)}

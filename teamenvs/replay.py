@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, TextIO
 
 from teamenvs._version import __version__
+from teamenvs.core.config import check_flag, check_int
 from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
 from teamenvs.core.text import excerpt, printable
@@ -409,6 +410,10 @@ def play(path: str | Path, stream: TextIO | None = None, delay: float = 0.0, sta
     """
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= MAX_DELAY:  # (NaN fails too)
         raise ValueError(f"--delay must be a number of seconds from 0 to {MAX_DELAY:g}, got {excerpt(delay)}")
+    # checked before the log is read: start="2" from Python compared text with numbers and raised a bare TypeError
+    start = check_int("--step (start)", start)
+    stop = None if stop is None else check_int("--stop (stop)", stop)
+    check_flag("color", color)
     out = stream if stream is not None else sys.stdout
     replay = load_replay(path, ansi=True)
     last = replay.n_steps if stop is None else stop

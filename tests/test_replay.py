@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import agents
@@ -120,6 +121,14 @@ def test_play_shows_rewards_events_and_a_range_of_steps_in_colour(logs):
         replay.play(path, stream=io.StringIO(), start=999)
     with pytest.raises(ValueError, match="comes before"):
         replay.play(path, stream=io.StringIO(), start=5, stop=2)
+    # from Python, a step given as text compared text with numbers (a bare TypeError); a flag given as text was truthy
+    for given, says in (({"start": "2"}, r"--step \(start\) must be an integer, got '2'"),
+                        ({"stop": 1.5}, r"--stop \(stop\) must be an integer, got 1\.5"),
+                        ({"color": "no"}, "color must be true or false, got 'no'")):
+        with pytest.raises(ValueError, match=says):
+            replay.play(path, stream=io.StringIO(), **given)
+    out = io.StringIO()  # a numpy step index is the number it holds
+    assert replay.play(path, stream=out, start=np.int64(2), stop=np.int64(3), color=False) == 2
 
 
 def test_compressed_and_plain_logs_replay_alike(logs, tmp_path):

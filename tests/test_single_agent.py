@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -84,3 +86,30 @@ def test_two_teammates_of_one_policy_object_are_refused():
         gymnasium.make("teamenvs/DayTrader-v0", teammates={"trader_2": policies["trader_2"], "trader_3": policies["trader_2"]}).reset(seed=0)
     view = gymnasium.make("teamenvs/DayTrader-v0", teammates={"trader_2": policies["trader_2"], "trader_3": policies["trader_3"]})
     assert view.reset(seed=0)[1]["needs_action"]
+
+
+def test_a_teammate_spec_the_view_would_misread_is_refused_when_it_is_made():
+    """A mapping with the learner's own policy in it (a whole team's mapping) was taken and that policy never played;
+    one naming an agent the env lacks was taken too when its values were objects; names mixed with objects were read as
+    the object's repr, "unknown baseline '<...TitForTat object at ...>'"; and every one of these surfaced at the first
+    reset, not where the view was made."""
+    env = teamenvs.make("day_trader_v0")
+    team = teamenvs.core.policy.make_policies(env, "tit_for_tat", seed=0)
+    for teammates, says in (
+        (dict(team), "teammates maps the learner 'trader_1', whose actions come from the Gymnasium agent"),
+        ({"trader_1": "defector"}, "teammates maps the learner 'trader_1'"),
+        ({"trader_2": team["trader_2"], "trader_3": team["trader_3"], "trader4": team["trader_1"]},
+         "teammates names agents the env does not have: 'trader4'; agents are trader_1, trader_2, trader_3"),
+        ({"trader_2": team["trader_2"], "trader_3": "defector"}, "baseline names or to policy objects, not both"),
+        ({"trader_2": team["trader_2"]}, "no teammate policy for trader_3 (teammates maps agents to policy objects"),
+        ("tit_for_tatt", "unknown baseline 'tit_for_tatt' for day_trader_v0"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates=teammates)  # no reset needed to say so
+    # what the view takes: the teammates' objects, or names for some of them (the rest play the default baseline)
+    objects = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates={a: team[a] for a in ("trader_2", "trader_3")})
+    objects.reset(seed=0)
+    assert objects.unwrapped._teammates == {"trader_2": team["trader_2"], "trader_3": team["trader_3"]}
+    named = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates={"trader_3": "defector"})
+    named.reset(seed=0)
+    assert [type(p).__name__ for p in named.unwrapped._teammates.values()] == ["TitForTat", "Defector"]

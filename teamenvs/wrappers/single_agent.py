@@ -5,7 +5,9 @@
     obs, info = env.reset(seed=0)
 
 `teammates` is a baseline kind ("scripted" by default, "random", a baseline name, a comma
-list, a mapping agent -> name) or a mapping agent -> policy object. `obs_type` and
+list, a mapping agent -> name; unnamed teammates play the default) or a mapping teammate ->
+policy object, one for each teammate. A mapping never names the learner, nor mixes names with
+objects; the view says so when it is made. `obs_type` and
 `action_type` pick the learner's interface as in `teamenvs.make` (numeric observations, discrete
 actions with their mask); the teammates get text observations whatever the learner's interface
 (the team env is made with `learners=(agent,)`), as their policies expect.
@@ -39,7 +41,7 @@ import gymnasium
 from teamenvs.core.config import check_flag
 from teamenvs.core.env import check_reset
 from teamenvs.core.rl import flat_info
-from teamenvs.core.text import excerpt
+from teamenvs.core.text import excerpt, quote
 from teamenvs.core.view import thaw
 from teamenvs.registry import make
 
@@ -85,21 +87,41 @@ class SingleAgentEnv(gymnasium.Env):
         self.flat_info = (obs_type != "text") if flat_info is None else bool(flat_info)
         self._episode_live, self._learner_steps, self._time_limit_said = False, 0, False
         self.teammates_spec = teammates
+        self._check_teammates()
         self.render_mode = render_mode
         self.observation_space = self.team_env.observation_space(self.agent)
         self.action_space = self.team_env.action_space(self.agent)
         self._teammates: dict[str, Any] = {}
         self._unread: frozenset[str] = frozenset()
 
+    def _check_teammates(self) -> None:
+        """Refuse, when the view is made, a teammate spec its first reset would refuse or quietly misread: a mapping
+        naming no agent of the env, or the learner (whose policy would never play: the Gymnasium agent plays it), or
+        mixing baseline names with policy objects; then make the teammates once, so a misspelt baseline is named now."""
+        spec, agents = self.teammates_spec, list(self.team_env.possible_agents)
+        if isinstance(spec, Mapping):
+            unknown = [excerpt(a) for a in spec if a not in agents]
+            if unknown:
+                raise ValueError(f"teammates names agents the env does not have: {', '.join(unknown)}; agents are {', '.join(agents)}")
+            if self.agent in spec:
+                raise ValueError(f"teammates maps the learner {quote(self.agent)}, whose actions come from the Gymnasium "
+                                 f"agent, not a policy: leave it out (teammates are {', '.join(a for a in agents if a != self.agent)})")
+            named = [isinstance(v, str) for v in spec.values()]
+            if any(named) and not all(named):
+                raise ValueError("teammates maps agents to baseline names or to policy objects, not both: make the "
+                                 "named ones with teamenvs.core.policy.make_policies and give objects for all")
+        self._make_teammates(None)
+
     def _make_teammates(self, seed: int | None) -> dict[str, Any]:
         from teamenvs.core.policy import check_own_policies, make_policies
 
         others = [a for a in self.team_env.possible_agents if a != self.agent]
         spec = self.teammates_spec
-        if isinstance(spec, Mapping) and all(not isinstance(v, str) for v in spec.values()):
+        if isinstance(spec, Mapping) and spec and not any(isinstance(v, str) for v in spec.values()):
             missing = [a for a in others if a not in spec]
             if missing:
-                raise ValueError(f"no teammate policy for {missing}")
+                raise ValueError(f"no teammate policy for {', '.join(missing)} (teammates maps agents to policy objects: "
+                                 f"give one for each of {', '.join(others)})")
             check_own_policies(spec, others)
             return {a: spec[a] for a in others}
         policies = make_policies(self.team_env, spec, seed=seed)

@@ -20,7 +20,8 @@ never refused), `state()` inside `state_space`, discrete episodes whose logs rep
 PettingZoo and Gymnasium checks in the numeric modes; and hostile actions (empty, huge, random
 unicode, JSON- and injection-looking text, non-strings, indices outside the mask or the catalogue)
 in every observation type and both action types, which must each get a clear error in the agent's
-next observation, never an exception (`check_hostile_actions`).
+next observation, never an exception (`check_hostile_actions`); and message isolation in every preset: what an
+agent receives never depends on the words of messages it was not sent (`check_message_isolation`).
 """
 
 from __future__ import annotations
@@ -450,6 +451,99 @@ def check_hostile_input(env_id: str) -> None:
             _fail(env_id, f"hostile {obs_type}/{action_type} play gave {counts}: both valid and refused actions expected")
 
 
+def _as_plain(value: Any) -> str:
+    """What an agent receives, as one JSON text to compare (arrays as lists, forms as their JSON)."""
+    return json.dumps(value, sort_keys=True, default=lambda o: o.to_json() if hasattr(o, "to_json")
+                      else o.tolist() if hasattr(o, "tolist") else str(o))
+
+
+def _marked_words(tag: str, count: int) -> str:
+    return " ".join(f"{tag}{i}" for i in range(1, count + 1))
+
+
+def check_message_isolation(env_id: str, seed: int = 0, steps: int = 150, observers: int = 3, **config: Any) -> dict[str, int]:
+    """Messages reach no one they were not sent to, even indirectly: twin episodes (the same seed and actions) that
+    differ only in the words of messages sent by the observer's teammates give the observer the same observation
+    (text and vector), action mask, reward, termination and info at every step.
+
+    Both twins' messages have the same number of words, so only their content differs. A message that reaches the
+    observer must not differ: each step is first played on a copy of the first twin, and who received each message
+    there (the env's messenger, `last_delivery`) decides which senders' words may differ; so what is checked is the
+    paradigm's own routing (a room, an interview, a bandwidth), and the observer is watched for the whole episode.
+    Up to `observers` agents, spread over the team, each watch a pair of twins.
+    Returns {"compared": observer-steps compared, "delivered": differing messages delivered to others}."""
+    counts = {"compared": 0, "delivered": 0}
+    agents = list(make(env_id, **config).possible_agents)
+    watching = sorted({agents[round(i * (len(agents) - 1) / max(observers - 1, 1))] for i in range(min(observers, len(agents)))},
+                      key=agents.index)
+    for observer in watching:
+        twins = [make(env_id, obs_type="both", action_type="discrete", **config) for _ in range(2)]
+        infos = [twin.reset(seed=seed)[1] for twin in twins][0]
+        rng = np.random.default_rng(seed)
+        for step in range(steps):
+            if not twins[0].agents:
+                break
+            sampled = _valid_actions(infos, twins[0].agents, rng)
+            sent = [dict(sampled), dict(sampled)]
+            said = []  # senders of a `say` with words that differ: whether it reaches the observer is the paradigm's call
+            for agent, text in sampled.items():
+                command, *rest = text.split()
+                # a `tell` to the observer is the one message it may read: its words stay the same in both twins
+                if agent != observer and (command == "say" or (command == "tell" and rest[0] != observer)):
+                    head, words = " ".join(text.split()[:1 if command == "say" else 2]), int(rng.integers(1, 6))
+                    sent[0][agent], sent[1][agent] = f"{head} {_marked_words('qxa', words)}", f"{head} {_marked_words('zzb', words)}"
+                    if command == "say":
+                        said.append(agent)
+            if said:
+                probe = pickle.loads(pickle.dumps(twins[0]))  # (a copy: faster than deepcopy)
+                probe.step(sent[0])
+                for message, recipients in _delivered(probe):
+                    if observer in recipients and message.to is None and message.sender in said:
+                        sent[0][message.sender] = sent[1][message.sender] = sampled[message.sender]
+            results = [twin.step(actions) for twin, actions in zip(twins, sent)]
+            infos = results[0][4]
+            delivered = [(message, recipients) for message, recipients in _delivered(twins[0]) if message.text.startswith("qxa")]
+            for message, recipients in delivered:
+                if observer in recipients and message.to is not None:
+                    _fail(env_id, f"{message.sender}'s private message to {message.to} was delivered to {observer} too "
+                                  f"(step {step + 1}, {config or 'default config'}, seed {seed})")
+            if any(observer in recipients for _, recipients in delivered):
+                break  # a `say` held back and delivered later than it was sent: the observer now knows, and the twins part
+            counts["delivered"] += len(delivered)
+            if observer in results[0][0] or observer in results[1][0]:
+                _compare_received(env_id, observer, results, step, seed, config)
+                counts["compared"] += 1
+    return counts
+
+
+def _delivered(env: Any) -> tuple[tuple[Any, tuple[str, ...]], ...]:
+    """The messages the env's last step delivered, with their recipients (none for an env without a messenger)."""
+    messenger = getattr(env.unwrapped, "messenger", None)
+    return getattr(messenger, "last_delivery", ())
+
+
+def _compare_received(env_id: str, observer: str, results: list[tuple[Any, ...]], step: int, seed: int,
+                      config: dict[str, Any]) -> None:
+    """Fail unless both twins' step results give `observer` the same of each part."""
+    for part, name in enumerate(("observation", "reward", "termination", "truncation", "info")):
+        mine = [_as_plain(result[part].get(observer)) for result in results]
+        if mine[0] != mine[1]:
+            at = next((i for i, (a, b) in enumerate(zip(*mine)) if a != b), min(map(len, mine)))
+            _fail(env_id, f"{observer}'s {name} at step {step + 1} depends on the words of messages it was not "
+                          f"sent ({config or 'default config'}, seed {seed}): ...{mine[0][max(at - 80, 0):at + 80]}... "
+                          f"against ...{mine[1][max(at - 80, 0):at + 80]}...")
+
+
+def check_messages(env_id: str) -> None:
+    """`check_message_isolation` in the default config and every preset."""
+    env = make(env_id)
+    compared = 0
+    for preset in [None, *(name for name in getattr(env.unwrapped, "presets", {}) if name != "baseline")]:
+        compared += check_message_isolation(env_id, seed=3, steps=100, **({"preset": preset} if preset else {}))["compared"]
+    if not compared:
+        _fail(env_id, "message isolation compared no step")
+
+
 def check_rl_interface(env_id: str) -> None:
     """Every observation and action type: spaces, exact masks, state, replayable discrete logs,
     PettingZoo's API test in the numeric mode and Gymnasium's `check_env` on the single-agent view."""
@@ -497,6 +591,7 @@ CHECKS = (
     ("single-agent view", check_single_agent_view),
     ("rl interface", check_rl_interface),
     ("hostile actions", check_hostile_input),
+    ("message isolation", check_messages),
 )
 
 
@@ -517,4 +612,4 @@ def check_team_env(env_id: str) -> list[str]:
 
 __all__ = ["check_team_env", "check_valid_action_episode", "check_logs_metrics_and_replay", "check_presets",
            "check_copies", "check_single_agent_view", "check_pettingzoo_api", "check_exact_masks", "check_rl_interface",
-           "check_hostile_actions", "check_hostile_input", "hostile_action"]
+           "check_hostile_actions", "check_hostile_input", "hostile_action", "check_message_isolation"]

@@ -45,6 +45,37 @@ def test_the_contract_catches_infos_shared_between_steps(monkeypatch):
         check_valid_action_episode("commons_v0", max_steps=3)
 
 
+def test_the_contract_catches_a_private_message_read_by_a_third_agent(monkeypatch):
+    """`tell` delivered to every agent: the twin episodes whose private messages differ in their words tell the observer
+    apart, and the check names the sender, the recipient and who else read it."""
+    from teamenvs.commons.env import CommonsEnv
+    from teamenvs.testing import check_message_isolation
+
+    monkeypatch.setattr(CommonsEnv, "_recipients", lambda self, sender, to: [a for a in self.agents if a != sender])
+    with pytest.raises(AssertionError, match=r"fisher_\d's private message to fisher_\d was delivered to fisher_1 too"):
+        check_message_isolation("commons_v0", seed=3)
+
+
+def test_the_contract_catches_words_of_others_messages_in_an_info(monkeypatch):
+    """An info that carries anything of the words of messages the agent was not sent (here their first letters)."""
+    from teamenvs.core.env import TeamEnv
+    from teamenvs.testing import check_message_isolation
+
+    original = TeamEnv._observe
+
+    def leaky(self, final=False):
+        observations, infos = original(self, final)
+        for info in infos.values():
+            info["gist"] = "".join(message.text[0] for message, _ in self.messenger.last_delivery)
+        return observations, infos
+
+    monkeypatch.setattr(TeamEnv, "_observe", leaky)
+    with pytest.raises(AssertionError, match="member_1's info at step \\d+ depends on the words of messages it was not sent"):
+        check_message_isolation("hidden_profile_v0", seed=3)
+    monkeypatch.setattr(TeamEnv, "_observe", original)
+    assert check_message_isolation("hidden_profile_v0", seed=3)["delivered"] > 0  # the same play, unpatched, passes
+
+
 NEW_PARADIGM = """
 import gymnasium, teamenvs
 from teamenvs.core.policy import make_policies

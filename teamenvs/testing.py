@@ -21,7 +21,8 @@ PettingZoo and Gymnasium checks in the numeric modes; and hostile actions (empty
 unicode, JSON- and injection-looking text, non-strings, indices outside the mask or the catalogue)
 in every observation type and both action types, which must each get a clear error in the agent's
 next observation, never an exception (`check_hostile_actions`); and message isolation in every preset: what an
-agent receives never depends on the words of messages it was not sent (`check_message_isolation`).
+agent receives never depends on the words of messages it was not sent, nor of teammates' refused actions
+(`check_message_isolation`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from teamenvs.core.commands import Action
+from teamenvs.core.commands import Action, ActionForm
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, as_logged, read_log
@@ -452,9 +453,15 @@ def check_hostile_input(env_id: str) -> None:
 
 
 def _as_plain(value: Any) -> str:
-    """What an agent receives, as one JSON text to compare (arrays as lists, forms as their JSON)."""
-    return json.dumps(value, sort_keys=True, default=lambda o: o.to_json() if hasattr(o, "to_json")
-                      else o.tolist() if hasattr(o, "tolist") else str(o))
+    """What an agent receives, as one JSON text to compare: arrays as lists, a valid form as its JSON and the
+    situation it was offered in (the names, limits and refusals a policy may read from it, and sample from)."""
+
+    def plain(o: Any) -> Any:
+        if isinstance(o, ActionForm):
+            return {**o.to_json(), "situation": repr(o.situation)}
+        return o.to_json() if hasattr(o, "to_json") else o.tolist() if hasattr(o, "tolist") else str(o)
+
+    return json.dumps(value, sort_keys=True, default=plain)
 
 
 def _marked_words(tag: str, count: int) -> str:
@@ -463,8 +470,9 @@ def _marked_words(tag: str, count: int) -> str:
 
 def check_message_isolation(env_id: str, seed: int = 0, steps: int = 150, observers: int = 3, **config: Any) -> dict[str, int]:
     """Messages reach no one they were not sent to, even indirectly: twin episodes (the same seed and actions) that
-    differ only in the words of messages sent by the observer's teammates give the observer the same observation
-    (text and vector), action mask, reward, termination and info at every step.
+    differ only in the words of messages sent by the observer's teammates, and in the words of teammates' actions the
+    rules refuse (a refusal is told to its agent alone), give the observer the same observation (text and vector),
+    action mask, reward, termination and info (the situation of each valid form included) at every step.
 
     Both twins' messages have the same number of words, so only their content differs. A message that reaches the
     observer must not differ: each step is first played on a copy of the first twin, and who received each message
@@ -488,6 +496,10 @@ def check_message_isolation(env_id: str, seed: int = 0, steps: int = 150, observ
             said = []  # senders of a `say` with words that differ: whether it reaches the observer is the paradigm's call
             for agent, text in sampled.items():
                 command, *rest = text.split()
+                if agent != observer and rng.random() < 0.1:  # an action refused in both twins, in other words
+                    words = int(rng.integers(1, 6))
+                    sent[0][agent], sent[1][agent] = _marked_words("qxa", words), _marked_words("zzb", words)
+                    continue
                 # a `tell` to the observer is the one message it may read: its words stay the same in both twins
                 if agent != observer and (command == "say" or (command == "tell" and rest[0] != observer)):
                     head, words = " ".join(text.split()[:1 if command == "say" else 2]), int(rng.integers(1, 6))
@@ -529,8 +541,8 @@ def _compare_received(env_id: str, observer: str, results: list[tuple[Any, ...]]
         mine = [_as_plain(result[part].get(observer)) for result in results]
         if mine[0] != mine[1]:
             at = next((i for i, (a, b) in enumerate(zip(*mine)) if a != b), min(map(len, mine)))
-            _fail(env_id, f"{observer}'s {name} at step {step + 1} depends on the words of messages it was not "
-                          f"sent ({config or 'default config'}, seed {seed}): ...{mine[0][max(at - 80, 0):at + 80]}... "
+            _fail(env_id, f"{observer}'s {name} at step {step + 1} depends on words it was not sent (teammates' messages to others, "
+                          f"their refused actions; {config or 'default config'}, seed {seed}): ...{mine[0][max(at - 80, 0):at + 80]}... "
                           f"against ...{mine[1][max(at - 80, 0):at + 80]}...")
 
 

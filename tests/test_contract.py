@@ -70,10 +70,28 @@ def test_the_contract_catches_words_of_others_messages_in_an_info(monkeypatch):
         return observations, infos
 
     monkeypatch.setattr(TeamEnv, "_observe", leaky)
-    with pytest.raises(AssertionError, match="member_1's info at step \\d+ depends on the words of messages it was not sent"):
+    with pytest.raises(AssertionError, match="member_1's info at step \\d+ depends on words it was not sent"):
         check_message_isolation("hidden_profile_v0", seed=3)
     monkeypatch.setattr(TeamEnv, "_observe", original)
     assert check_message_isolation("hidden_profile_v0", seed=3)["delivered"] > 0  # the same play, unpatched, passes
+
+
+def test_the_contract_catches_teammates_refused_actions_in_an_info(monkeypatch):
+    """Every agent's last action (a refusal quotes what its agent wrote) in every agent's info, not its own alone."""
+    from teamenvs.core.env import TeamEnv
+    from teamenvs.testing import check_message_isolation
+
+    original = TeamEnv._observe
+
+    def leaky(self, final=False):
+        observations, infos = original(self, final)
+        for info in infos.values():
+            info["team"] = {agent: dict(self._last_action.get(agent) or {}) for agent in self.possible_agents}
+        return observations, infos
+
+    monkeypatch.setattr(TeamEnv, "_observe", leaky)
+    with pytest.raises(AssertionError, match="depends on words it was not sent"):
+        check_message_isolation("day_trader_v0", seed=3)  # (broadcast messages only: the refused actions tell it)
 
 
 NEW_PARADIGM = """

@@ -218,9 +218,32 @@ def test_a_worker_error_is_raised_in_the_parent_with_its_worker_and_envs() -> No
 def test_a_worker_that_dies_is_reported_not_waited_for() -> None:
     envs = ProcessVectorEnv([lambda: Failing(fail_at=1, exit=True)] * 2, 2)
     envs.reset(seed=0)
-    with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-0\) exited \(exit code 3\)"):
+    with pytest.raises(RuntimeError, match=r"worker 0 \(envs 0-0\) exited with code 3"):
         envs.step(np.zeros(2, np.int64))
     assert envs.closed
+
+
+@pytest.mark.parametrize("workers, call", [(None, "step"), (None, "reset"), (None, "call"), (None, "step_wait"),
+                                           (1, "step"), (1, "reset"), (1, "call")])
+def test_a_worker_killed_from_outside_is_named_and_the_vector_env_closes(workers, call) -> None:
+    """A worker killed (by the out-of-memory killer, say): Gymnasium's AsyncVectorEnv raised a bare BrokenPipeError or
+    EOFError at the next call and again at close(), which left the other worker running."""
+    import signal
+
+    envs = make_async("day_trader_v0", 2, workers=workers, obs_type="vector", action_type="discrete")
+    processes = envs._processes if isinstance(envs, ProcessVectorEnv) else envs.processes
+    envs.reset(seed=0)
+    if call == "step_wait":
+        envs.step_async(np.zeros(2, np.int64))
+    os.kill(processes[0].pid, signal.SIGKILL)
+    processes[0].join(5)
+    calls = {"step": lambda: envs.step(np.zeros(2, np.int64)), "reset": lambda: envs.reset(seed=1),
+             "call": lambda: envs.call("step_count"), "step_wait": lambda: envs.step_wait()}
+    kind = "ProcessVectorEnv" if workers == 1 else "AsyncVectorEnv"
+    with pytest.raises(RuntimeError, match=rf"{kind} worker 0 \(envs? 0(-1)?\) was killed by SIGKILL \(out of memory\?\)"):
+        calls[call]()
+    envs.close()  # raised BrokenPipeError again
+    assert envs.closed and not any(p.is_alive() for p in processes)
 
 
 def test_an_env_that_cannot_be_built_in_a_worker_is_reported() -> None:

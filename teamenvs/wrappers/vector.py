@@ -7,7 +7,7 @@
 
 With one env per worker (the default) this is the `AsyncVectorEnv` a user would build with
 `gymnasium.make`, except that each worker process pins itself to one CPU of those this process may
-use (worker i to the i-th, round robin). Why: the parent wakes its workers through pipes, and Linux
+use (worker i to the i-th, round robin), and that a worker that dies is named (`AsyncVectorEnv` here). Why: the parent wakes its workers through pipes, and Linux
 tends to queue the woken workers on the parent's CPU, so that one worker waits for the other to
 finish its step while a CPU stays idle. On the 2-core CI machine a timeline of two shape-factory
 workers' steps showed the second often starting only when the first had finished; pinned, their
@@ -33,12 +33,15 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import signal
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import CloudpickleWrapper, batch_space, concatenate, create_empty_array, iterate
 
 from teamenvs.core.config import check_flag
@@ -113,8 +116,69 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
     if workers is None or workers == num_envs:
         # text cannot travel through shared memory (see teamenvs.core.text); arrays alone can
         shared = kwargs.get("obs_type", "text") == "vector"
-        return gymnasium.vector.AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers), shared_memory=shared)
+        return AsyncVectorEnv(worker_fns(make, num_envs, pin=pin_workers), shared_memory=shared)
     return ProcessVectorEnv([make] * num_envs, workers, pin_workers=pin_workers)
+
+
+def ended(process: Any) -> str:
+    """How a worker process that stopped answering ended, for an error message."""
+    process.join(1.0)
+    code = process.exitcode
+    if code is None:
+        return "stopped answering (its pipe closed)"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        # (SIGKILL is also what Linux's out-of-memory killer sends)
+        return f"was killed by {name}" + (" (out of memory?)" if -code == signal.SIGKILL else "")
+    return f"exited with code {code}"
+
+
+_LOST = (BrokenPipeError, EOFError, ConnectionResetError)  # what a call to a dead worker's pipe raises
+
+
+def _saying_which_worker_died(method: Callable[..., Any]) -> Callable[..., Any]:
+    def call(self: "AsyncVectorEnv", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except _LOST:
+            deadline = time.monotonic() + 1.0  # (a pipe may break a moment before its process is seen to have ended)
+            while not (dead := [(i, p) for i, p in enumerate(self.processes) if not p.is_alive()]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if not dead:
+                raise
+            i, process = dead[0]
+            how = ended(process)
+            self.close(terminate=True)
+            raise RuntimeError(f"AsyncVectorEnv worker {i} (env {i}) {how}: its env is lost, and the vector env is now "
+                               f"closed (make it again to go on)") from None
+
+    call.__name__, call.__doc__ = method.__name__, method.__doc__
+    return call
+
+
+class AsyncVectorEnv(gymnasium.vector.AsyncVectorEnv):
+    """Gymnasium's `AsyncVectorEnv` (what `make_async` gives with one env per worker) that says which worker died, and
+    how, when one does (killed, say, by the out-of-memory killer): Gymnasium's raises a bare BrokenPipeError or
+    EOFError at the next call, and again at `close`. Here that call raises a RuntimeError naming the worker, the
+    other workers are stopped, and `close` then succeeds."""
+
+    reset_async = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.reset_async)
+    reset_wait = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.reset_wait)
+    step_async = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.step_async)
+    step_wait = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.step_wait)
+    call_async = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.call_async)
+    call_wait = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.call_wait)
+    set_attr = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.set_attr)
+
+    def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
+        if any(not process.is_alive() for process in self.processes):
+            # a dead worker answers nothing: what was pending is dropped, and the live workers are stopped
+            self._state = AsyncState.DEFAULT
+            terminate = True
+        super().close_extras(timeout, terminate)
 
 
 def _plain(value: Any) -> Any:
@@ -334,10 +398,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             try:
                 answer = pipe.recv()
             except (EOFError, OSError):
-                process = self._processes[w]
-                process.join(1.0)
-                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited (exit code "
-                                      f"{process.exitcode})", None)
+                failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) {ended(self._processes[w])}", None)
                 died = True
                 continue
             if answer[0] == "error":  # an env's error may quote what an agent sent: made safe to print
@@ -362,8 +423,9 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
                 pipe.send(message)
             except (BrokenPipeError, OSError):
                 start, end = self.shares[w]
+                how = ended(self._processes[w])
                 self.close(terminate=True)
-                raise RuntimeError(f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) exited") from None
+                raise RuntimeError(f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) {how}") from None
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None):
         """Reset every env (seeds as `SyncVectorEnv` takes them: None, an int for `seed + i`, or one per env);

@@ -624,4 +624,4 @@ def check_team_env(env_id: str) -> list[str]:
 
 __all__ = ["check_team_env", "check_valid_action_episode", "check_logs_metrics_and_replay", "check_presets",
            "check_copies", "check_single_agent_view", "check_pettingzoo_api", "check_exact_masks", "check_rl_interface",
-           "check_hostile_actions", "check_hostile_input", "hostile_action", "check_message_isolation"]
+           "check_hostile_actions", "check_hostile_input", "hostile_action", "check_message_isolation", "check_messages"]

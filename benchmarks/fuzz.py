@@ -1,6 +1,6 @@
 """Fuzz what users, models and endpoints hand the suite: actions, configs, suites, logs, HTTP, replies, the CLI.
 
-    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http,replies,models,cli]
+    python -m benchmarks.fuzz [--seed 0] [--rounds 200] [--only actions,configs,suites,logs,http,replies,models,cli,isolation]
 
 Each fuzzer draws `rounds` inputs from a seeded generator (the same seed, the same inputs) and checks
 the standard every input must meet: a clear error of the documented kind (ConfigError, SuiteError,
@@ -40,7 +40,11 @@ it (cut short) and exits 1 if there was any.
 - `cli`: the `teamenvs` command line (every command but `serve-llm`, which serves until stopped) with
   option values replaced, options of the command added and arguments dropped, run in this process in
   a scratch folder: an exit code the command line documents (0, 1, 2, 130), never a traceback or a
-  raw terminal escape from an argument.
+  raw terminal escape from an argument;
+- `isolation`: not hostile input but a property every input must keep: twin episodes (a random env, preset half the
+  time, seed and one to four observing agents) that differ only in the words of messages an observer is not sent and
+  of teammates' refused actions give the observer the same everything (`teamenvs.testing.check_message_isolation`; the
+  contract runs it with a fixed seed in every preset).
 
 Run it with new seeds now and then: each seed is a new corpus. It found the bugs fixed in the thirteenth
 session (a huge integer for a float config field, a string for a list field, empty lines before an HTTP
@@ -235,6 +239,30 @@ def fuzz_actions(seed: int, rounds: int) -> list[Failure]:
             failure = _check("actions", ("single-agent view", env_id, kw), lambda: _single_agent_play(env_id, kw, k), ())
         else:
             failure = _check("actions", (env_id, kw), lambda: check_hostile_actions(env_id, seed=k, steps=ACTION_STEPS, **kw), ())
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+ISOLATION_STEPS = 80  # steps of each pair of twin episodes
+
+
+def fuzz_isolation(seed: int, rounds: int) -> list[Failure]:
+    """Twin episodes that differ only in the words of messages an observer is not sent (and of teammates' refused
+    actions), `teamenvs.testing.check_message_isolation`: per input an env, a random preset half the time, a seed
+    and one to four observers. A failure is anything the observer received that differed between the twins."""
+    import teamenvs
+    from teamenvs.testing import check_message_isolation
+
+    rng = random.Random(seed)
+    failures = []
+    for k in range(rounds):
+        env_id = rng.choice(teamenvs.list_envs())
+        presets = list(teamenvs.spec(env_id).load_env_class().presets)
+        kw: dict[str, Any] = {"preset": rng.choice(presets)} if presets and rng.random() < 0.5 else {}
+        observers, episode = rng.randint(1, 4), rng.randrange(2**31)
+        failure = _check("isolation", (env_id, kw, episode, observers),
+                         lambda: check_message_isolation(env_id, seed=episode, steps=ISOLATION_STEPS, observers=observers, **kw), ())
         if failure:
             failures.append(failure)
     return failures
@@ -787,7 +815,7 @@ def fuzz_cli(seed: int, rounds: int) -> list[Failure]:
 
 FUZZERS: dict[str, Callable[[int, int], list[Failure]]] = {
     "actions": fuzz_actions, "configs": fuzz_configs, "suites": fuzz_suites, "logs": fuzz_logs, "http": fuzz_http,
-    "replies": fuzz_replies, "models": fuzz_models, "cli": fuzz_cli}
+    "replies": fuzz_replies, "models": fuzz_models, "cli": fuzz_cli, "isolation": fuzz_isolation}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -172,3 +172,12 @@ def test_the_cli_fuzzer_reports_a_crash_and_a_raw_escape(monkeypatch):
     monkeypatch.setattr(cli, "_cmd_info", lambda args: print(args.env_id) or 0)  # echoes an argument raw
     monkeypatch.setattr(fuzz, "CLI_VALUES", ("\x1b[2J",))
     assert any("a raw terminal escape from an argument" in f.why for f in fuzz.fuzz_cli(1, 40))
+
+
+def test_the_isolation_fuzzer_reports_a_private_message_read_by_others(monkeypatch):
+    from benchmarks import fuzz
+    from teamenvs.core.env import TeamEnv
+
+    monkeypatch.setattr(TeamEnv, "_recipients", lambda self, sender, to: [a for a in self.agents if a != sender])
+    failures = fuzz.fuzz_isolation(0, 12)
+    assert failures and all(f.fuzzer == "isolation" and "private message to" in f.why for f in failures)

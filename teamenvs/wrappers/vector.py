@@ -6,12 +6,12 @@
     envs = make_async("day_trader_v0", num_envs=32, workers=2, obs_type="vector", action_type="discrete")
 
 With one env per worker (the default) this is the `AsyncVectorEnv` a user would build with
-`gymnasium.make`, except that each worker process pins itself to one CPU of those this process may
-use (worker i to the i-th, round robin), and that a worker that dies is named (`AsyncVectorEnv` here). Why: the parent wakes its workers through pipes, and Linux
-tends to queue the woken workers on the parent's CPU, so that one worker waits for the other to
-finish its step while a CPU stays idle. On the 2-core CI machine a timeline of two shape-factory
-workers' steps showed the second often starting only when the first had finished; pinned, their
-steps overlapped in full.
+`gymnasium.make`, except that a worker that dies is named (this module's `AsyncVectorEnv`), and that
+each worker process pins itself to one CPU of those this process may use (worker i to the i-th,
+round robin). Why pin: the parent wakes its workers through pipes, and Linux tends to queue the
+woken workers on the parent's CPU, so that one worker waits for the other to finish its step while
+a CPU stays idle. On the 2-core CI machine a timeline of two shape-factory workers' steps showed the
+second often starting only when the first had finished; pinned, their steps overlapped in full.
 
 With fewer workers than envs (`workers=2, num_envs=8`), `ProcessVectorEnv` steps several envs in
 each worker process, one after another, and exchanges one message per worker and step. A

@@ -324,17 +324,21 @@ def check_jobs(jobs: Any) -> None:
             raise ValueError(f"jobs[{i}]: " + "; ".join(
                 ([f"needs {' and '.join(missing)}"] if missing else []) +
                 ([f"arun_episode takes no {', '.join(map(excerpt, unknown))} (it takes {', '.join(sorted(known))})"] if unknown else [])))
-    # episodes run at once interleave their steps: one env, or one policy (its recent messages, memory, step count), in
-    # two of them would mix both episodes' states without a word
+    # episodes run at once interleave their steps: one env, or one policy (its recent messages, memory, step count), or
+    # one policy's memory, in two of them would mix both episodes' states without a word
     owner: dict[int, int] = {}
     for i, job in enumerate(jobs):
         policies = job["policies"]
-        for what, obj in (("env", job["env"]), *((f"policy of {excerpt(a)}", p) for a, p in
-                                                  (policies.items() if isinstance(policies, Mapping) else ()))):
+        owned = [("env", job["env"])]
+        for agent, policy in (policies.items() if isinstance(policies, Mapping) else ()):
+            owned.append((f"policy of {excerpt(agent)}", policy))
+            if getattr(policy, "memory", None) is not None:
+                owned.append((f"memory of the policy of {excerpt(agent)}", policy.memory))
+        for what, obj in owned:
             first = owner.setdefault(id(obj), i)
             if first != i:
-                raise ValueError(f"jobs[{i}]'s {what} is also in jobs[{first}]: episodes run at once each need their own env "
-                                 f"and policies (make them again for each job)")
+                raise ValueError(f"jobs[{i}]'s {what} is also in jobs[{first}]: episodes run at once each need their own env, "
+                                 f"policies and memories (make them again for each job)")
 
 
 async def arun_episodes(jobs: Sequence[Mapping[str, Any]], parallel: int = 16) -> list[EpisodeResult]:

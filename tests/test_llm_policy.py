@@ -1104,3 +1104,32 @@ def test_llm_policies_refuse_a_persona_for_no_agent_and_options_beside_a_client(
     policies = make_llm_policies(env, "random-valid", client=client, window=3, personas={"trader_2": "You are cautious."})
     assert policies["trader_2"].persona == "You are cautious." and policies["trader_1"].persona is None
     assert all(p.client is client and p.window == 3 for p in policies.values())
+
+
+def test_one_memory_for_two_agents_or_two_episodes_is_refused(server):
+    """One MemoryStream given to every trader's policy: each retrieved what the others saw (18 memories in one stream
+    after 3 steps), private messages included. Refused, for the team, in the single-agent view's teammates, and across
+    episodes run at once; a memory of its own for each agent plays."""
+    import gymnasium
+
+    from agents.memory import MemoryStream
+
+    def team(env, memory):
+        return {a: LLMPolicy("random-valid", base_url=server.url, cache=False, memory=memory(a)) for a in env.possible_agents}
+
+    env, other = teamenvs.make("day_trader_v0"), teamenvs.make("day_trader_v0")
+    shared = MemoryStream()
+    with pytest.raises(ValueError, match="the policies of 'trader_1' and 'trader_2' share one memory object: each would "
+                                         "retrieve what the other saw"):
+        agents.run_episode(env, team(env, lambda a: shared), seed=0, max_steps=2)
+    assert len(shared) == 0  # refused before the episode began
+    with pytest.raises(ValueError, match="the policies of 'trader_2' and 'trader_3' share one memory object"):
+        gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates={
+            a: LLMPolicy("random-valid", base_url=server.url, cache=False, memory=shared) for a in ("trader_2", "trader_3")})
+    first = team(env, lambda a: MemoryStream())
+    second = {**team(other, lambda a: MemoryStream()), "trader_2": LLMPolicy("random-valid", base_url=server.url, cache=False,
+                                                                              memory=first["trader_2"].memory)}
+    with pytest.raises(ValueError, match=r"jobs\[1\]'s memory of the policy of 'trader_2' is also in jobs\[0\]"):
+        agents.run_episodes([{"env": env, "policies": first, "max_steps": 2}, {"env": other, "policies": second, "max_steps": 2}])
+    result = agents.run_episode(env, first, seed=0, max_steps=3)  # a memory of its own for each: plays, each remembering its own
+    assert result.steps == 3 and all(len(p.memory) > 0 for p in first.values())

@@ -125,14 +125,24 @@ def agent_seed(seed: int | None, index: int) -> int | None:
 
 
 def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str]) -> None:
-    """A ValueError unless each of `agents` has a policy object of its own: a policy keeps its agent's id, briefing and
-    history (`reset(agent, briefing)`), so one object for two agents plays both with the last one's."""
+    """A ValueError unless each of `agents` has a policy object of its own, and a memory of its own where its policy has
+    one (an LLM policy's `memory`): a policy keeps its agent's id, briefing and history (`reset(agent, briefing)`), so
+    one object for two agents plays both with the last one's; and a memory shared by two agents' policies lets each
+    retrieve what the other saw, private messages included."""
     first_agent: dict[int, str] = {}
     for agent in agents:
         first = first_agent.setdefault(id(policies[agent]), agent)
         if first != agent:
             raise ValueError(f"the policy of {quote(agent)} is the same object as the policy of {quote(first)}: each "
                              f"agent needs its own, as it keeps its agent's briefing and history (make one per agent)")
+    first_memory: dict[int, str] = {}
+    for agent in agents:
+        memory = getattr(policies[agent], "memory", None)
+        first = agent if memory is None else first_memory.setdefault(id(memory), agent)
+        if first != agent:
+            raise ValueError(f"the policies of {quote(first)} and {quote(agent)} share one memory object: each would "
+                             f"retrieve what the other saw, private messages included; give each agent a memory of its own "
+                             f"(make_llm_policies(memory=True) does)")
 
 
 def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: int | None = None) -> dict[str, ScriptedPolicy]:

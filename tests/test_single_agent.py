@@ -113,3 +113,37 @@ def test_a_teammate_spec_the_view_would_misread_is_refused_when_it_is_made():
     named = gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates={"trader_3": "defector"})
     named.reset(seed=0)
     assert [type(p).__name__ for p in named.unwrapped._teammates.values()] == ["TitForTat", "Defector"]
+
+
+def test_teammate_objects_in_two_live_episodes_are_refused():
+    """A SyncVectorEnv whose env function hands every copy one mapping of teammate objects: the copies' episodes played
+    the same objects, each teammate's history mixing both episodes, without a word."""
+    import numpy as np
+
+    team = teamenvs.core.policy.make_policies(teamenvs.make("day_trader_v0"), "tit_for_tat", seed=0)
+    mates = {a: team[a] for a in ("trader_2", "trader_3")}
+
+    def make():
+        return gymnasium.make("teamenvs/DayTrader-v0", agent="trader_1", teammates=mates, obs_type="vector", action_type="discrete")
+
+    vector = gymnasium.vector.SyncVectorEnv([make, make])
+    with pytest.raises(ValueError, match="the teammate policy of 'trader_2' plays in another view's episode, which is not over"):
+        vector.reset(seed=[0, 1])
+    vector.close()
+    # one after another is fine: an episode played to its end, or a view closed, lets the objects play elsewhere
+    first = make()
+    first.reset(seed=0)
+    while not any(first.step(0)[2:4]):
+        pass
+    second, third = make(), make()
+    second.reset(seed=1)
+    with pytest.raises(ValueError, match="plays in another view's episode"):
+        third.reset(seed=2)
+    second.close()
+    assert third.observation_space.contains(third.reset(seed=2)[0])
+    third.close()
+    # and each worker of an AsyncVectorEnv holds copies of its own
+    workers = gymnasium.vector.AsyncVectorEnv([make, make])
+    workers.reset(seed=0)
+    assert workers.step(np.zeros(2, np.int64))[0]["observation"].shape[0] == 2
+    workers.close()

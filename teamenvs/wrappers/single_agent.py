@@ -7,7 +7,9 @@
 `teammates` is a baseline kind ("scripted" by default, "random", a baseline name, a comma
 list, a mapping agent -> name; unnamed teammates play the default) or a mapping teammate ->
 policy object, one for each teammate. A mapping never names the learner, nor mixes names with
-objects; the view says so when it is made. `obs_type` and
+objects; the view says so when it is made. A policy object plays in one view's episode at a time
+(a reset refuses one still playing elsewhere): the copies in a vector env each need their own,
+made in the env function. `obs_type` and
 `action_type` pick the learner's interface as in `teamenvs.make` (numeric observations, discrete
 actions with their mask); the teammates get text observations whatever the learner's interface
 (the team env is made with `learners=(agent,)`), as their policies expect.
@@ -33,6 +35,7 @@ text observations with `flat_info=True` (`teamenvs.wrappers.make_async` does).
 from __future__ import annotations
 
 import warnings
+import weakref
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, Mapping
 
@@ -44,6 +47,12 @@ from teamenvs.core.rl import flat_info
 from teamenvs.core.text import excerpt, quote
 from teamenvs.core.view import thaw
 from teamenvs.registry import make
+
+
+# Teammate policy objects of live episodes, by id: (the policy, the view playing it), both weakly held. One object in
+# the episodes of two views at once (a SyncVectorEnv whose env function hands every copy the same mapping) would play
+# both with one history.
+_PLAYING: dict[int, tuple[weakref.ref, weakref.ref]] = {}
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -129,6 +138,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         check_reset(seed, options)  # before the view or its teammates change
+        self._claim_teammates()
         super().reset(seed=seed)
         if self._episode_live and self._learner_steps and self._learner_steps == self._registered_limit():
             self._warn_time_limit()
@@ -148,6 +158,33 @@ class SingleAgentEnv(gymnasium.Env):
                 steps = self._advance_teammates()[3]
         self._episode_live, self._learner_steps = bool(self.team_env.agents), 0
         return self._obs[self.agent], self._learner_info(steps, steps)
+
+    def _claim_teammates(self) -> None:
+        """Refuse a teammate policy object that plays in another view's live episode (its history would mix both
+        episodes'), then mark this view's objects as playing here. Baseline names are made anew for each view."""
+        spec = self.teammates_spec
+        if not isinstance(spec, Mapping) or any(isinstance(v, str) for v in spec.values()):
+            return
+        for agent, policy in spec.items():
+            held = _PLAYING.get(id(policy))
+            other = held[1]() if held is not None and held[0]() is policy else None
+            if other is not None and other is not self and other._episode_live:
+                raise ValueError(f"the teammate policy of {quote(agent)} plays in another view's episode, which is not over: "
+                                 f"each view needs policy objects of its own (in a vector env, make the teammates inside "
+                                 f"the env function), or close the other view first")
+        for key in [k for k, (policy, view) in _PLAYING.items() if policy() is None or view() is None]:
+            del _PLAYING[key]  # (gone objects: their ids may be reused)
+        for policy in spec.values():
+            try:
+                _PLAYING[id(policy)] = (weakref.ref(policy), weakref.ref(self))
+            except TypeError:  # an object that cannot be weakly referenced is not tracked
+                pass
+
+    def close(self) -> None:
+        """End the episode (its teammates may then play in another view) and close the team env."""
+        self._episode_live = False
+        self.team_env.close()
+        super().close()
 
     def _registered_limit(self) -> int | None:
         """The `max_episode_steps` Gymnasium registered this view's id with (None: made without `gymnasium.make`)."""

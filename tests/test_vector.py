@@ -408,3 +408,20 @@ def test_call_get_attr_and_set_attr_reach_every_env_in_order() -> None:
         assert envs.step([0, 0, 0])[1].shape == (3,)
     finally:
         envs.close()
+
+
+def test_teammate_objects_that_the_envs_of_one_worker_would_share_are_refused() -> None:
+    """make_async(..., workers=2) with a mapping of teammate objects: each worker's envs shared one copy of them (refused
+    by the view at the first reset, as a worker's error); now refused when the vector env is made, saying what works."""
+    team = teamenvs.core.policy.make_policies(teamenvs.make("day_trader_v0"), "tit_for_tat", seed=0)
+    mates = {a: team[a] for a in ("trader_2", "trader_3")}
+    with pytest.raises(ValueError, match="teammate policy objects cannot be shared by the 2 or more envs of a worker"):
+        make_async("day_trader_v0", 4, workers=2, agent="trader_1", teammates=mates, obs_type="vector", action_type="discrete")
+    for ok in (make_async("day_trader_v0", 2, agent="trader_1", teammates=mates, obs_type="vector", action_type="discrete"),
+               make_async("day_trader_v0", 4, workers=2, agent="trader_1", teammates={"trader_2": "defector"},
+                          obs_type="vector", action_type="discrete")):
+        try:
+            ok.reset(seed=0)
+            assert ok.step(np.zeros(ok.num_envs, np.int64))[0]["observation"].shape[0] == ok.num_envs
+        finally:
+            ok.close()

@@ -36,7 +36,7 @@ import os
 import signal
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -106,6 +106,14 @@ def make_async(env_id: str, num_envs: int = 2, *, workers: int | None = None, pi
         raise ValueError(f"workers must be an integer from 1 to num_envs ({num_envs}), got {excerpt(workers)}")
     check_flag("pin_workers", pin_workers)
     gym_id = spec(env_id).gym_id
+    teammates = kwargs.get("teammates")
+    if (workers is not None and workers < num_envs and isinstance(teammates, Mapping)
+            and not any(isinstance(v, str) for v in teammates.values())):
+        # each worker unpickles its envs' functions once: its envs would share the teammate objects, and the view
+        # refuses objects that play in two episodes at once
+        raise ValueError(f"teammate policy objects cannot be shared by the {num_envs // workers} or more envs of a worker: pass "
+                         f"baseline names, or workers=None (one env, and one copy of the objects, per worker), or build "
+                         f"ProcessVectorEnv with env functions that make the teammates")
 
     # vector envs stack infos key by key, which the nested view of a text info does not allow
     kwargs.setdefault("flat_info", True)

@@ -741,7 +741,7 @@ class _Scripted(LLMClient):
         self.replies, self.sent = list(replies), []
 
     async def chat(self, messages, **kwargs):
-        from agents.llm.client import ChatResult, LLMError, Usage
+        from agents.llm.client import ChatResult, Usage
 
         self.sent.append([dict(m) for m in messages])
         reply = self.replies.pop(0)
@@ -952,7 +952,6 @@ def test_a_window_stated_in_a_refusal_is_learned_for_the_next_calls(server):
     the refusal stated."""
     env = teamenvs.make("search_rescue_v0")
     policies = make_llm_policies(env, "random-valid+ctx=600", server.url, cache=False, max_tokens=64)
-    before = server.requests
     result = agents.run_episode(env, policies, seed=0, max_steps=4)
     assert result.status == "done" and result.steps == 4
     calls = result.usage["total"]["calls"]
@@ -1133,3 +1132,28 @@ def test_one_memory_for_two_agents_or_two_episodes_is_refused(server):
         agents.run_episodes([{"env": env, "policies": first, "max_steps": 2}, {"env": other, "policies": second, "max_steps": 2}])
     result = agents.run_episode(env, first, seed=0, max_steps=3)  # a memory of its own for each: plays, each remembering its own
     assert result.steps == 3 and all(len(p.memory) > 0 for p in first.values())
+
+
+def test_policies_made_for_another_command_language_are_refused(server):
+    """LLM policies made for one env and run in another whose actions read otherwise (another paradigm, or a config
+    with other amounts or agents): each checked its replies in the wrong language; DayTrader's policies in the commons
+    refused 'harvest 10' ("unknown command ... Valid now: invest individual ...", sent to the model as a repair). A
+    fresh env of the same config reads alike and plays."""
+    baseline = teamenvs.make("day_trader_v0")
+    policies = make_llm_policies(baseline, "random-valid", base_url=server.url, cache=False)
+    commons = teamenvs.make("commons_v0", n_agents=3)
+    with pytest.raises(ValueError, match=re.escape("the policy of 'fisher_1' reads actions in another command language "
+                                                   "(invest individual, invest group, wait, say, tell) where this env's is "
+                                                   "(harvest, wait, say, tell)")):
+        agents.run_episode(commons, dict(zip(commons.possible_agents, policies.values())), seed=0, max_steps=2)
+    with pytest.raises(ValueError, match=re.escape("the same commands with other arguments")):
+        agents.run_episode(teamenvs.make("day_trader_v0", max_investment=50), policies, seed=0, max_steps=2)
+    import gymnasium  # the single-agent view's teammates, made for the 6-agent factory, in one of 8
+
+    small, larger = teamenvs.make("shape_factory_v0"), teamenvs.make("shape_factory_v0", preset="group_size_8")
+    with pytest.raises(ValueError, match=re.escape("the policy of 'agent_2' reads actions in another command language (the same "
+                                                   "commands with other arguments")):
+        gymnasium.make("teamenvs/ShapeFactory-v0", agent="agent_1", preset="group_size_8", teammates={
+            a: LLMPolicy("random-valid", base_url=server.url, cache=False, commands=small.unwrapped.commands)
+            for a in larger.possible_agents[1:]})
+    assert agents.run_episode(teamenvs.make("day_trader_v0"), policies, seed=0, max_steps=2).steps == 2

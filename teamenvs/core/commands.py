@@ -444,6 +444,11 @@ class CommandSet:
     def __iter__(self):
         return iter(self.commands.values())
 
+    def language(self) -> tuple[tuple[str, tuple[Arg, ...]], ...]:
+        """What parsing depends on beyond the situation: each command's name and arguments (not its help text). Two
+        command sets with the same language read every action alike."""
+        return tuple((c.name, c.args) for c in self.commands.values())
+
     # ------------------------------------------------------------------ forms and briefing
     def forms(self, situation: Situation) -> tuple[ActionForm, ...]:
         """The command forms allowed in `situation`, for `info["valid_actions"]`."""

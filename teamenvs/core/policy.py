@@ -124,11 +124,15 @@ def agent_seed(seed: int | None, index: int) -> int | None:
     return int(np.random.SeedSequence([int(seed), index]).generate_state(1)[0])
 
 
-def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str]) -> None:
+def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str], commands: Any = None) -> None:
     """A ValueError unless each of `agents` has a policy object of its own, and a memory of its own where its policy has
     one (an LLM policy's `memory`): a policy keeps its agent's id, briefing and history (`reset(agent, briefing)`), so
     one object for two agents plays both with the last one's; and a memory shared by two agents' policies lets each
-    retrieve what the other saw, private messages included."""
+    retrieve what the other saw, private messages included. With the env's `commands`, also unless a policy that
+    reads actions in a command language of its own (an LLM policy's `commands`, which checks its replies) reads this
+    env's: one made for another paradigm refused every action of this one its language lacked ("unknown command
+    'harvest 10'. Valid now: invest individual ...", sent back to the model as a repair), and one made for another
+    config (other amounts, another team) checks against the wrong bounds and names."""
     first_agent: dict[int, str] = {}
     for agent in agents:
         first = first_agent.setdefault(id(policies[agent]), agent)
@@ -143,6 +147,19 @@ def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str]) -> No
             raise ValueError(f"the policies of {quote(first)} and {quote(agent)} share one memory object: each would "
                              f"retrieve what the other saw, private messages included; give each agent a memory of its own "
                              f"(make_llm_policies(memory=True) does)")
+    if commands is None:
+        return
+    language = commands.language()
+    for agent in agents:
+        own = getattr(policies[agent], "commands", None)
+        if own is None or own is commands or not hasattr(own, "language") or own.language() == language:
+            continue
+        theirs, ours = [name for name, _ in own.language()], [name for name, _ in language]
+        how = (f"({', '.join(theirs)}) where this env's is ({', '.join(ours)})" if theirs != ours
+               else "(the same commands with other arguments: another config's amounts, agents or names)")
+        raise ValueError(f"the policy of {quote(agent)} reads actions in another command language {how}: it would check "
+                         f"its replies against the wrong commands (refusing valid actions, or taking some the env refuses); "
+                         f"make the policies for this env (make_llm_policies(env, ...))")
 
 
 def make_policies(env: Any, kind: str | Mapping[str, str] = "scripted", seed: int | None = None) -> dict[str, ScriptedPolicy]:

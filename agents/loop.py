@@ -132,7 +132,7 @@ async def arun_episode(
     missing = [a for a in env.possible_agents if a not in policies]
     if missing:
         raise ValueError(f"no policy for agents {missing}")
-    check_own_policies(policies, env.possible_agents, base.commands)
+    check_own_policies(policies, env.possible_agents, base)
     path = None
     if log_dir is not None:
         suffix = ".jsonl.gz" if compress else ".jsonl"

@@ -10,6 +10,7 @@ inside an event loop.
 from __future__ import annotations
 
 import asyncio
+import re
 import gc
 import logging
 import time
@@ -390,6 +391,24 @@ def test_many_episodes_check_every_job_before_any_starts():
             agents.run_episodes([good], parallel=bad)
     assert started == []  # no episode of a refused batch began
     assert [r.steps for r in agents.run_episodes([good], parallel=1)] == [48]
+
+
+def test_another_paradigm_s_baselines_are_refused_by_name():
+    """DayTrader's tit_for_tat run in the commons died of a bare KeyError ('can_invest') at its first decision."""
+    import gymnasium
+
+    traders = agents.make_policies(teamenvs.make("day_trader_v0"), "tit_for_tat", seed=0)
+    commons = teamenvs.make("commons_v0", n_agents=3)
+    says = ("the policy of 'fisher_1' is day_trader_v0's 'tit_for_tat' baseline, which decides from day_trader_v0's views; "
+            "this env is commons_v0 (its baselines: scripted, sustainable, greedy, mimic, grim, random)")
+    with pytest.raises(ValueError, match=re.escape(says)):
+        agents.run_episode(commons, dict(zip(commons.possible_agents, traders.values())), seed=0)
+    with pytest.raises(ValueError, match=re.escape(says.replace("fisher_1", "fisher_2"))):
+        gymnasium.make("teamenvs/Commons-v0", agent="fisher_1", n_agents=3,
+                       teammates={"fisher_2": traders["trader_2"], "fisher_3": traders["trader_3"]})
+    # the random baseline (any paradigm's) and the commons' own play
+    mixed = {**agents.make_policies(commons, "mimic", seed=0), "fisher_2": RandomPolicy(seed=1)}
+    assert agents.run_episode(commons, mixed, seed=0).steps > 0
 
 
 def test_one_policy_object_for_two_agents_or_two_episodes_is_refused():

@@ -124,15 +124,12 @@ def agent_seed(seed: int | None, index: int) -> int | None:
     return int(np.random.SeedSequence([int(seed), index]).generate_state(1)[0])
 
 
-def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str], commands: Any = None) -> None:
+def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str], env: Any = None) -> None:
     """A ValueError unless each of `agents` has a policy object of its own, and a memory of its own where its policy has
     one (an LLM policy's `memory`): a policy keeps its agent's id, briefing and history (`reset(agent, briefing)`), so
     one object for two agents plays both with the last one's; and a memory shared by two agents' policies lets each
-    retrieve what the other saw, private messages included. With the env's `commands`, also unless a policy that
-    reads actions in a command language of its own (an LLM policy's `commands`, which checks its replies) reads this
-    env's: one made for another paradigm refused every action of this one its language lacked ("unknown command
-    'harvest 10'. Valid now: invest individual ...", sent back to the model as a repair), and one made for another
-    config (other amounts, another team) checks against the wrong bounds and names."""
+    retrieve what the other saw, private messages included. Given the `env`, also unless each policy was made for
+    it (`check_policies_fit`)."""
     first_agent: dict[int, str] = {}
     for agent in agents:
         first = first_agent.setdefault(id(policies[agent]), agent)
@@ -147,15 +144,37 @@ def check_own_policies(policies: Mapping[str, Any], agents: Sequence[str], comma
             raise ValueError(f"the policies of {quote(first)} and {quote(agent)} share one memory object: each would "
                              f"retrieve what the other saw, private messages included; give each agent a memory of its own "
                              f"(make_llm_policies(memory=True) does)")
-    if commands is None:
-        return
-    language = commands.language()
+    if env is not None:
+        check_policies_fit(policies, agents, env.unwrapped)
+
+
+def check_policies_fit(policies: Mapping[str, Any], agents: Sequence[str], env: Any) -> None:
+    """A ValueError unless each policy of `agents` can play in `env`:
+
+    - a paradigm's baseline plays in its own paradigm only: DayTrader's `tit_for_tat` in the commons died of a bare
+      KeyError ('can_invest') at its first decision;
+    - a policy that reads actions in a command language of its own (an LLM policy's `commands`, with which it checks
+      its replies) must read this env's: one made for another paradigm refused every action its language lacked
+      ("unknown command 'harvest 10'. Valid now: invest individual ...", sent back to the model as a repair), and one
+      made for another config (other amounts, another team) checks against the wrong bounds and names."""
+    from teamenvs.registry import paradigms
+
+    available = baselines(env.env_id)
+    own = set(available.values())
     for agent in agents:
-        own = getattr(policies[agent], "commands", None)
-        if own is None or own is commands or not hasattr(own, "language") or own.language() == language:
+        kind = type(policies[agent])
+        if issubclass(kind, ScriptedPolicy) and kind not in own:
+            home = next((p.env_id for p in paradigms() if kind in p.load_baselines().BASELINES.values()), None)
+            if home is not None:
+                raise ValueError(f"the policy of {quote(agent)} is {home}'s {quote(kind.name)} baseline, which decides from "
+                                 f"{home}'s views; this env is {env.env_id} (its baselines: scripted, {', '.join(available)})")
+    language = env.commands.language()
+    for agent in agents:
+        theirs = getattr(policies[agent], "commands", None)
+        if theirs is None or theirs is env.commands or not hasattr(theirs, "language") or theirs.language() == language:
             continue
-        theirs, ours = [name for name, _ in own.language()], [name for name, _ in language]
-        how = (f"({', '.join(theirs)}) where this env's is ({', '.join(ours)})" if theirs != ours
+        their_names, our_names = [name for name, _ in theirs.language()], [name for name, _ in language]
+        how = (f"({', '.join(their_names)}) where this env's is ({', '.join(our_names)})" if their_names != our_names
                else "(the same commands with other arguments: another config's amounts, agents or names)")
         raise ValueError(f"the policy of {quote(agent)} reads actions in another command language {how}: it would check "
                          f"its replies against the wrong commands (refusing valid actions, or taking some the env refuses); "

@@ -131,7 +131,7 @@ class SingleAgentEnv(gymnasium.Env):
             if missing:
                 raise ValueError(f"no teammate policy for {', '.join(missing)} (teammates maps agents to policy objects: "
                                  f"give one for each of {', '.join(others)})")
-            check_own_policies(spec, others, self.team_env.commands)
+            check_own_policies(spec, others, self.team_env)
             return {a: spec[a] for a in others}
         policies = make_policies(self.team_env, spec, seed=seed)
         return {a: policies[a] for a in others}

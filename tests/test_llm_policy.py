@@ -1157,3 +1157,27 @@ def test_policies_made_for_another_command_language_are_refused(server):
             a: LLMPolicy("random-valid", base_url=server.url, cache=False, commands=small.unwrapped.commands)
             for a in larger.possible_agents[1:]})
     assert agents.run_episode(teamenvs.make("day_trader_v0"), policies, seed=0, max_steps=2).steps == 2
+
+
+def test_the_single_agent_view_gives_llm_teammates_the_rules(server, tmp_path):
+    """The single-agent view reset its LLM teammates without binding them to the env's rules, as run_episode does: their
+    constrained decoding had the command language alone, and named victims they had not found (refused by the rules)."""
+    import gymnasium
+
+    from teamenvs.core.recorder import EpisodeRecorder
+
+    view = gymnasium.make("teamenvs/SearchRescue-v0", agent="medic", obs_type="vector", action_type="discrete", teammates={
+        a: LLMPolicy("random-valid", base_url=server.url, cache=False, constrain="json") for a in ("engineer", "transporter")})
+    rng = np.random.default_rng(0)
+    with EpisodeRecorder(tmp_path / "view.jsonl") as recorder, view.unwrapped.team_env.recording(recorder):
+        _, info = view.reset(seed=0)
+        assert all(p.rules_accept is not None for p in view.unwrapped._teammates.values())
+        for _ in range(25):
+            _, _, terminated, truncated, info = view.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            if terminated or truncated:
+                break
+    refused = [entry["action"] for record in step_records(read_log(tmp_path / "view.jsonl"))
+               for agent, entry in record["agents"].items() if agent != "medic" and entry["action"].get("ok") is False]
+    acted = sum(1 for record in step_records(read_log(tmp_path / "view.jsonl"))
+                for agent, entry in record["agents"].items() if agent != "medic" and entry["raw_action"] is not None)
+    assert acted > 20 and refused == []

@@ -34,6 +34,7 @@ text observations with `flat_info=True` (`teamenvs.wrappers.make_async` does).
 
 from __future__ import annotations
 
+import functools
 import warnings
 import weakref
 from contextlib import contextmanager, nullcontext
@@ -151,6 +152,9 @@ class SingleAgentEnv(gymnasium.Env):
         observations, infos = self.team_env.reset(seed=seed, options=options)
         for agent, policy in self._teammates.items():
             policy.reset(agent, self.team_env.briefing(agent))
+            bind = getattr(policy, "bind_rules", None)
+            if bind is not None:  # as agents.run_episode does: constrained decoding may ask the rules, as a mask does
+                bind(functools.partial(self.team_env.accepts, agent))
         self._obs, self._infos = observations, infos
         steps = 0
         if self.skip_idle:

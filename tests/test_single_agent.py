@@ -147,3 +147,13 @@ def test_teammate_objects_in_two_live_episodes_are_refused():
     workers.reset(seed=0)
     assert workers.step(np.zeros(2, np.int64))[0]["observation"].shape[0] == 2
     workers.close()
+
+
+@pytest.mark.parametrize("obs_type", ["text", "vector"])
+def test_learners_given_to_the_single_agent_view_is_refused(obs_type):
+    """`learners=` is the multi-agent env's option: the view raised "got multiple values for keyword argument
+    'learners'" with numeric observations, and with text took it without effect."""
+    with pytest.raises(ValueError, match=re.escape("the single-agent view has one learner, agent=None: pass agent=... "
+                                                   "instead of learners=['trader_2']")):
+        gymnasium.make("teamenvs/DayTrader-v0", obs_type=obs_type, learners=["trader_2"])
+    assert gymnasium.make("teamenvs/DayTrader-v0", agent="trader_2", obs_type=obs_type).unwrapped.agent == "trader_2"

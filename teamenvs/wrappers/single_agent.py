@@ -79,6 +79,9 @@ class SingleAgentEnv(gymnasium.Env):
         flat_info: bool | None = None,
         **config: Any,
     ) -> None:
+        if "learners" in config:  # (the team env's own option; here `agent` is the learner)
+            raise ValueError(f"the single-agent view has one learner, agent={excerpt(agent)}: pass agent=... instead of "
+                             f"learners={excerpt(config['learners'])} (learners is teamenvs.make's option for the multi-agent env)")
         check_flag("skip_idle", skip_idle)
         if flat_info is not None:
             check_flag("flat_info", flat_info)

@@ -343,20 +343,25 @@ def _text_of(observation: Any) -> str | None:
 
 
 def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any = None, sent: list[dict[str, Any]] | None = None,
-                          **config: Any) -> dict[str, int]:
+                          new_episode: Callable[[], None] | None = None, **config: Any) -> dict[str, int]:
     """Send hostile actions (`hostile_action`) for `steps` steps, a missing action and one for an agent that does not
     exist now and then, and now and then a reset with arguments it must refuse (`HOSTILE_RESETS`: refused with a clear
     error, the episode going on as it was), starting new episodes as they end: `step` never raises, its dicts hold
     exactly the live agents, observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
     clear error (non-empty, at most `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
     `env` (optional): an env already made, e.g. one writing a log; `sent` (optional): a list to which each step's
-    actions are added. Returns counts of valid and refused actions and of episodes."""
+    actions are added; `new_episode` (optional): called before each episode's reset (to give it a log of its own, as
+    a log holds one episode). Returns counts of valid and refused actions and of episodes."""
     env = make(env_id, **config) if env is None else env
     rng = np.random.default_rng(seed)
+    if new_episode is not None:
+        new_episode()
     observations, infos = env.reset(seed=seed)
     counts = {"invalid": 0, "valid": 0, "episodes": 1}
     for step in range(steps):
         if not env.agents:
+            if new_episode is not None:
+                new_episode()
             observations, infos = env.reset(seed=int(rng.integers(2**31)))
             counts["episodes"] += 1
         if rng.random() < 0.03:
@@ -427,25 +432,38 @@ def check_refused_reset(env_id: str, env: Any, arguments: tuple[Any, Any], step:
 
 
 def check_hostile_input(env_id: str) -> None:
-    """Hostile actions in every observation type, text and discrete actions (`check_hostile_actions`); the text run is
-    written to a `.jsonl.gz` log, which must read back with every raw action as it was sent and replay as HTML."""
+    """Hostile actions in every observation type, text and discrete actions (`check_hostile_actions`); the text run
+    writes each episode to a `.jsonl.gz` log of its own, which must read back with every raw action as it was sent, and
+    the first replays as HTML."""
     with tempfile.TemporaryDirectory() as tmp:
         from teamenvs.replay import write_html
 
         env = make(env_id)
         sent: list[dict[str, Any]] = []
-        path = Path(tmp) / "hostile.jsonl.gz"
-        with EpisodeRecorder(path, keep=False) as recorder, env.unwrapped.recording(recorder):
-            check_hostile_actions(env_id, seed=1, steps=400, env=env, sent=sent)
-        lines = [r for r in read_log(path) if r.get("type") == "step"]
-        if len(lines) != len(sent):
-            _fail(env_id, f"a hostile run's log holds {len(lines)} step lines for {len(sent)} steps")
-        for line, actions in zip(lines, sent):
-            for agent, entry in line["agents"].items():
-                raw = actions.get(agent)
-                if isinstance(raw, str) and len(raw) <= MAX_LOGGED_ACTION_CHARS and entry["raw_action"] != as_logged(raw):
-                    _fail(env_id, f"step {line['step']}'s log holds {entry['raw_action']!r:.80} for {agent}'s action {raw!r:.80}")
-        write_html(path, Path(tmp) / "hostile.html")
+        logs: list[tuple[Path, int]] = []  # each episode's log, and the index in `sent` of its first step
+
+        def next_log() -> None:
+            previous = env.unwrapped.recorder
+            if previous is not None:
+                previous.close()
+            logs.append((Path(tmp) / f"hostile{len(logs)}.jsonl.gz", len(sent)))
+            env.unwrapped.record_to(EpisodeRecorder(logs[-1][0], keep=False))
+
+        try:
+            check_hostile_actions(env_id, seed=1, steps=400, env=env, sent=sent, new_episode=next_log)
+        finally:
+            if env.unwrapped.recorder is not None:
+                env.unwrapped.record_to(None).close()
+        for (path, first), end in zip(logs, [first for _, first in logs[1:]] + [len(sent)]):
+            lines = [r for r in read_log(path) if r.get("type") == "step"]
+            if len(lines) != end - first:
+                _fail(env_id, f"a hostile episode's log holds {len(lines)} step lines for {end - first} steps")
+            for line, actions in zip(lines, sent[first:end]):
+                for agent, entry in line["agents"].items():
+                    raw = actions.get(agent)
+                    if isinstance(raw, str) and len(raw) <= MAX_LOGGED_ACTION_CHARS and entry["raw_action"] != as_logged(raw):
+                        _fail(env_id, f"step {line['step']}'s log holds {entry['raw_action']!r:.80} for {agent}'s action {raw!r:.80}")
+        write_html(logs[0][0], Path(tmp) / "hostile.html")
     for obs_type, action_type in (("both", "discrete"), ("vector", "discrete"), ("text", "discrete")):
         counts = check_hostile_actions(env_id, seed=2, steps=100, obs_type=obs_type, action_type=action_type)
         if not counts["valid"] or not counts["invalid"]:

@@ -22,13 +22,20 @@ from teamenvs.core.recorder import EpisodeRecorder
 from teamenvs.testing import check_hostile_actions
 
 def test_fuzz_day_trader_2000_steps(tmp_path):
-    path = tmp_path / "fuzz.jsonl"
     env = teamenvs.make("day_trader_v0")
-    with EpisodeRecorder(path, keep=False) as recorder, env.recording(recorder):  # logging hostile input must not fail either
-        counts = check_hostile_actions("day_trader_v0", seed=0, steps=2_000, env=env)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    paths = []
+
+    def next_log():  # logging hostile input must not fail either; each episode in a log of its own
+        if env.recorder is not None:
+            env.recorder.close()
+        paths.append(tmp_path / f"fuzz{len(paths)}.jsonl")
+        env.record_to(EpisodeRecorder(paths[-1], keep=False))
+
+    counts = check_hostile_actions("day_trader_v0", seed=0, steps=2_000, env=env, new_episode=next_log)
+    env.record_to(None).close()
+    lines = [line for path in paths for line in path.read_text(encoding="utf-8").splitlines()]
     records = [json.loads(line) for line in lines]
-    assert sum(r["type"] == "step" for r in records) == 2_000
+    assert sum(r["type"] == "step" for r in records) == 2_000 and sum(r["type"] == "header" for r in records) == len(paths) > 1
     assert max(len(line) for line in lines) < 10 * 100_000  # 100k-character actions are clipped in the log
     # the mix really exercised both paths and several episodes
     assert counts["invalid"] > 2_000

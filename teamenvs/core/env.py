@@ -270,6 +270,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         check_reset(seed, options)  # before anything changes: a refused reset leaves the env as it was
+        if self._recorder is not None:
+            self._recorder.begin(self, seed)  # (refuses a log that holds an episode already)
         self._was_reset = True
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -298,6 +300,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             return {}, {}, {}, {}, {}
         if type(actions) is not dict and not isinstance(actions, Mapping):  # (typing.Mapping checks slowly)
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
+        if self._recorder is not None:
+            self._recorder.check_holds(self)  # (a recorder attached mid-episode, or holding another env's episode)
         actions = self.interface.as_text(actions)
         self._events = {a: [] for a in self.agents}
         self.global_events = []

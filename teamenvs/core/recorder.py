@@ -5,7 +5,9 @@ reset (first observations); then one line per step holding, per agent, the obser
 received, its raw action, the parsed action or the error, its reward and its events, plus
 the step's global events. The step loop may add per-agent extras (a policy's rationale,
 model usage) with `annotate` before the step is written, and an `end` line with the
-metrics. The file is flushed after every line, so a crash loses nothing already written.
+metrics. A log holds one episode of one env: an env's reset refuses a recorder that holds an episode already
+(`begin`), its step one that holds another env's or none (`check_holds`), and `read_log` a second header. The file
+is flushed after every line, so a crash loses nothing already written.
 Nothing time-dependent is written by the env, so the same seed and actions give a
 byte-identical log. A path ending in `.gz` is written gzip-compressed (`compressor`: ISA-L's fastest
 level where the `isal` package is installed, as it is with teamenvs, else zlib at `GZIP_LEVEL`), still
@@ -369,6 +371,7 @@ class EpisodeRecorder:
         self._extras: dict[str, dict[str, Any]] = {}
         self._file: Any = None
         self._long = False  # the last line was long enough to write the next one with `line`'s splicing
+        self._episode: tuple[int, str] | None = None  # (id of the env whose episode the log holds, what to call it)
         if self.path is not None:
             try:
                 self._file = _open_for_writing(self.path)
@@ -389,6 +392,31 @@ class EpisodeRecorder:
                 if collecting:
                     gc.enable()
         return self._kept
+
+    def begin(self, env: Any, seed: int | None) -> None:
+        """Take `env`'s new episode (its reset calls this before anything changes); a ValueError if the log holds an
+        episode already: a log holds one episode, and a second header (another reset, or another env's) made a file
+        whose steps mixed two episodes, which replayed as "an edited log" and gave metrics of neither."""
+        if self._episode is not None:
+            raise ValueError(f"this EpisodeRecorder{self._where()} holds an episode already ({self._episode[1]}): a log "
+                             f"holds one episode; give each reset an EpisodeRecorder of its own (agents.run_episode "
+                             f"does, given log_dir)")
+        self._episode = (id(env), f"{getattr(env, 'env_id', type(env).__name__)}, seed {seed}")
+
+    def _where(self) -> str:
+        return "" if self.path is None else f" of {excerpt(str(self.path))}"
+
+    def check_holds(self, env: Any) -> None:
+        """A ValueError unless this log holds `env`'s episode (an env's step calls this before anything changes)."""
+        if self._episode is None or self._episode[0] != id(env):
+            raise self._not_this_episode(env)
+
+    def _not_this_episode(self, env: Any) -> ValueError:
+        if self._episode is None:
+            return ValueError(f"this EpisodeRecorder{self._where()} holds no episode: attach it to the env before its "
+                              f"reset (a log starts with the episode's header)")
+        return ValueError(f"this EpisodeRecorder{self._where()} holds another env's episode ({self._episode[1]}): one "
+                          f"log, one env")
 
     def annotate(self, agent: str, **extra: Any) -> None:
         """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""
@@ -561,7 +589,8 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
     Damage: a gzip stream whose checksum or length does not match, bytes that are not gzip or
     not UTF-8, data after the gzip stream, a line that is not a JSON object (unless it is the
-    cut-off last line, below), and a field of the wrong type for the log's readers (`RECORD_CHECKS`).
+    cut-off last line, below), a field of the wrong type for the log's readers (`RECORD_CHECKS`),
+    and a header after the first line (a second episode: a log holds one).
     A file larger than `MAX_LOG_BYTES` (decompressed), of more than `MAX_LOG_LINES` lines or `MAX_LOG_VALUES`
     values, and what is not a regular file (a device, a pipe, a folder), are refused as not a log, so that reading takes bounded time and memory.
 
@@ -578,7 +607,11 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
             if size > MAX_LOG_BYTES // 32:  # counting values costs a fifth of reading a real log: only past a size few reach
                 values += line.count(b",") + line.count(b"{") + line.count(b"[")
             _check_size(path, number, len(records), values)
-            records.append(_parse_line(path, number, line))
+            record = _parse_line(path, number, line)
+            if record.get("type") == "header" and records:  # what one recorder given two resets wrote before it refused
+                raise LogError(path, number, "type", "a second header: a log holds one episode, and this one's steps "
+                                                     "would mix two (one EpisodeRecorder per episode)")
+            records.append(record)
     except LogError:
         text.read_rest()  # damage to the gzip stream, found at its end, is the likelier cause: that is said instead
         raise

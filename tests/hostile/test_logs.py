@@ -333,3 +333,35 @@ def test_report_of_far_apart_seeds_builds_no_giant_list(tiny, tmp_path):
     report = build_report(tmp_path, plots=False)
     assert [r.status for r in report.rows] == ["complete"] * 3
     assert "seeds 0, 1000000000000000000, 2000000000000000000" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_one_recorder_for_two_episodes_or_two_envs_is_refused_before_anything_changes(tmp_path):
+    """One recorder given a second reset (a custom loop's `with env.recording(rec): for seed in ...`) or a second env
+    wrote a log whose steps mixed two episodes: it read back as valid, replayed as "an edited log", and its metrics
+    were neither episode's. Now the second reset, another env's reset and a step of an env whose episode the log does
+    not hold are refused before the env changes, and a log that holds a second header is damage."""
+    first, second = teamenvs.make("commons_v0"), teamenvs.make("commons_v0")
+    from teamenvs.core.recorder import EpisodeRecorder
+
+    recorder = EpisodeRecorder(tmp_path / "one.jsonl")
+    first.record_to(recorder)
+    second.record_to(recorder)
+    first.reset(seed=0)
+    first.step({a: "wait" for a in first.agents})
+    for env, seed in ((second, 1), (first, 2)):
+        with pytest.raises(ValueError, match=re.escape("holds an episode already (commons_v0, seed 0): a log holds one episode")):
+            env.reset(seed=seed)
+    assert (first.step_count, second._was_reset) == (1, False)  # neither changed
+    late = teamenvs.make("commons_v0")
+    late.reset(seed=3)
+    late.record_to(EpisodeRecorder(tmp_path / "late.jsonl"))
+    with pytest.raises(ValueError, match="holds no episode: attach it to the env before its reset"):
+        late.step({a: "wait" for a in late.agents})
+    assert late.step_count == 0
+    first.step({a: "wait" for a in first.agents})  # the log's own episode goes on
+    recorder.close()
+    assert [r["type"] for r in read_log(tmp_path / "one.jsonl")] == ["header", "reset", "step", "step"]
+    lines = (tmp_path / "one.jsonl").read_text().splitlines()
+    (tmp_path / "two.jsonl").write_text("\n".join(lines + lines[:2]) + "\n")  # a log written before: two episodes
+    with pytest.raises(LogError, match=r"two\.jsonl:5: type: a second header: a log holds one episode"):
+        read_log(tmp_path / "two.jsonl")

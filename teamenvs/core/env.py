@@ -300,8 +300,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             return {}, {}, {}, {}, {}
         if type(actions) is not dict and not isinstance(actions, Mapping):  # (typing.Mapping checks slowly)
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
-        if self._recorder is not None:
-            self._recorder.check_holds(self)  # (a recorder attached mid-episode, or holding another env's episode)
+        if self._recorder is not None and self._recorder.holder != id(self):
+            self._recorder.check_holds(self)  # raises: a recorder attached mid-episode, or holding another env's episode
         actions = self.interface.as_text(actions)
         self._events = {a: [] for a in self.agents}
         self.global_events = []

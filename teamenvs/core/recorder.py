@@ -6,7 +6,7 @@ received, its raw action, the parsed action or the error, its reward and its eve
 the step's global events. The step loop may add per-agent extras (a policy's rationale,
 model usage) with `annotate` before the step is written, and an `end` line with the
 metrics. A log holds one episode of one env: an env's reset refuses a recorder that holds an episode already
-(`begin`), its step one that holds another env's or none (`check_holds`), and `read_log` a second header. The file
+(`begin`), its step one that holds another env's or none (`holder`, `check_holds`), and `read_log` a second header. The file
 is flushed after every line, so a crash loses nothing already written.
 Nothing time-dependent is written by the env, so the same seed and actions give a
 byte-identical log. A path ending in `.gz` is written gzip-compressed (`compressor`: ISA-L's fastest
@@ -371,7 +371,8 @@ class EpisodeRecorder:
         self._extras: dict[str, dict[str, Any]] = {}
         self._file: Any = None
         self._long = False  # the last line was long enough to write the next one with `line`'s splicing
-        self._episode: tuple[int, str] | None = None  # (id of the env whose episode the log holds, what to call it)
+        self.holder: int | None = None  # id of the env whose episode the log holds (`begin`)
+        self._episode = ""  # that episode, as an error names it
         if self.path is not None:
             try:
                 self._file = _open_for_writing(self.path)
@@ -397,26 +398,24 @@ class EpisodeRecorder:
         """Take `env`'s new episode (its reset calls this before anything changes); a ValueError if the log holds an
         episode already: a log holds one episode, and a second header (another reset, or another env's) made a file
         whose steps mixed two episodes, which replayed as "an edited log" and gave metrics of neither."""
-        if self._episode is not None:
-            raise ValueError(f"this EpisodeRecorder{self._where()} holds an episode already ({self._episode[1]}): a log "
+        if self.holder is not None:
+            raise ValueError(f"this EpisodeRecorder{self._where()} holds an episode already ({self._episode}): a log "
                              f"holds one episode; give each reset an EpisodeRecorder of its own (agents.run_episode "
                              f"does, given log_dir)")
-        self._episode = (id(env), f"{getattr(env, 'env_id', type(env).__name__)}, seed {seed}")
+        self.holder, self._episode = id(env), f"{getattr(env, 'env_id', type(env).__name__)}, seed {seed}"
 
     def _where(self) -> str:
         return "" if self.path is None else f" of {excerpt(str(self.path))}"
 
     def check_holds(self, env: Any) -> None:
-        """A ValueError unless this log holds `env`'s episode (an env's step calls this before anything changes)."""
-        if self._episode is None or self._episode[0] != id(env):
-            raise self._not_this_episode(env)
-
-    def _not_this_episode(self, env: Any) -> ValueError:
-        if self._episode is None:
-            return ValueError(f"this EpisodeRecorder{self._where()} holds no episode: attach it to the env before its "
-                              f"reset (a log starts with the episode's header)")
-        return ValueError(f"this EpisodeRecorder{self._where()} holds another env's episode ({self._episode[1]}): one "
-                          f"log, one env")
+        """A ValueError unless this log holds `env`'s episode (an env's step asks, when `holder` is not its id, before
+        anything changes: a recorder attached mid-episode, or one that holds another env's episode)."""
+        if self.holder is None:
+            raise ValueError(f"this EpisodeRecorder{self._where()} holds no episode: attach it to the env before its "
+                             f"reset (a log starts with the episode's header)")
+        if self.holder != id(env):
+            raise ValueError(f"this EpisodeRecorder{self._where()} holds another env's episode ({self._episode}): one "
+                             f"log, one env")
 
     def annotate(self, agent: str, **extra: Any) -> None:
         """Attach extra fields (e.g. rationale, usage) to `agent`'s entry of the next step line."""

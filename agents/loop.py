@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 from teamenvs.core.config import check_int, check_number
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.policy import check_own_policies
-from teamenvs.core.recorder import EpisodeRecorder, read_log
+from teamenvs.core.recorder import EpisodeRecorder, claim_log_name, read_log
 from teamenvs.core.text import excerpt
 
 T = TypeVar("T")
@@ -220,23 +220,6 @@ async def arun_episode(
         return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, kept, usage, "budget",
                              f"stopped after {steps} step(s): {stopped}")
     return EpisodeResult(base.env_id, seed, steps, returns, metrics, path, kept, usage)
-
-
-def claim_log_name(log_dir: str | Path, name: str, suffix: str = ".jsonl") -> str:
-    """`name`, or the first of `name-2`, `name-3`, ... with no `<name><suffix>` log in `log_dir` yet. The file is
-    created (empty, exclusively) at once, so a run beside this one cannot claim it too."""
-    folder = Path(log_dir)
-    if folder.exists() and not folder.is_dir():
-        raise NotADirectoryError(f"the log folder {folder} is a file, not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while True:
-        claimed = name if n == 1 else f"{name}-{n}"
-        try:
-            (folder / f"{claimed}{suffix}").open("x").close()
-            return claimed
-        except FileExistsError:
-            n += 1
 
 
 def run_episode(

@@ -157,3 +157,35 @@ def test_learners_given_to_the_single_agent_view_is_refused(obs_type):
                                                    "instead of learners=['trader_2']")):
         gymnasium.make("teamenvs/DayTrader-v0", obs_type=obs_type, learners=["trader_2"])
     assert gymnasium.make("teamenvs/DayTrader-v0", agent="trader_2", obs_type=obs_type).unwrapped.agent == "trader_2"
+
+
+def test_log_dir_writes_each_episode_to_a_log_of_its_own(tmp_path):
+    """The single-agent view's episodes, logged: one `.jsonl.gz` log per episode (a log holds one episode), named by
+    seed or, for a vector env's autoreset, by episode, unique where a vector env's copies share the folder; each reads
+    back and replays, its re-simulation verifying every step."""
+    import numpy as np
+
+    from teamenvs.core.recorder import read_log
+    from teamenvs.replay import load_replay
+
+    def make():
+        return gymnasium.make("teamenvs/Commons-v0", agent="fisher_1", teammates="mimic", obs_type="vector",
+                              action_type="discrete", log_dir=tmp_path)
+
+    vector = gymnasium.vector.SyncVectorEnv([make, make])
+    _, info = vector.reset(seed=[0, 1])
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(40):
+        _, _, terminated, truncated, info = vector.step((rng.random(info["action_mask"].shape) * info["action_mask"]).argmax(axis=1))
+        ended += int(np.sum(terminated | truncated))
+    vector.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2 + ended and {"commons_v0_fisher_1_seed0.jsonl.gz", "commons_v0_fisher_1_seed1.jsonl.gz"} <= set(names)
+    assert any(name.endswith("-2.jsonl.gz") for name in names)  # both copies' second episodes: one name each
+    for path in tmp_path.iterdir():
+        assert [r["type"] for r in read_log(path)][:2] == ["header", "reset"]
+        replay = load_replay(path)
+        assert replay.sim.warning is None and replay.sim.verified == replay.n_steps > 0
+    with pytest.raises(ValueError, match="log_dir must be a folder's path or None, got 5"):
+        gymnasium.make("teamenvs/Commons-v0", log_dir=5)

@@ -401,7 +401,7 @@ class EpisodeRecorder:
         if self.holder is not None:
             raise ValueError(f"this EpisodeRecorder{self._where()} holds an episode already ({self._episode}): a log "
                              f"holds one episode; give each reset an EpisodeRecorder of its own (agents.run_episode "
-                             f"does, given log_dir)")
+                             f"and the single-agent view do, given log_dir)")
         self.holder, self._episode = id(env), f"{getattr(env, 'env_id', type(env).__name__)}, seed {seed}"
 
     def _where(self) -> str:
@@ -493,6 +493,23 @@ class EpisodeRecorder:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def claim_log_name(log_dir: str | Path, name: str, suffix: str = ".jsonl") -> str:
+    """`name`, or the first of `name-2`, `name-3`, ... with no `<name><suffix>` log in `log_dir` yet. The file is
+    created (empty, exclusively) at once, so a run beside this one cannot claim it too."""
+    folder = Path(log_dir)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"the log folder {folder} is a file, not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        claimed = name if n == 1 else f"{name}-{n}"
+        try:
+            (folder / f"{claimed}{suffix}").open("x").close()
+            return claimed
+        except FileExistsError:
+            n += 1
 
 
 def _open_for_writing(path: Path) -> Any:

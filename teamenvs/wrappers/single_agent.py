@@ -9,7 +9,9 @@ list, a mapping agent -> name; unnamed teammates play the default) or a mapping 
 policy object, one for each teammate. A mapping never names the learner, nor mixes names with
 objects; the view says so when it is made. A policy object plays in one view's episode at a time
 (a reset refuses one still playing elsewhere): the copies in a vector env each need their own,
-made in the env function. `obs_type` and
+made in the env function. With `log_dir`, each episode is written to a `.jsonl.gz` log of its own
+there (`<env id>_<learner>_seed<N>`, or `..._episode<N>` after a reset without a seed), which
+`teamenvs replay` shows. `obs_type` and
 `action_type` pick the learner's interface as in `teamenvs.make` (numeric observations, discrete
 actions with their mask); the teammates get text observations whatever the learner's interface
 (the team env is made with `learners=(agent,)`), as their policies expect.
@@ -35,15 +37,18 @@ text observations with `flat_info=True` (`teamenvs.wrappers.make_async` does).
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 import weakref
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import gymnasium
 
 from teamenvs.core.config import check_flag
 from teamenvs.core.env import check_reset
+from teamenvs.core.recorder import EpisodeRecorder, claim_log_name
 from teamenvs.core.rl import flat_info
 from teamenvs.core.text import excerpt, quote
 from teamenvs.core.view import thaw
@@ -77,8 +82,11 @@ class SingleAgentEnv(gymnasium.Env):
         action_type: str = "text",
         skip_idle: bool = True,
         flat_info: bool | None = None,
+        log_dir: str | os.PathLike | None = None,
         **config: Any,
     ) -> None:
+        if log_dir is not None and not isinstance(log_dir, (str, os.PathLike)):
+            raise ValueError(f"log_dir must be a folder's path or None, got {excerpt(log_dir)}")
         if "learners" in config:  # (the team env's own option; here `agent` is the learner)
             raise ValueError(f"the single-agent view has one learner, agent={excerpt(agent)}: pass agent=... instead of "
                              f"learners={excerpt(config['learners'])} (learners is teamenvs.make's option for the multi-agent env)")
@@ -100,6 +108,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.flat_info = (obs_type != "text") if flat_info is None else bool(flat_info)
         self._episode_live, self._learner_steps, self._time_limit_said = False, 0, False
         self.teammates_spec = teammates
+        self.log_dir = None if log_dir is None else Path(log_dir)
+        self._episodes = 0  # episodes begun, for the logs' names
         self._check_teammates()
         self.render_mode = render_mode
         self.observation_space = self.team_env.observation_space(self.agent)
@@ -144,6 +154,8 @@ class SingleAgentEnv(gymnasium.Env):
         check_reset(seed, options)  # before the view or its teammates change
         self._claim_teammates()
         super().reset(seed=seed)
+        if self.log_dir is not None:
+            self._next_log(seed)
         if self._episode_live and self._learner_steps and self._learner_steps == self._registered_limit():
             self._warn_time_limit()
         # without a seed (a vector env's autoreset) the teammates' seeds come from the view's own generator, seeded
@@ -187,9 +199,25 @@ class SingleAgentEnv(gymnasium.Env):
             except TypeError:  # an object that cannot be weakly referenced is not tracked
                 pass
 
+    def _next_log(self, seed: int | None) -> None:
+        """A log of its own for the episode about to begin (a log holds one episode), in `log_dir`:
+        `<env id>_<learner>_seed<N>.jsonl.gz`, or `..._episode<N>` for a reset without a seed (a vector env's
+        autoreset), made unique with `-2`, `-3`, ... where the name is taken (a vector env's copies share the folder)."""
+        self._close_log()
+        self._episodes += 1
+        name = f"{self.team_env.env_id}_{self.agent}_" + (f"seed{seed}" if seed is not None else f"episode{self._episodes}")
+        claimed = claim_log_name(self.log_dir, name, ".jsonl.gz")
+        self.team_env.record_to(EpisodeRecorder(self.log_dir / f"{claimed}.jsonl.gz", keep=False))
+
+    def _close_log(self) -> None:
+        recorder = self.team_env.record_to(None) if self.log_dir is not None else None
+        if recorder is not None:
+            recorder.close()
+
     def close(self) -> None:
-        """End the episode (its teammates may then play in another view) and close the team env."""
+        """End the episode (its teammates may then play in another view), close its log and the team env."""
         self._episode_live = False
+        self._close_log()
         self.team_env.close()
         super().close()
 
@@ -282,6 +310,8 @@ class SingleAgentEnv(gymnasium.Env):
                 more, terminated, truncated, skipped = self._advance_teammates()
                 reward += more
         self._episode_live, self._learner_steps = bool(self.team_env.agents), self._learner_steps + 1
+        if not self._episode_live:
+            self._close_log()  # the episode's log complete (its gzip stream ended) as soon as it is over
         return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
 
     def render(self) -> str | None:

@@ -183,9 +183,18 @@ def test_log_dir_writes_each_episode_to_a_log_of_its_own(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir())
     assert len(names) == 2 + ended and {"commons_v0_fisher_1_seed0.jsonl.gz", "commons_v0_fisher_1_seed1.jsonl.gz"} <= set(names)
     assert any(name.endswith("-2.jsonl.gz") for name in names)  # both copies' second episodes: one name each
+    complete = 0
     for path in tmp_path.iterdir():
-        assert [r["type"] for r in read_log(path)][:2] == ["header", "reset"]
+        records = read_log(path)
+        assert [r["type"] for r in records][:2] == ["header", "reset"]
         replay = load_replay(path)
         assert replay.sim.warning is None and replay.sim.verified == replay.n_steps > 0
+        if records[-1]["type"] == "end":  # an episode that ended: its returns and metrics, as run_episode writes them
+            complete += 1
+            steps = [r for r in records if r["type"] == "step"]
+            assert records[-1]["steps"] == len(steps) and records[-1]["returns"] == {
+                a: sum(r["agents"][a]["reward"] for r in steps if a in r["agents"]) for a in records[0]["agents"]}
+            assert "survival_time" in records[-1]["metrics"]
+    assert complete == ended  # the two episodes cut by close() have none
     with pytest.raises(ValueError, match="log_dir must be a folder's path or None, got 5"):
         gymnasium.make("teamenvs/Commons-v0", log_dir=5)

@@ -48,7 +48,8 @@ import gymnasium
 
 from teamenvs.core.config import check_flag
 from teamenvs.core.env import check_reset
-from teamenvs.core.recorder import EpisodeRecorder, claim_log_name
+from teamenvs.core.metrics import episode_metrics
+from teamenvs.core.recorder import EpisodeRecorder, claim_log_name, step_records
 from teamenvs.core.rl import flat_info
 from teamenvs.core.text import excerpt, quote
 from teamenvs.core.view import thaw
@@ -207,12 +208,23 @@ class SingleAgentEnv(gymnasium.Env):
         self._episodes += 1
         name = f"{self.team_env.env_id}_{self.agent}_" + (f"seed{seed}" if seed is not None else f"episode{self._episodes}")
         claimed = claim_log_name(self.log_dir, name, ".jsonl.gz")
-        self.team_env.record_to(EpisodeRecorder(self.log_dir / f"{claimed}.jsonl.gz", keep=False))
+        self.team_env.record_to(EpisodeRecorder(self.log_dir / f"{claimed}.jsonl.gz", keep="metrics"))
 
-    def _close_log(self) -> None:
+    def _close_log(self, ended: bool = False) -> None:
+        """Close the episode's log; with `ended` (the team's episode is over), after its `end` line (every agent's
+        return and the episode's metrics, as `agents.run_episode` writes them), so that it reads as complete."""
         recorder = self.team_env.record_to(None) if self.log_dir is not None else None
-        if recorder is not None:
-            recorder.close()
+        if recorder is None:
+            return
+        if ended:
+            records = recorder.records  # (the metrics views of its lines, kept for this)
+            returns = dict.fromkeys(self.team_env.possible_agents, 0.0)
+            for record in step_records(records):
+                for agent, entry in record["agents"].items():
+                    returns[agent] += entry["reward"]
+            recorder.write({"type": "end", "steps": self.team_env.step_count, "returns": returns,
+                            "metrics": episode_metrics(records)})
+        recorder.close()
 
     def close(self) -> None:
         """End the episode (its teammates may then play in another view), close its log and the team env."""
@@ -311,7 +323,7 @@ class SingleAgentEnv(gymnasium.Env):
                 reward += more
         self._episode_live, self._learner_steps = bool(self.team_env.agents), self._learner_steps + 1
         if not self._episode_live:
-            self._close_log()  # the episode's log complete (its gzip stream ended) as soon as it is over
+            self._close_log(ended=True)  # the episode's log complete as soon as it is over
         return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
 
     def render(self) -> str | None:

@@ -269,6 +269,10 @@ class Interface:
         if vector is not None:
             n = len(self.learner_order)
             self.state_space = spaces.Box(np.tile(vector.low, n), np.tile(vector.high, n), dtype=np.float32)
+        self._idle_mask = np.zeros(len(self.labels), dtype=np.int8)
+        if self.discrete:
+            self._idle_mask[0] = 1
+        self._idle_commands: tuple[str | None, ...] = (None,) * len(self.labels)
         self._vectors: dict[str, np.ndarray] = {}
         self._commands: dict[str, tuple[str | None, ...]] = {}
         # agents whose observation the env leaves out (None) until `TeamEnv.observe_now` asks for it, and whose view it
@@ -297,10 +301,8 @@ class Interface:
     def _mask(self, env: Any, agent: str, view: Mapping[str, Any], needs_action: bool) -> tuple[np.ndarray, tuple[str | None, ...]]:
         """The action mask and the command of each masked-in index, from the situation's memo when
         the paradigm gives a mask key (`env._mask_key`)."""
-        if not needs_action:
-            mask = np.zeros(len(self.labels), dtype=np.int8)
-            mask[0] = 1
-            return mask, (None,) * len(self.labels)
+        if not needs_action:  # only the no-op
+            return self._idle_mask.copy(), self._idle_commands
         key = env._mask_key(view)
         memo = env._offered[agent][3] if key is not None else None  # the situation's memo (see TeamEnv._situation_for)
         cached = memo.get(("mask", key)) if memo is not None else None

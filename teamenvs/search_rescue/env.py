@@ -37,7 +37,7 @@ from teamenvs.core.commands import Action, Situation
 from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.search_rescue import rules, view
-from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, catalogue, commands_now, situation
+from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, situation
 from teamenvs.search_rescue.config import PRESETS, SearchRescueConfig, agent_ids, role_of
 from teamenvs.search_rescue.knowledge import mentioned_rooms, mentioned_victims, share
 from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
@@ -82,8 +82,6 @@ class SearchRescueEnv(TeamEnv):
     carrying = _state_field("carrying", "agent -> victim it carries")
     task = _state_field("task", "agent -> the action it is busy with")
     know = _state_field("know", "agent -> what it knows")
-
-    _labelled: tuple[Any, dict[str, str]] = (None, {})  # the last view the mask asked about, and its commands
 
     def _agent_ids(self) -> list[str]:
         return agent_ids(self.config.team)
@@ -194,11 +192,10 @@ class SearchRescueEnv(TeamEnv):
     def _catalogue(self) -> tuple[str, ...]:
         return catalogue(self.config)
 
-    def _command_for(self, v: Mapping[str, Any], label: str) -> str | None:
-        # `command_for(v, label)`, with the view's label -> command table kept at hand: the mask asks label by label
-        if v is not self._labelled[0]:
-            self._labelled = (v, commands_now(v))
-        return self._labelled[1].get(label)
+    _command_for = staticmethod(command_for)  # (view, label) -> command
+
+    def _mask_candidates(self, v: Mapping[str, Any]) -> list[tuple[int, str]]:
+        return candidates(v, self.interface.labels)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why this action, chosen now, would be refused: the rules' check (`rules.check`, which reads only what

@@ -632,56 +632,68 @@ class Known(NamedTuple):
     here: bool  # in the agent's room (seen now)
 
 
-_SUMMARIES: list[tuple[Mapping[str, Any], tuple[tuple[Known, ...], dict[tuple[str, str], int]]]] = []
+class _Victims(NamedTuple):
+    """What the nearest-victim ranking reads of a view's victims (those in its room, then its notes elsewhere)."""
+
+    cells: tuple[tuple[int, int, int], ...]  # (x, y, order) per victim; order: its number, then its position (`_ORDER_BITS`)
+    known: tuple[tuple[int, str, Cell, str, bool], ...]  # a Known's fields but the distance, per victim
+    order_bits: int
+    counts: Counter  # (room, status) -> how many of the notes elsewhere
+    nearest: dict[Cell, tuple[Known, ...]]  # the ranking seen from each cell it was asked for
+
+
+_SUMMARIES: list[tuple[Mapping[str, Any], tuple[tuple[Known, ...], Counter]]] = []
+_VICTIMS: dict[tuple[int, int, str], tuple[Any, Any, _Victims]] = {}
 _new_known = tuple.__new__  # a Known without NamedTuple's Python-level __new__
-_CELL_NUMBER = itemgetter("cell", "victim")
+_FACTS = itemgetter("victim", "status", "cell")
+_NOTE_FACTS = itemgetter("victim", "status", "cell", "room")
 _ROOM_STATUS = itemgetter("room", "status")
+_NUMBER_BITS = 20  # victim numbers stay below 2**20
 
 
-_VICTIM_CELLS: dict[int, tuple[Any, tuple[tuple[int, int, int], ...], Counter]] = {}
+def _is_shared(part: Any) -> bool:
+    """Whether a view's list of victims is one `build_view` shares (a tuple of `SharedFacts`, which cannot change)."""
+    return type(part) is tuple and (not part or type(part[0]) is SharedFacts)
 
 
-def _victim_cells(part: tuple[Mapping[str, Any], ...]) -> tuple[tuple[tuple[int, int, int], ...], Counter]:
-    """((x, y, number) of each victim of a view's list of victims, (room, status) -> how many of them), once per
-    shared part (see `_part_text`)."""
-    shared = bool(part) and type(part[0]) is SharedFacts
-    if shared:
-        hit = _VICTIM_CELLS.get(id(part))
-        if hit is not None and hit[0] is part:
-            return hit[1], hit[2]
-    cells = tuple((cx, cy, vid) for (cx, cy), vid in map(_CELL_NUMBER, part))
-    counts = Counter(map(_ROOM_STATUS, part)) if part and "room" in part[0] else Counter()
-    if shared:
-        _remember(_VICTIM_CELLS, id(part), (part, cells, counts))
-    return cells, counts
+def _victims_of(here: tuple[Mapping[str, Any], ...], notes: tuple[Mapping[str, Any], ...], room: str) -> _Victims:
+    """The ranking's reading of the victims in the agent's `room` and of its notes elsewhere, once per pair of shared
+    parts (see `_part_text`). An entry holds its parts, so a key of their ids names those very objects while it is kept."""
+    key = (id(here), id(notes), room)
+    hit = _VICTIMS.get(key)
+    if hit is not None:
+        return hit[2]
+    known = [(*_FACTS(v), room, True) for v in here] + [(*_NOTE_FACTS(v), False) for v in notes]
+    shift = len(known).bit_length()
+    # number, then position, as one integer below a distance (see `_victim_summary`)
+    cells = tuple((cx, cy, vid << shift | i) for i, (vid, _, (cx, cy), _, _) in enumerate(known))
+    counts = Counter(map(_ROOM_STATUS, notes)) if notes and "room" in notes[0] else Counter()
+    found = _Victims(cells, tuple(known), _NUMBER_BITS + shift, counts, {})
+    if _is_shared(here) and _is_shared(notes):
+        _remember(_VICTIMS, key, (here, notes, found))
+    return found
 
 
-def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], dict[tuple[str, str], int]]:
+def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], Counter]:
     """(the nearest known victims, (room, status) -> how many of the agent's notes elsewhere)."""
     for seen, found in _SUMMARIES:
         if seen is view:
             return found
-    x, y = view["cell"]
-    room = view["room"]
-    here, notes = view["victims_here"], view["known_victims"]
-    every = here + notes
-    here_cells, _ = _victim_cells(here)
-    note_cells, counts = _victim_cells(notes)
-    # distance then number, as one integer (victim numbers stay below 2**20), then the position in `every`
-    # below that, so that one sort of plain integers ranks them as a stable sort by (distance, number) would
-    shift = len(every).bit_length()
-    ranked = sorted([
-        (((abs(cx - x) + abs(cy - y)) << 20 | vid) << shift) | i
-        for i, (cx, cy, vid) in enumerate(here_cells + note_cells)
-    ])
-    n_here, mask = len(here), (1 << shift) - 1
-    nearest = []
-    for key in ranked[:VICTIM_SLOTS]:
-        i = key & mask
-        v = every[i]
-        nearest.append(_new_known(Known, (key >> shift >> 20, v["victim"], v["status"], v["cell"],
-                                          room if i < n_here else v["room"], i < n_here)))
-    found = (tuple(nearest), counts)
+    victims = _victims_of(view["victims_here"], view["known_victims"], view["room"])
+    cell = view["cell"]
+    nearest = victims.nearest.get(cell)
+    if nearest is None:
+        x, y = cell
+        # distance, number and position as one integer, so that one sort of plain integers ranks them as a stable
+        # sort by (distance, number) would
+        bits = victims.order_bits
+        ranked = sorted([(abs(cx - x) + abs(cy - y)) << bits | order for cx, cy, order in victims.cells])
+        position, known = (1 << (bits - _NUMBER_BITS)) - 1, victims.known
+        nearest = tuple([_new_known(Known, (key >> bits, *known[key & position])) for key in ranked[:VICTIM_SLOTS]])
+        if len(victims.nearest) > 64:
+            victims.nearest.clear()
+        victims.nearest[cell] = nearest
+    found = (nearest, victims.counts)
     _SUMMARIES.append((view, found))  # the encoder and the mask read the same view one after the other
     if len(_SUMMARIES) > 4:
         del _SUMMARIES[0]
@@ -764,21 +776,39 @@ def _local_slots(local: str) -> np.ndarray:
     return block
 
 
-_ROOMS_PARTS = ("named_rooms", "visited", "rooms", "victims_here", "exits", "known_victims", "known_rubble")
-_ROOMS_SLOTS: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[int, float]]] = {}
+_ROOMS_PARTS = itemgetter("named_rooms", "visited", "rooms", "victims_here", "exits", "known_victims", "known_rubble", "room")
+_ROOMS_BLOCKS: dict[tuple[int, ...], tuple[tuple[Any, ...], np.ndarray]] = {}
+
+
+def _shared_rooms_parts(parts: tuple[Any, ...]) -> bool:
+    """Whether the parts the room blocks are read from are ones `build_view` shares (which cannot change)."""
+    named, visited, rooms = parts[:3]
+    return (type(named) is tuple and type(visited) is tuple and type(rooms) is SharedFacts
+            and all(not p or type(p[0]) is SharedFacts for p in parts[3:7]))
+
+
+def _rooms_block(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Mapping[tuple[str, str], int]) -> np.ndarray:
+    """The `rooms` block but the route's next room (float32, read-only), once per combination of the shared parts it
+    is read from (see `_part_text`), which stay the same objects while the agent walks within what it knows. An
+    entry holds its parts, so a key of their ids names those very objects while it is kept."""
+    parts = _ROOMS_PARTS(view) + (lay,)
+    key = tuple(map(id, parts))
+    hit = _ROOMS_BLOCKS.get(key)
+    if hit is not None:
+        return hit[1]
+    s = _rooms_slots(view, lay, span, counts)
+    block = np.zeros(lay.rooms * len(ROOM_FIELDS), dtype=np.float32)
+    if s:  # (float64 -> float32 rounds as item assignment does)
+        n = len(s)
+        block[np.fromiter(s, np.intp, n) - lay.offsets["rooms"]] = np.fromiter(s.values(), np.float64, n)
+    block.flags.writeable = False
+    if _shared_rooms_parts(parts):
+        _remember(_ROOMS_BLOCKS, key, (parts, block))
+    return block
 
 
 def _rooms_slots(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Mapping[tuple[str, str], int]) -> dict[int, float]:
-    """The non-zero slots of the room blocks but the route's next room, once per combination of the shared parts they
-    are read from (see `_part_text`), which stay the same objects while the agent walks within what it knows."""
-    parts = tuple(view[k] for k in _ROOMS_PARTS) + (view["room"], lay)
-    shared = (type(parts[0]) is tuple and type(parts[1]) is tuple and type(parts[2]) is SharedFacts
-              and all(not p or type(p[0]) is SharedFacts for p in parts[3:7]))
-    if shared:
-        key = tuple(map(id, parts))
-        hit = _ROOMS_SLOTS.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], parts)):
-            return hit[1]
+    """The non-zero slots of the room blocks but the route's next room, slot -> value."""
     blocks, named = _room_blocks(view["named_rooms"], lay)
     room = blocks.get
     s: dict[int, float] = {}
@@ -819,9 +849,27 @@ def _rooms_slots(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Map
             b = room(name)
             if b is not None:
                 s[b + 10] = 1.0
-    if shared:
-        _remember(_ROOMS_SLOTS, key, (parts, s))
     return s
+
+
+def _victim_slots(nearest: tuple[Known, ...], x: int, y: int, w: int, h: int) -> list[float]:
+    """The `victims` block's slots of the nearest known victims (VICTIM_FIELDS each), seen from (x, y)."""
+    span = w + h
+    slots: list[float] = []
+    for distance, _, status, (vx, vy), _, here in nearest:
+        dx, dy = vx - x, vy - y
+        block = [
+            1.0,
+            dx / w if -w < dx < w else (1.0 if dx > 0 else -1.0),  # a drawn map may be larger than the config's
+            dy / h if -h < dy < h else (1.0 if dy > 0 else -1.0),
+            distance / span if distance < span else 1.0,
+            1.0 if -1 <= dx <= 1 and -1 <= dy <= 1 else 0.0,
+            1.0 if here else 0.0,
+            0.0, 0.0, 0.0,
+        ]
+        block[_STATUS_SLOT[status]] = 1.0
+        slots += block
+    return slots
 
 
 def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
@@ -830,80 +878,64 @@ def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     o = lay.offsets
     w, h = config.width, config.height
     x, y = view["cell"]
-    s: dict[int, float] = {}  # slot -> value, for the slots that are not 0
-    s[o["role"] + _ROLES[view["role"]]] = 1.0
-    s[o["position"]] = min(1.0, x / (w - 1))
-    s[o["position"] + 1] = min(1.0, y / (h - 1))
+    # every value below lies in its feature's scale already; the blocks go in as slices, the other slots one by one
+    out = np.zeros(lay.size, dtype=np.float32)
+    m = o["local_map"]
+    out[m:m + LOCAL_SIDE * LOCAL_SIDE * len(MAP_KINDS)] = _local_slots(view["local_map"])
+    nearest, counts = _victim_summary(view)
+    if nearest:
+        start = o["victims"]
+        out[start:start + len(nearest) * len(VICTIM_FIELDS)] = _victim_slots(nearest, x, y, w, h)
+    start = o["rooms"]
+    out[start:start + lay.rooms * len(ROOM_FIELDS)] = _rooms_block(view, lay, w + h, counts)
+
+    out[o["role"] + _ROLES[view["role"]]] = 1.0
+    out[o["position"]] = min(1.0, x / (w - 1))
+    out[o["position"] + 1] = min(1.0, y / (h - 1))
     if view["doorway"] is not None:
-        s[o["in_doorway"]] = 1.0
+        out[o["in_doorway"]] = 1.0
     carried = view["carrying"]
     if carried is not None:
-        s[o["carrying"]] = 1.0
-        s[o["carrying"] + (1 if carried["kind"] == STABLE else 2)] = 1.0
+        out[o["carrying"]] = 1.0
+        out[o["carrying"] + (1 if carried["kind"] == STABLE else 2)] = 1.0
     busy = view["busy"]
     if busy:
-        s[o["busy"]] = 1.0
-        s[o["busy"] + (2 if busy.startswith("stabilizing") else 3 if busy.startswith("clearing") else 1)] = 1.0
-
-    start, span = o["victims"], w + h
-    nearest, counts = _victim_summary(view)
-    b = start
-    for distance, _, status, (vx, vy), _, here in nearest:
-        dx, dy = vx - x, vy - y
-        s[b] = 1.0
-        s[b + 1] = dx / w if -w < dx < w else (1.0 if dx > 0 else -1.0)  # a drawn map may be larger than the config's
-        s[b + 2] = dy / h if -h < dy < h else (1.0 if dy > 0 else -1.0)
-        s[b + 3] = distance / span if distance < span else 1.0
-        if -1 <= dx <= 1 and -1 <= dy <= 1:
-            s[b + 4] = 1.0
-        if here:
-            s[b + 5] = 1.0
-        s[b + _STATUS_SLOT[status]] = 1.0
-        b += len(VICTIM_FIELDS)
-
-    s.update(_rooms_slots(view, lay, span, counts))
+        out[o["busy"]] = 1.0
+        out[o["busy"] + (2 if busy.startswith("stabilizing") else 3 if busy.startswith("clearing") else 1)] = 1.0
     route = view["route"]
     if route is not None:
-        far = 2 * span
-        s[o["route"]] = 1.0
-        s[o["route"] + 1] = min(1.0, route["cells"] / far)
+        out[o["route"]] = 1.0
+        out[o["route"] + 1] = min(1.0, route["cells"] / (2 * (w + h)))
         b = _room_blocks(view["named_rooms"], lay)[0].get(route["via"][0]) if route["via"] else None
         if b is not None:
-            s[b + 6] = 1.0  # the route's next room: the one slot of a room block that `_rooms_slots` leaves out
-
+            out[b + 6] = 1.0  # the route's next room: the one slot of a room block that `_rooms_block` leaves out
     mates = view["teammates_here"]
     if mates:
         for i, a in enumerate(view["team"][:TEAM_SLOTS]):
             if a in mates:
-                s[o["teammates_here"] + i] = 1.0
+                out[o["teammates_here"] + i] = 1.0
     sc = view["score"]
     victims = max(1, sc["victims"])
-    s[o["score"]] = sc["rescued"] / victims
-    s[o["score"] + 1] = sc["stable"] / victims
-    s[o["score"] + 2] = sc["critical"] / victims
-    s[o["score"] + 3] = sc["points"] / max(1, victims * max(config.stable_points, config.critical_points))
-    s[o["time"]] = min(1.0, view["step"] / view["max_steps"])
+    b = o["score"]
+    out[b] = sc["rescued"] / victims
+    out[b + 1] = sc["stable"] / victims
+    out[b + 2] = sc["critical"] / victims
+    out[b + 3] = sc["points"] / max(1, victims * max(config.stable_points, config.critical_points))
+    out[o["time"]] = min(1.0, view["step"] / view["max_steps"])
     status, kind = _last_action_slots(view["last_action"])
-    s[o["last_action"] + status] = 1.0
+    out[o["last_action"] + status] = 1.0
     if kind is not None:
-        s[o["last_action"] + 4 + kind] = 1.0
+        out[o["last_action"] + 4 + kind] = 1.0
     for text in view["events"]:
         for i, (_, prefixes) in enumerate(EVENT_KINDS):
             if text.startswith(prefixes):
-                s[o["events"] + i] = 1.0
+                out[o["events"] + i] = 1.0
                 break
     if view["new_messages"]:
-        s[o["new_messages"]] = min(1.0, len(view["new_messages"]) / 4)
-    s[o["communication"] + _COMMUNICATION[view["communication"]]] = 1.0
+        out[o["new_messages"]] = min(1.0, len(view["new_messages"]) / 4)
+    out[o["communication"] + _COMMUNICATION[view["communication"]]] = 1.0
     if view["interrupted"]:
-        s[o["interrupted"]] = 1.0
-
-    out = np.zeros(lay.size, dtype=np.float32)  # every value above lies in its feature's scale already
-    m = o["local_map"]
-    out[m:m + LOCAL_SIDE * LOCAL_SIDE * len(MAP_KINDS)] = _local_slots(view["local_map"])
-    # one fancy assignment, not one numpy call per slot (float64 -> float32 rounds as item assignment does)
-    n = len(s)
-    out[np.fromiter(s, np.intp, n)] = np.fromiter(s.values(), np.float64, n)
+        out[o["interrupted"]] = 1.0
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from teamenvs.core.commands import Arg, ArgError, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
 from teamenvs.core.messaging import SAY, TELL
@@ -270,8 +270,13 @@ def mask_key(view: Mapping[str, Any]) -> tuple:
 
 def to_buy(view: Mapping[str, Any]) -> str | None:
     """The first shape the open orders still need (beyond the free inventory) that no open offer of the agent asks for."""
-    asked = [o["get"][0] for o in view["your_offers"]]
-    for shape in needed_shapes(view):
+    return _first_unasked(needed_shapes(view), view["your_offers"])
+
+
+def _first_unasked(needed: list[str], yours: Sequence[Mapping[str, Any]]) -> str | None:
+    """`to_buy` from the needed shapes (`needed_shapes`) and the agent's open offers."""
+    asked = [o["get"][0] for o in yours]
+    for shape in needed:
         if shape in asked:
             asked.remove(shape)
         else:
@@ -342,15 +347,17 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
 
 @lru_cache(maxsize=64)
 def _catalogue_index(labels: tuple[str, ...]) -> dict[str, Any]:
-    """Where each kind of label sits in a catalogue: per shape its produce index, per order, per offer slot
-    (accept, decline, cancel) and per other agent (sell, buy) the indices, the messages' indices."""
+    """Where each kind of label sits in a catalogue: per shape its produce index and label, per order its index and
+    label (these labels are their commands), per offer slot (accept, decline, cancel) and per other agent (sell, buy)
+    the indices, the messages' indices."""
     at = {label: i for i, label in enumerate(labels)}
     slots = [j for j in OFFER_SLOTS if f"accept the {j} offer to me" in at]
     others = range(1, sum(1 for label in labels if label.startswith("sell ")) + 1)
+    orders = range(1, sum(1 for label in labels if label.startswith("fulfill ")) + 1)
     return {
         "noop": at[NOOP],
-        "produce": {label.split()[1]: i for label, i in at.items() if label.startswith("produce ")},
-        "fulfill": [at[f"fulfill order {k}"] for k in range(1, sum(1 for label in labels if label.startswith("fulfill ")) + 1)],
+        "produce": {label.split()[1]: (i, label) for label, i in at.items() if label.startswith("produce ")},
+        "fulfill": [(at[label], label) for label in (f"fulfill order {k}" for k in orders)],
         "accept": [at[f"accept the {j} offer to me"] for j in slots],
         "decline": [at[f"decline the {j} offer to me"] for j in slots],
         "cancel": [at[f"cancel my {j} offer"] for j in slots],
@@ -360,41 +367,63 @@ def _catalogue_index(labels: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=4096)
+def _answers(offer: int) -> tuple[str, str, str]:
+    """The accept, decline and cancel commands of one offer (written once per offer number)."""
+    return f"{ACCEPT} {offer}", f"{DECLINE} {offer}", f"{CANCEL} {offer}"
+
+
+@lru_cache(maxsize=1024)
+def _offers_to_each(others: tuple[str, ...], item: str, price: int, selling: bool) -> tuple[str, ...]:
+    """The `offer` command to each other agent in turn of one `item` for `price` (`selling`), or of `price` for one
+    `item`: the sell and buy labels' commands, written once per agent, shape and price."""
+    goods, money = goods_text(item, 1), goods_text(MONEY, price)
+    give, get = (goods, money) if selling else (money, goods)
+    return tuple(f"offer {other} {give} for {get}" for other in others)
+
+
+@lru_cache(maxsize=1024)
+def _says(specialty: str, price: int, needed: tuple[str, ...]) -> tuple[str, str | None]:
+    """The commands of the two message labels: the specialty and its price, and the needed shapes (None: none)."""
+    return f"say I make {specialty}s cheaply: ${price} each", (f"say I need {' and '.join(needed)}" if needed else None)
+
+
 def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
     """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
     in index order: the same pairs as asking `command_for` label by label, with what the labels share (the fair
-    price, the shape to buy, the offers) worked out once."""
+    price, the needed shapes, the offers) worked out once and the commands written once (`_answers`,
+    `_offers_to_each`, `_says`)."""
     where = _catalogue_index(labels)
     out: list[tuple[int, str]] = [(where["noop"], WAIT)]
     # produce: refused for every shape past the production limit or too late (see `command_for`)
     if view["produced"] < view["max_production"] and view["step"] + view["production_steps"] < view["max_steps"]:
         money, costs, specialty = view["free_money"], view["costs"], view["specialty"]
-        for shape, i in where["produce"].items():
+        for shape, produce in where["produce"].items():
             if money >= costs["specialty" if shape == specialty else "regular"]:
-                out.append((i, f"produce {shape}"))
+                out.append(produce)
     free = view["free_inventory"]
-    for k, (i, order) in enumerate(zip(where["fulfill"], view["orders"])):
+    for fulfill, order in zip(where["fulfill"], view["orders"]):
         if not order["fulfilled"] and all(free[s] >= n for s, n in order["shapes"].items()):
-            out.append((i, f"fulfill order {k + 1}"))
+            out.append(fulfill)
     to_you, yours = view["offers_to_you"], view["your_offers"]
-    for head in ("accept", "decline"):
-        out += [(i, f"{head} offer {o['offer']}") for i, o in zip(where[head], to_you)]
-    out += [(i, f"cancel offer {o['offer']}") for i, o in zip(where["cancel"], yours)]
+    answers = [_answers(o["offer"]) for o in to_you]
+    out += zip(where["accept"], [a[0] for a in answers])
+    out += zip(where["decline"], [a[1] for a in answers])
+    out += zip(where["cancel"], [_answers(o["offer"])[2] for o in yours])
     price = fair_price_of(view)
+    specialty = view["specialty"]
+    needed = needed_shapes(view)
     if len(yours) < view["max_open_offers"]:
         others = _others(tuple(view["participants"]), view["agent"])
-        specialty = view["specialty"]
         if free[specialty]:
-            goods = goods_text(specialty, 1)
-            out += [(i, f"offer {other} {goods} for ${price}") for i, other in zip(where["sell"], others)]
-        shape = to_buy(view)
+            out += zip(where["sell"], _offers_to_each(others, specialty, price, True))
+        shape = _first_unasked(needed, yours)
         if shape is not None and view["free_money"] >= price:
-            goods = goods_text(shape, 1)
-            out += [(i, f"offer {other} ${price} for {goods}") for i, other in zip(where["buy"], others)]
+            out += zip(where["buy"], _offers_to_each(others, shape, price, False))
     say_specialty, say_needs = where["messages"]
-    out.append((say_specialty, f"say I make {view['specialty']}s cheaply: ${price} each"))
-    needed = sorted(set(needed_shapes(view)))
-    if needed:
-        out.append((say_needs, f"say I need {' and '.join(needed)}"))
+    about_specialty, about_needs = _says(specialty, price, tuple(sorted(set(needed))))
+    out.append((say_specialty, about_specialty))
+    if about_needs is not None:
+        out.append((say_needs, about_needs))
     out.sort()
     return out

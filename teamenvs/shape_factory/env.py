@@ -50,6 +50,8 @@ class ShapeFactoryEnv(TeamEnv):
     def _setup(self) -> None:
         self.market = rules.new_market(self.agents, self.config, self._rng)
         self._parses: dict[tuple[str, tuple], Action] = {}  # (command, the situation's names) -> its parse (see `accepts`)
+        # each command's integer arguments, whose live bounds `_reparsed` checks
+        self._int_args = {c.name: tuple(a for a in c.args if isinstance(a, IntArg)) for c in self.commands}
         self._unread: dict[str, list[str]] = {a: [] for a in self.agents}
         self._recent: dict[str, deque[str]] = {a: deque(maxlen=self.config.message_history) for a in self.agents}
 
@@ -124,11 +126,10 @@ class ShapeFactoryEnv(TeamEnv):
         found = self._parses.get((command, tuple(situation.names.items())))
         if found is None or found.command in situation.denied:
             return None
-        for arg in self.commands.commands[found.command].args:
-            if isinstance(arg, IntArg):
-                low, high = arg.bounds(situation)
-                if not low <= found.args[arg.name] <= high:
-                    return None
+        for arg in self._int_args[found.command]:
+            low, high = arg.bounds(situation)
+            if not low <= found.args[arg.name] <= high:
+                return None
         return found
 
     def _remember_parse(self, command: str, situation: Situation, action: Action | ActionError) -> None:

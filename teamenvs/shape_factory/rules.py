@@ -154,8 +154,14 @@ def committed(m: Market, agent: str) -> dict[str, int]:
 def free(m: Market, agent: str, item: str) -> int:
     """How much of `item` (a shape or MONEY) `agent` holds and has not committed."""
     held = m.money[agent] if item == MONEY else m.inventory[agent].get(item, 0)
-    # `committed(m, agent).get(item, 0)`, summing this item only (no dict per call: the rules and masks ask often)
-    return held - sum(o.terms.give.amount for o in m.offers.values() if o.proposer == agent and o.terms.give.item == item)
+    # less `committed(m, agent).get(item, 0)`, this item only, in a plain loop (no dict, no generator: the rules and
+    # masks ask often)
+    for o in m.offers.values():
+        if o.proposer == agent:
+            give = o.terms.give
+            if give.item == item:
+                held -= give.amount
+    return held
 
 
 def open_orders(m: Market, agent: str) -> list[int]:

@@ -308,7 +308,7 @@ def mask_key(view) -> tuple:
     The guide's commands are its landmark names under the word limit, and the rules refuse a
     message only by its text (config-wide `allow_coordinates`). The follower's are its pen cell,
     the cell before it on the trail, whether each of the four unit segments from the pen is drawn
-    (a draw step's refusal; obstacles are the episode's, constant in a situation) and the landmark
+    (a draw step's refusal; the env's `_mask_key` adds the episode's obstacles, which situations outlast) and the landmark
     its partner named that its map lacks; undo, reset and its messages depend on the situation alone.
     """
     if view["role"] == "guide":

@@ -41,6 +41,9 @@ class MapTaskEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(map_task_metrics)
     metric_goals = METRIC_GOALS
+    # a situation is a function of the config and _situation_key, so its parses serve every episode; the masks it
+    # memoizes are keyed by the episode's obstacles too (`_mask_key`)
+    situations_outlast_episodes = True
     config: MapTaskConfig
 
     def _agent_ids(self) -> list[str]:
@@ -70,9 +73,10 @@ class MapTaskEnv(TeamEnv):
 
     # ------------------------------------------------------------------ what an agent may do
     def _situation_key(self, agent: str):
+        size = self.pair.width, self.pair.height  # the limits of points
         if agent == GUIDE:  # the guide's situation never depends on the drawing
-            return (agent,)
-        return agent, bool(self.history), bool(self.edges)
+            return agent, size
+        return agent, size, bool(self.history), bool(self.edges)
 
     def _situation(self, agent: str) -> Situation:
         p = self.pair
@@ -118,7 +122,9 @@ class MapTaskEnv(TeamEnv):
         return parse_in(command, situation)
 
     def _mask_key(self, view: Mapping[str, Any]) -> tuple:
-        return mask_key(view)
+        """`commands.mask_key`, and the episode's obstacles: the rules refuse a draw across one, and neither the
+        follower's view nor its situation (which outlasts the episode) shows them."""
+        return mask_key(view), self.pair.obstacles
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why the rules would refuse this parsed action now (the same checks as `_apply` and `_send`)."""

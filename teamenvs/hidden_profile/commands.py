@@ -71,6 +71,9 @@ def catalogue(config: HiddenProfileConfig) -> tuple[str, ...]:
     return (NOOP, *_DECIDE, NEW_FACT, *_SHARE)
 
 
+_NEW_FACT_INDEX = 1 + len(_DECIDE)  # NEW_FACT's index in the catalogue; fact k's follow it
+
+
 def mask_key(view: Mapping[str, Any]) -> tuple:
     """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`).
     In the discussion that is the document and its first line not yet discussed (the chat matters to
@@ -84,6 +87,22 @@ def _first_fresh(document: tuple[Item, ...], lines: tuple[str, ...]) -> Item | N
     """The first line of `document` not discussed in the chat `lines` (None: all of them are)."""
     discussed = discussed_facts(lines)
     return next((item for item in document if item not in discussed), None)
+
+
+def candidates(view: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """(index, command) of every label of the catalogue that `command_for` gives a command in this view, in index
+    order: the same pairs as asking `command_for` label by label, with the view read once for all of them."""
+    found = [(0, WAIT)]
+    phase = view["phase"]
+    if phase in VOTES:
+        found += [(i, f"{DECIDE} {letter}") for i, letter in enumerate(_DECIDE.values(), start=1) if letter in view["candidates"]]
+    elif phase == DISCUSSION:
+        document = view["document"]
+        fresh = _first_fresh(document, view["recent_messages"])
+        if fresh is not None:
+            found.append((_NEW_FACT_INDEX, f"say {fact_message(fresh)}"))
+        found += [(_NEW_FACT_INDEX + 1 + k, f"say {fact_message(item)}") for k, item in enumerate(document[:MAX_FACTS])]
+    return found
 
 
 def command_for(view: Mapping[str, Any], label: str) -> str | None:

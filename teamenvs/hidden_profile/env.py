@@ -17,6 +17,7 @@ from teamenvs.core.rounds import ScheduledGame
 from teamenvs.hidden_profile.commands import (
     COMMANDS,
     briefing_situation,
+    candidates,
     catalogue,
     command_for,
     letter_of,
@@ -52,6 +53,8 @@ class HiddenProfileEnv(ScheduledGame):
     agent_prefix = "member"
     episode_metrics = staticmethod(hidden_profile_metrics)
     metric_goals = METRIC_GOALS
+    # a situation is a function of the config and _situation_key, and so is the rules' one refusal (`vote_refusal`)
+    situations_outlast_episodes = True
     config: HiddenProfileConfig
 
     # ------------------------------------------------------------------ episode state
@@ -148,6 +151,9 @@ class HiddenProfileEnv(ScheduledGame):
 
     def _mask_key(self, view: Mapping[str, Any]) -> tuple:
         return mask_key(view)
+
+    def _mask_candidates(self, view: Mapping[str, Any]) -> list[tuple[int, str]]:
+        return candidates(view)
 
     # ------------------------------------------------------------------ views and text
     def _results(self) -> dict[str, Any] | None:

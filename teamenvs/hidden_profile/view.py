@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Mapping
 
 import numpy as np
@@ -46,16 +47,39 @@ def _shared_fact(line: str) -> Item | None:
     return None if match is None else (match.group(1), match.group(2), match.group(3))
 
 
-@lru_cache(maxsize=256)
-def _discussed(lines: tuple[str, ...]) -> frozenset[Item]:
-    return frozenset(item for item in map(_shared_fact, lines) if item is not None)
+_CHATS: dict[tuple[str, ...], frozenset[Item]] = {}  # chat lines -> the document lines they share (`discussed_facts`)
+MAX_CHATS = 1024
+CHAT_GROWTH = 8  # the most lines a chat is looked up shorter by (a step adds a line per member at most; a longer gap is read afresh)
+
+
+def _shared_facts(lines: tuple[str, ...]) -> frozenset[Item]:
+    """The document lines shared in these chat lines, read line by line."""
+    found = set(map(_shared_fact, lines))
+    found.discard(None)
+    return frozenset(found)
 
 
 def discussed_facts(lines: tuple[str, ...]) -> frozenset[Item]:
     """The document lines shared in these chat lines (`sender: Candidate C strength: ...`, own lines too).
 
-    Every member's view, mask and vector read the same chat each step: the answer is kept per chat."""
-    return _discussed(tuple(lines))
+    Every member's view, mask and vector read the same chat each step: the answer is kept per chat. A chat
+    grows at its end, so a new one is read from the same chat a few lines shorter where that was read before."""
+    lines = tuple(lines)
+    found = _CHATS.get(lines)
+    if found is not None:
+        return found
+    found = None
+    for cut in range(1, min(len(lines), CHAT_GROWTH) + 1):
+        before = _CHATS.get(lines[:-cut])
+        if before is not None:
+            found = before | _shared_facts(lines[-cut:])
+            break
+    if found is None:
+        found = _shared_facts(lines)
+    if len(_CHATS) >= MAX_CHATS:
+        _CHATS.clear()
+    _CHATS[lines] = found
+    return found
 
 
 def support(items: Any, candidates: tuple[str, ...]) -> dict[str, int]:
@@ -252,14 +276,9 @@ def features(config: HiddenProfileConfig) -> tuple[Feature, ...]:
     )
 
 
-_LAYOUT: dict[str, Any] = {}
-
-
-def _bounds(config: HiddenProfileConfig) -> tuple[tuple[Feature, ...], np.ndarray, np.ndarray]:
-    if "table" not in _LAYOUT:
-        table = features(config)
-        _LAYOUT["table"] = (table, *feature_bounds(table))
-    return _LAYOUT["table"]
+_TABLE = features(HiddenProfileConfig())  # the same for every config
+_AT = dict(zip((f.name for f in _TABLE), accumulate((f.size for f in _TABLE), initial=0)))  # where each feature begins
+_LOW, _HIGH = feature_bounds(_TABLE)
 
 
 def encode_values(view: Mapping[str, Any], config: HiddenProfileConfig) -> dict[str, Any]:
@@ -309,59 +328,97 @@ def encode_values(view: Mapping[str, Any], config: HiddenProfileConfig) -> dict[
     }
 
 
+_LETTER_INDEX = {x: i for i, x in enumerate(LETTERS[:MAX_CANDIDATES])}
+
+
+def _tally(items: Any) -> tuple[list[int], list[int]]:
+    """How many strengths and how many weaknesses per letter A-E among document lines."""
+    strong, weak = [0] * MAX_CANDIDATES, [0] * MAX_CANDIDATES
+    for c, kind, _ in items:
+        i = _LETTER_INDEX.get(c)
+        if i is not None and kind in (STRENGTH, WEAKNESS):
+            (strong if kind == STRENGTH else weak)[i] += 1
+    return strong, weak
+
+
 @lru_cache(maxsize=256)
-def _own_slots(document: tuple[Item, ...]) -> tuple[tuple[float, ...], ...]:
-    """What a member's vector takes from its own document alone (fixed for the episode): strengths,
-    weaknesses and support per letter, then per line whether present, its candidate and whether a strength."""
+def _discussed_tally(discussed: frozenset[Item]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """`_tally` of the facts discussed so far, kept per set of facts: every member of a group chat has heard the same."""
+    strong, weak = _tally(discussed)
+    return tuple(strong), tuple(weak)
+
+
+@lru_cache(maxsize=256)
+def _own_slots(document: tuple[Item, ...]) -> tuple[frozenset[Item], tuple[float, ...], tuple[float, ...], np.ndarray]:
+    """What a member's vector takes from its own document alone (fixed for the episode): its lines as a set, its
+    strengths and weaknesses per letter / 10, and a vector holding its slots that stay put (own strengths,
+    weaknesses and support; per line whether present, its candidate and whether a strength), the rest 0 (read-only)."""
     letters = LETTERS[:MAX_CANDIDATES]
-    own_strong = [sum(1 for c, kind, _ in document if c == x and kind == STRENGTH) / 10 for x in letters]
-    own_weak = [sum(1 for c, kind, _ in document if c == x and kind == WEAKNESS) / 10 for x in letters]
+    own_strong, own_weak = (tuple(n / 10 for n in counts) for counts in _tally(document))
     present, which, strong = ([0.0] * MAX_FACTS for _ in range(3))
     for i, item in enumerate(document[:MAX_FACTS]):
         present[i] = 1.0
         which[i] = letters.index(item[0]) / (MAX_CANDIDATES - 1)
         strong[i] = float(item[1] == STRENGTH)
-    return tuple(own_strong), tuple(own_weak), tuple(s - w for s, w in zip(own_strong, own_weak)), tuple(present), tuple(which), tuple(strong)
+    vector = np.zeros(len(_LOW), dtype=np.float32)
+    for name, values in (("own_strengths", own_strong), ("own_weaknesses", own_weak),
+                         ("own_support", [s - w for s, w in zip(own_strong, own_weak)]),
+                         ("fact_present", present), ("fact_candidate", which), ("fact_strength", strong)):
+        vector[_AT[name]:_AT[name] + len(values)] = values
+    vector.flags.writeable = False
+    return frozenset(document), own_strong, own_weak, vector
 
 
 @lru_cache(maxsize=256)
-def _heard_slots(document: tuple[Item, ...], discussed: frozenset[Item]) -> tuple[float, ...]:
-    """The slots from own_support to fact_discussed (`encode_values`) for a document and the facts discussed so far."""
-    letters = LETTERS[:MAX_CANDIDATES]
-    own_strong, own_weak, own_support, present, which, strong = _own_slots(document)
-    own = set(document)
-    heard = [item for item in discussed if item not in own]
-    heard_strong = [sum(1 for c, kind, _ in heard if c == x and kind == STRENGTH) / 10 for x in letters]
-    heard_weak = [sum(1 for c, kind, _ in heard if c == x and kind == WEAKNESS) / 10 for x in letters]
-    said = [0.0] * MAX_FACTS
-    for i, item in enumerate(document[:MAX_FACTS]):
-        said[i] = float(item in discussed)
-    return (*own_support, *heard_strong, *heard_weak,
-            *(s - w + hs - hw for s, w, hs, hw in zip(own_strong, own_weak, heard_strong, heard_weak)),
-            sum(said) / len(document) if document else 0.0, *present, *which, *strong, *said)
+def _document_slots(document: tuple[Item, ...], discussed: frozenset[Item]) -> np.ndarray:
+    """A vector holding the slots from own_strengths to fact_discussed (`encode_values`) for a document and the facts
+    discussed so far, the rest 0 (read-only: the vectors of every step with the same document and facts copy it)."""
+    own, own_strong, own_weak, fixed = _own_slots(document)
+    mine = discussed & own
+    # the facts heard from others: all those discussed less one's own
+    (all_strong, all_weak), (mine_strong, mine_weak) = _discussed_tally(discussed), _tally(mine)
+    heard_strong = [(n - m) / 10 for n, m in zip(all_strong, mine_strong)]
+    heard_weak = [(n - m) / 10 for n, m in zip(all_weak, mine_weak)]
+    said = [float(item in mine) for item in document[:MAX_FACTS]]
+    vector = fixed.copy()
+    start = _AT["heard_strengths"]
+    vector[start:_AT["fact_present"]] = [
+        *heard_strong, *heard_weak, *[s - w + hs - hw for s, w, hs, hw in zip(own_strong, own_weak, heard_strong, heard_weak)],
+        sum(said) / len(document) if document else 0.0]
+    vector[_AT["fact_discussed"]:_AT["fact_discussed"] + len(said)] = said
+    vector.flags.writeable = False
+    return vector
+
+
+def _as_document(lines: Any) -> tuple[Item, ...]:
+    """A view's document as a tuple of lines, each a tuple (a copied or thawed view may hold lists)."""
+    if type(lines) is tuple and set(map(type, lines)) <= {tuple}:
+        return lines  # the env's own document: no new tuples to build (and for the garbage collector to count)
+    return tuple(map(tuple, lines))
 
 
 def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     """A member's numeric observation: its view, slot by slot as `features(config)` says (the same
-    vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`), from the
-    document's slots worked out once per document and chat (`_own_slots`, `_heard_slots`)."""
-    table, low, high = _bounds(config)
+    vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`): the slots of its
+    document, worked out once per document and chat (`_document_slots`), with the others written in."""
     letters = LETTERS[:MAX_CANDIDATES]
-    candidates = view["candidates"]
-    document = tuple(map(tuple, view["document"]))
     phase = view["phase"]
-    vote = view["your_initial_vote"]
-    results = view["results"]
+    vector = _document_slots(_as_document(view["document"]), discussed_facts(view["recent_messages"])).copy()
+    vector[_AT["phase"] + _PHASES.index(phase)] = 1.0
     if phase == DISCUSSION:
-        turn = view["discussion_turn"] / view["discussion_turns"]
-    else:
-        turn = 0.0 if phase == INITIAL_VOTE else 1.0
-    own_strong, own_weak = _own_slots(document)[:2]
-    out = [*one_hot(_PHASES.index(phase), 4), turn, float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
-           *(float(x in candidates) for x in letters),
-           *one_hot(0 if vote is None else 1 + letters.index(vote), MAX_CANDIDATES + 1),
-           *own_strong, *own_weak, *_heard_slots(document, discussed_facts(view["recent_messages"])),
-           len(view["new_messages"]) / 10,
-           *(one_hot(letters.index(results["best"]), MAX_CANDIDATES) if results else [0.0] * MAX_CANDIDATES)]
-    vector = np.array(out, dtype=np.float32)
-    return np.minimum(np.maximum(vector, low, out=vector), high, out=vector)
+        vector[_AT["discussion_turn"]] = view["discussion_turn"] / view["discussion_turns"]
+    elif phase != INITIAL_VOTE:
+        vector[_AT["discussion_turn"]] = 1.0
+    if view["last_action"].startswith(LAST_ACTION_REJECTED):
+        vector[_AT["last_action_rejected"]] = 1.0
+    candidates = view["candidates"]
+    for i, x in enumerate(letters):
+        if x in candidates:
+            vector[_AT["candidates"] + i] = 1.0
+    vote = view["your_initial_vote"]
+    vector[_AT["own_initial_vote"] + (0 if vote is None else 1 + letters.index(vote))] = 1.0
+    vector[_AT["new_messages"]] = len(view["new_messages"]) / 10
+    results = view["results"]
+    if results:
+        vector[_AT["best_revealed"] + letters.index(results["best"])] = 1.0
+    return np.minimum(np.maximum(vector, _LOW, out=vector), _HIGH, out=vector)

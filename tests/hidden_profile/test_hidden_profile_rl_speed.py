@@ -44,3 +44,29 @@ def test_memoized_masks_are_the_masks_worked_out_afresh(preset):
             actions = random_masked_actions(infos, rng)
             _, _, _, _, infos = env.step(actions)
     assert compared > 200
+
+
+@pytest.mark.parametrize("preset", ["baseline", "generated"])
+def test_mask_candidates_are_command_for_label_by_label(preset):
+    from teamenvs.hidden_profile.commands import candidates, command_for
+
+    env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
+    rng = np.random.default_rng(2)
+    _, infos = env.reset(seed=0)
+    while env.agents:
+        for agent in env.agents:
+            view = infos[agent]["view"]
+            by_label = [(i, c) for i, label in enumerate(env.interface.labels) if (c := command_for(view, label)) is not None]
+            assert candidates(view) == by_label, view["phase"]
+        _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+
+
+def test_chats_read_from_shorter_ones_are_the_chats_read_afresh():
+    line = "member_2: Candidate A strength: Calm under pressure."
+    other = "you -> everyone: Candidate B weakness: Late to briefings."
+    short = (line, "member_3: hello")
+    assert discussed_facts(short) == _plain_discussed(short)
+    longer = (*short, other, "member_2: no fact here")
+    assert discussed_facts(longer) == _plain_discussed(longer)
+    slid = longer[1:]  # the history dropped its oldest line: read afresh
+    assert discussed_facts(slid) == _plain_discussed(slid)

@@ -8,7 +8,7 @@
 - `workflow_correct` (Metric 2.2): the mapped steps, consecutive repeats merged and
   unmapped steps ignored, are exactly the canonical steps in their order.
 - `valid_team` (Metric 2.1): the people form the company's team: as many as its roles and
-  each role filled by someone qualified for it (a bipartite matching, `networkx`).
+  each role filled by someone qualified for it (a bipartite matching).
 - `check_assignment` (Metric 2.3, as MetaAgents 3.5 defines it: "successful if all workflow
   steps have qualified agents"): every canonical step has an assigned hire qualified for one
   of its roles. Hires assigned to a step they are not qualified for (MetaAgents'
@@ -209,9 +209,27 @@ def best_teams(fair: Fair) -> dict[str, dict[str, str]]:
 
 
 def filled_slots(fair: Fair, company: str, members: Iterable[str]) -> int:
-    """How many of `company`'s roles `members` can fill, each with someone qualified (a maximum matching)."""
-    people = {s.name: s for s in fair.seekers if s.name in set(members)}
-    return len(match(people, list(enumerate(fair.business_of(company).roles)), fair))
+    """How many of `company`'s roles `members` can fill, each with someone qualified (the size of a maximum matching,
+    the same for every maximum matching, so no need for `match`'s networkx: the rewards need only this)."""
+    people = list({s.name: s for s in fair.seekers if s.name in set(members)}.values())
+    fits = [[p for p, seeker in enumerate(people) if fair.qualified(seeker, role)] for role in fair.business_of(company).roles]
+    return matching_size(fits)
+
+
+def matching_size(fits: Sequence[Sequence[int]]) -> int:
+    """The size of a maximum bipartite matching: left i may pair with any right node in `fits[i]` (augmenting paths)."""
+    partner: dict[int, int] = {}  # right node -> its left node
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for p in fits[i]:
+            if p not in seen:
+                seen.add(p)
+                if p not in partner or augment(partner[p], seen):
+                    partner[p] = i
+                    return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(fits)))
 
 
 def team_right(

@@ -47,6 +47,7 @@ from teamenvs.job_fair.scoring import (
     confusion,
     filled_slots,
     match,
+    matching_size,
     synonym_mapper,
     team_right,
     valid_team,
@@ -499,6 +500,26 @@ def test_filled_slots_and_match():
     people = {s.name: s for s in s3.seekers if s.name in (PROG, TEST, BEN)}
     matched = match(people, [("a", "programmer"), ("b", "code tester"), ("c", "project manager")], s3)
     assert matched == {"a": PROG, "b": TEST}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_filled_slots_is_the_size_of_networkx_matching(seed):
+    # random members of a generated fair, duplicates of a role among them
+    f = gen(seed, n_companies=4, n_seekers=30, redundant_share=0.2, skill_overlap=1.0)
+    rng = np.random.default_rng(seed)
+    names = [s.name for s in f.seekers]
+    for company in f.companies:
+        for size in (0, 2, 4, 8, 30):
+            members = list(rng.choice(names, size=size, replace=False))
+            people = {s.name: s for s in f.seekers if s.name in members}
+            slots = list(enumerate(f.business_of(company.name).roles))
+            assert filled_slots(f, company.name, members) == len(match(people, slots, f))
+
+
+def test_matching_size_needs_augmenting_paths():
+    assert matching_size([[0, 1], [0]]) == 2  # the first takes 0, then gives it up for 1
+    assert matching_size([[0], [0], [1, 2]]) == 2
+    assert matching_size([]) == 0 and matching_size([[], []]) == 0
 
 
 def test_check_assignment_correct():

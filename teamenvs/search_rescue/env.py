@@ -209,7 +209,7 @@ class SearchRescueEnv(TeamEnv):
     # ------------------------------------------------------------------ rules
     def _apply(self, actions: Mapping[str, Action | None]) -> dict[str, float]:
         w, cfg, step = self.world, self.config, self.step_count
-        order = [self.agents[i] for i in self._rng.permutation(len(self.agents))]
+        order = [self.agents[i] for i in self._rng.permutation(len(self.agents)).tolist()]
         for agent in self.agents:
             if self._offered.get(agent) is not None:  # it has now been shown its messages
                 self._recent[agent].extend(self._unread[agent])
@@ -274,9 +274,11 @@ class SearchRescueEnv(TeamEnv):
     def _view(self, agent: str) -> dict[str, Any]:
         over = self.all_rescued or self.step_count >= self.config.max_steps
         envelope = self.envelope(agent, show_valid=not over and self._needs_action(agent))  # a busy agent is shown no "Now:"
-        own = view.build_view(self.world, self.config, agent, self.possible_agents, self.agents)
-        turn = rules.turn(self.possible_agents, self.step_count) if self.config.scheduling == "round_robin" else None
-        return {**envelope, **own, "turn": turn, "new_messages": tuple(self._unread[agent]), "recent_messages": tuple(self._recent[agent])}
+        v = view.build_view(self.world, self.config, agent, self.possible_agents, self.agents, envelope)
+        v["turn"] = rules.turn(self.possible_agents, self.step_count) if self.config.scheduling == "round_robin" else None
+        v["new_messages"] = tuple(self._unread[agent])
+        v["recent_messages"] = tuple(self._recent[agent])
+        return v
 
     def _render_view(self, v: Mapping[str, Any]) -> str:
         return view.render_view(v)

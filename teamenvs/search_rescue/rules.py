@@ -97,7 +97,7 @@ class Rescue:
     _routes: dict[str, tuple[Any, RouteMap]] = field(default_factory=dict)
     _named: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = field(default_factory=dict)
     _sketch: dict[str, tuple[int, bytearray, set[int]]] = field(default_factory=dict)  # agent -> its drawing of the mapped rooms
-    _local: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    _local: dict[str, tuple[Any, dict[Cell, str]]] = field(default_factory=dict)  # agent -> (version, cell -> local map)
     _layout: bytes = b""  # the plan drawn in characters, padded by LOCAL_RADIUS cells of "?"
     _score: dict[int | frozenset[int], dict[str, int]] = field(default_factory=dict)
     _marked: dict[str, tuple[Any, bytes]] = field(default_factory=dict)  # agent -> its drawing with the rubble it knows of
@@ -169,6 +169,7 @@ def named_rooms(s: Rescue, agent: str) -> tuple[tuple[int, str], ...]:
 
 LOCAL_RADIUS = 4  # the local map is the (2r+1) x (2r+1) cells around the agent
 LOCAL_SIDE = 2 * LOCAL_RADIUS + 1
+LOCAL_WINDOWS = 1024  # local maps kept per agent (`local_map`)
 UNKNOWN, WALL_MARK, FLOOR, HOSPITAL_FLOOR, DOORWAY, RUBBLE = "?", "#", ".", "h", "+", "X"
 
 
@@ -211,17 +212,24 @@ def local_map(s: Rescue, agent: str) -> str:
     the rooms it has mapped ('#' wall, '.' floor, 'h' Hospital floor, '+' doorway, 'X' doorway it
     believes blocked by rubble), '?' for cells of rooms it has not mapped and outside the building."""
     k = s.know[agent]
-    pos = s.pos[agent]
-    key = (pos, k.names_version, k.rubble_version)
+    version = (k.names_version, k.rubble_version)
     cached = s._local.get(agent)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    side = s.plan.width + 2 * LOCAL_RADIUS
-    grid = _marked_sketch(s, agent)
-    x, y = pos
-    text = b"".join([grid[i:i + LOCAL_SIDE] for i in range(y * side + x, (y + LOCAL_SIDE) * side + x, side)]).decode("ascii")
-    s._local[agent] = (key, text)
+    if cached is None or cached[0] != version:
+        cached = s._local[agent] = (version, {})
+    seen = cached[1]  # cell -> its window, while what the agent knows of the layout stays the same: it walks back and forth
+    pos = s.pos[agent]
+    text = seen.get(pos)
+    if text is None:
+        if len(seen) >= LOCAL_WINDOWS:
+            seen.clear()
+        text = seen[pos] = _window(_marked_sketch(s, agent), s.plan.width + 2 * LOCAL_RADIUS, pos)
     return text
+
+
+def _window(grid: bytes | bytearray, side: int, cell: Cell) -> str:
+    """The LOCAL_SIDE x LOCAL_SIDE cells centred on `cell` of a drawing padded by LOCAL_RADIUS (`side` cells a row)."""
+    x, y = cell
+    return b"".join([grid[i:i + LOCAL_SIDE] for i in range(y * side + x, (y + LOCAL_SIDE) * side + x, side)]).decode("ascii")
 
 
 def _sketch(s: Rescue, agent: str) -> bytearray:
@@ -361,12 +369,22 @@ def _still_there(s: Rescue, agent: str, vid: int, verb: str, step: int) -> Victi
     return None
 
 
+def _obstacle(s: Rescue, cell: Cell) -> str | None:
+    """What stops a step into `cell`: "wall", "rubble" or None."""
+    code = s.plan.code(cell)
+    if code == WALL:
+        return "wall"
+    if code <= -2 and -2 - code in s.rubble:  # a doorway (see `world.WALL`) blocked by rubble
+        return "rubble"
+    return None
+
+
 def _blocked(s: Rescue, agent: str, cell: Cell, way: str) -> Refusal | None:
     """Why `agent` cannot step into `cell` (to its `way`), or None."""
-    if s.plan.code(cell) == WALL:
+    obstacle = _obstacle(s, cell)
+    if obstacle == "wall":
         return refuse("wall", way=way, cell=s.pos[agent])
-    door = s.plan.door_at(cell)
-    if door is not None and door in s.rubble:
+    if obstacle == "rubble":
         return refuse("rubble", way=way, cell=cell, engineer=role_of(agent) == ENGINEER)
     return None
 
@@ -601,8 +619,8 @@ def _see_stabilized(s: Rescue, agent: str, v: Victim, step: int) -> None:
 
 def _walk_one(s: Rescue, cfg: SearchRescueConfig, agent: str, task: Task, step: int) -> None:
     nxt = task.path[task.at]
-    refusal = _blocked(s, agent, nxt, direction(s.pos[agent], nxt))
-    if refusal:
+    if _obstacle(s, nxt) is not None:  # (the way, which the refusal names, is worked out only then)
+        refusal = _blocked(s, agent, nxt, direction(s.pos[agent], nxt))
         if refusal.reason == "rubble":
             _see_rubble(s, agent, s.plan.door_at(nxt), step)
         s.task[agent] = None

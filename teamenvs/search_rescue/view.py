@@ -94,6 +94,8 @@ def events_of(o: Outcome) -> tuple[dict[str, Any] | None, dict[str, Any] | None]
     """The events of an outcome: (the agent's own, worded to it; the global one for the log), either may be None."""
     a, d = o.agent, o.data
     kind = o.kind
+    if kind == "moved":  # the most common by far: a walker's every step
+        return None, event(kind, "", agent=a, cell=list(d["cell"]))
     if kind == "picked_up":
         return (
             event(kind, f"You picked up victim {d['victim']} ({d['victim_kind']}).", victim=d["victim"]),
@@ -134,8 +136,6 @@ def events_of(o: Outcome) -> tuple[dict[str, Any] | None, dict[str, Any] | None]
         return event(kind, _missed(d), victim=d["victim"]), None
     if kind == "done_already":  # a teammate finished the same stabilization or clearing first
         return event(kind, _done_already(d), task=d["task"]), None
-    if kind == "moved":
-        return None, event(kind, "", agent=a, cell=list(d["cell"]))
     if kind == "entered":
         return None, event(kind, "", agent=a, room=d["room"])
     if kind == "found":
@@ -177,7 +177,7 @@ def _victims_in(s: Rescue, room: int) -> tuple[SharedFacts, ...]:
 
 def _exits(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
     """{direction, cell, to (the room beyond), visited, rubble (believed)} of each doorway of `room`, as `agent`
-    knows them (`visited` only grows, so its size is its version)."""
+    knows them (`visited` only grows, so its size is its version; kept per room, for an agent coming back)."""
     plan, k, names = s.plan, s.know[agent], s.room_names
 
     def make() -> tuple[SharedFacts, ...]:
@@ -189,12 +189,12 @@ def _exits(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
                                    visited=other in k.visited, rubble=d in k.rubble))
         return tuple(out)
 
-    return _part(s, ("exits", agent), (room, len(k.visited), k.rubble_version), make)
+    return _part(s, ("exits", agent, room), (len(k.visited), k.rubble_version), make)
 
 
 def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
     """{victim, status, room, cell} of `agent`'s notes of victims outside `room` not known rescued, by number
-    (`rescued` only grows, so its size is its version)."""
+    (`rescued` only grows, so its size is its version; kept per room, for an agent coming back)."""
     k = s.know[agent]
 
     def make() -> tuple[SharedFacts, ...]:
@@ -210,13 +210,14 @@ def _notes_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...
                 out.append(hit[1])
         return tuple(out)
 
-    return _part(s, ("notes", agent), (room, k.victims_version, len(k.rescued)), make)
+    return _part(s, ("notes", agent, room), (k.victims_version, len(k.rescued)), make)
 
 
 def _rubble_elsewhere(s: Rescue, agent: str, room: int) -> tuple[SharedFacts, ...]:
-    """{rooms, cell} of the doorways `agent` believes blocked that are not doorways of `room`, by doorway."""
+    """{rooms, cell} of the doorways `agent` believes blocked that are not doorways of `room`, by doorway (kept per
+    room, for an agent coming back)."""
     plan, k, names = s.plan, s.know[agent], s.room_names
-    return _part(s, ("rubble", agent), (room, k.rubble_version), lambda: tuple(
+    return _part(s, ("rubble", agent, room), k.rubble_version, lambda: tuple(
         SharedFacts(rooms=tuple(names[r] for r in plan.doors[d].rooms), cell=plan.doors[d].cell)
         for d in sorted(k.rubble)
         if room not in plan.doors[d].rooms))
@@ -242,8 +243,31 @@ def _distances(s: Rescue, agent: str, known: RouteMap) -> SharedFacts:
 _NO_DISTANCES = SharedFacts()
 
 
-def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str]) -> dict[str, Any]:
-    """What `agent` knows now, but the shared envelope (see `TeamEnv.envelope`) and its messages.
+class _Scene(NamedTuple):
+    """The parts of an agent's view read from the room it is in and from its notes (see `_scene`)."""
+
+    victims_here: tuple[SharedFacts, ...]
+    exits: tuple[SharedFacts, ...]
+    visited: tuple[str, ...]
+    known_victims: tuple[SharedFacts, ...]
+    known_rubble: tuple[SharedFacts, ...]
+    named_rooms: tuple[tuple[int, str], ...]
+
+
+def _scene(s: Rescue, agent: str, room: int) -> _Scene:
+    """The parts of `agent`'s view read from `room` and its notes, checked by one version of them all: they stay
+    the same while it walks within a room and learns nothing, as it does in most steps (kept per room, for an
+    agent coming back)."""
+    k = s.know[agent]
+    version = (s.room_version[room], len(k.visited), k.names_version, k.rubble_version, k.victims_version, len(k.rescued))
+    return _part(s, ("scene", agent, room), version, lambda: _Scene(
+        _victims_in(s, room), _exits(s, agent, room), _visited(s, agent), _notes_elsewhere(s, agent, room),
+        _rubble_elsewhere(s, agent, room), named_rooms(s, agent)))
+
+
+def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], here_now: list[str],
+               envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """What `agent` knows now, after the shared `envelope` (see `TeamEnv.envelope`), but its messages.
 
     `team` is every agent of the team; `here_now` the agents still in the episode. Without
     navigation assistance (`navigation=False`) there are no distances to rooms and no route cue.
@@ -271,28 +295,30 @@ def build_view(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str], 
         if target is not None and target in known.rooms and plan.room_at(pos) != target:
             route = {"to": names[target], "via": tuple(names[r] for r in route_rooms(known, target)), "cells": known.rooms[target][0]}
     where = s.room
+    scene = _scene(s, agent, room)
     return {
+        **envelope,
         "role": role_of(agent),
         "team": tuple(team),
         "max_steps": cfg.max_steps,
         "cell": pos,
         "room": names[room],
         "doorway": tuple(names[r] for r in plan.doors[door_here].rooms) if door_here is not None else None,
-        "victims_here": _victims_in(s, room),
+        "victims_here": scene.victims_here,
         "teammates_here": tuple([a for a in here_now if a != agent and where[a] == room]),
-        "exits": _exits(s, agent, room),
+        "exits": scene.exits,
         "carrying": None if carried is None else {"victim": carried, "kind": s.victims[carried - 1].kind},
         "busy": busy,
-        "visited": _visited(s, agent),
+        "visited": scene.visited,
         "rooms": distances,
-        "known_victims": _notes_elsewhere(s, agent, room),
-        "known_rubble": _rubble_elsewhere(s, agent, room),
+        "known_victims": scene.known_victims,
+        "known_rubble": scene.known_rubble,
         "route": route,
         "score": score(s, cfg, agent),
         "communication": cfg.communication,
         "navigation": cfg.navigation,
         "interrupted": agent in s.interrupted,
-        "named_rooms": named_rooms(s, agent),
+        "named_rooms": scene.named_rooms,
         "local_map": local_map(s, agent),
     }
 
@@ -316,13 +342,15 @@ def _rubble_text(part: Any) -> str:
 
 _TEXTS: dict[Any, tuple[Any, str]] = {}
 _REMEMBERED = 64  # entries per cache of what a shared part gives: a few times the parts in use at once (4 per agent)
+# texts of parts: parts are kept per room (see `_scene`), so the texts of those an agent may come back to are kept too
+_TEXTS_REMEMBERED = 256
 
 
-def _remember(cache: dict[Any, Any], key: Any, entry: Any) -> None:
+def _remember(cache: dict[Any, Any], key: Any, entry: Any, kept: int = _REMEMBERED) -> None:
     """Keep `entry` (which holds the part objects its key names by id), forgetting the oldest entry past
-    `_REMEMBERED`: a part is replaced when what it shows changes, and an old one is not kept alive for long."""
+    `kept`: a part is replaced when what it shows changes, and an old one is not kept alive for long."""
     cache[key] = entry
-    if len(cache) > _REMEMBERED:
+    if len(cache) > kept:
         del cache[next(iter(cache))]
 
 
@@ -336,7 +364,7 @@ def _part_text(part: Any, make: Callable[[Any], str]) -> str:
     if hit is not None and hit[0] is part:
         return hit[1]
     text = make(part)
-    _remember(_TEXTS, id(part), (part, text))
+    _remember(_TEXTS, id(part), (part, text), _TEXTS_REMEMBERED)
     return text
 
 
@@ -349,7 +377,7 @@ def _rooms_text(rooms: Mapping[str, int], visited: tuple[str, ...]) -> str:
     seen = set(visited)
     text = ", ".join([f"{n}{'*' if n in seen else ''} {c}" for n, c in rooms.items()])
     if type(rooms) is SharedFacts and type(visited) is tuple:
-        _remember(_TEXTS, key, ((rooms, visited), text))
+        _remember(_TEXTS, key, ((rooms, visited), text), _TEXTS_REMEMBERED)
     return text
 
 

@@ -8,6 +8,7 @@ Requests and catches of the last month are public, as in GovSim.
 
 from __future__ import annotations
 
+from operator import is_, itemgetter
 from typing import Any, Hashable, Mapping
 
 from teamenvs.commons.commands import COMMANDS, catalogue, command_for, mask_key, request_of, situation
@@ -24,12 +25,15 @@ from teamenvs.commons.rules import (
     universalization,
 )
 from teamenvs.commons.view import (
+    LAKE_FIELDS,
     briefing,
     catch_events,
     encode,
     features,
     fisher_view,
     frame,
+    lake_facts,
+    lake_lines,
     month_event,
     month_view,
     public_text,
@@ -40,6 +44,12 @@ from teamenvs.core.commands import Action, Situation
 from teamenvs.core.rl import Feature
 from teamenvs.core.rounds import ScheduledGame
 from teamenvs.core.view import SharedFacts
+
+_lake_fields = itemgetter(*LAKE_FIELDS)
+# memo keys that no view's parts are: what was formatted last is not known again
+_UNKEPT = (object(), object())
+_NO_LAKE = (object(),) * len(LAKE_FIELDS)
+_IMMUTABLE = (int, str, bool)  # values whose lines depend on the object alone
 
 
 class CommonsEnv(ScheduledGame):
@@ -63,11 +73,17 @@ class CommonsEnv(ScheduledGame):
         self.total_catch: dict[str, int] = {a: 0 for a in self.agents}
         self.last_month: tuple[int, MonthOutcome] | None = None
         self._hint = self._universalization()
+        self._share = self._sustainable_share()
         self._public_memo: tuple[Any, tuple[str, str]] = ((None, None), ("", ""))  # (shared parts, their public_text)
+        self._lake_memo: tuple[tuple, tuple[str, str]] = (_NO_LAKE, ("", ""))  # (the view's LAKE_FIELDS, their lake_lines)
 
     def _universalization(self) -> Universalization | None:
         """The universalization hint for the current stock (None when the condition is off)."""
         return universalization(self.stock, self.config) if self.config.universalization_hint else None
+
+    def _sustainable_share(self) -> int:
+        """Each fisher's sustainable share of the current stock."""
+        return sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor)
 
     @property
     def over(self) -> bool:
@@ -78,7 +94,9 @@ class CommonsEnv(ScheduledGame):
 
     # ------------------------------------------------------------------ what a fisher may do
     def _situation_key(self, agent: str) -> Hashable:
-        return agent, self.phase.kind, self.stock
+        kind = self.phase.kind
+        # a discussion's situation does not read the stock: one per fisher, whatever the lake holds
+        return (agent, kind, self.stock) if kind == HARVEST else (agent, kind)
 
     def _situation(self, agent: str) -> Situation:
         others = tuple(a for a in self.possible_agents if a != agent)
@@ -106,6 +124,7 @@ class CommonsEnv(ScheduledGame):
                 self.tell_agent(agent, ev)
         self.global_events.append(month_event(phase.round, outcome, self.config.collapse_threshold))
         self._hint = self._universalization()
+        self._share = self._sustainable_share()
         return {a: float(outcome.catches[a]) for a in self.agents}
 
     def _refusal(self, agent: str, action: Action) -> str | None:
@@ -133,34 +152,39 @@ class CommonsEnv(ScheduledGame):
     def _month_view(self) -> dict[str, Any] | None:
         return None if self.last_month is None else month_view(*self.last_month)
 
+    def _step_facts(self) -> tuple[bool, dict[str, Any], Any, Any]:
+        """What every fisher's view of this step holds alike: whether the episode is over, the lake (`lake_facts`),
+        last month's results and the hint (`shared_public`)."""
+        over = self.over
+        lake = lake_facts(self.config, self.phase, over, len(self.schedule), self.stock, self.collapsed, tuple(self.possible_agents))
+        return (over, lake, *shared_public(*(self.last_month or (0, None)), self._hint))
+
     def _view(self, agent: str) -> dict[str, Any]:
-        # last month's results and the hint, as every view of this step holds them
-        last_month, hint = self.once_per_step("public", lambda: shared_public(*(self.last_month or (0, None)), self._hint))
+        over, lake, last_month, hint = self.once_per_step("facts", self._step_facts)
         return fisher_view(
-            self.envelope(agent, show_valid=not self.over),
-            self.config,
-            self.phase,
-            self.over,
-            len(self.schedule),
-            self.stock,
-            self.collapsed,
-            tuple(self.possible_agents),
-            self.total_catch[agent],
-            last_month,
-            hint,
-            self.messages_view(agent),
+            self.envelope(agent, show_valid=not over), lake, self.total_catch[agent], last_month, hint, self.messages_view(agent)
         )
 
     def _render_view(self, view: Mapping[str, Any]) -> str:
-        # the step's views hold the same read-only shared parts (`shared_public`): their lines are formatted once
-        key = (view["last_month"], view["universalization"])
-        memo = self._public_memo[0]
-        if not (memo[0] is key[0] and memo[1] is key[1] and all(part is None or type(part) is SharedFacts for part in key)):
-            self._public_memo = (key, public_text(*key))
-        return render(view, self._public_memo[1])
+        # the step's views hold the same read-only shared parts (`shared_public`) and the same lake values: their
+        # lines are formatted once, for the first fisher
+        public = (view["last_month"], view["universalization"])
+        kept, public_lines = self._public_memo
+        if not (kept[0] is public[0] and kept[1] is public[1]):
+            public_lines = public_text(*public)
+            # only read-only parts are known again by identity (a plain mapping may have changed since)
+            frozen = all(part is None or type(part) is SharedFacts for part in public)
+            self._public_memo = (public if frozen else _UNKEPT, public_lines)
+        lake = _lake_fields(view)
+        kept, lake_text = self._lake_memo
+        # the very objects formatted last (the memo holds them, and only unchangeable ones): the same lines
+        if not all(map(is_, kept, lake)):
+            lake_text = lake_lines(view)
+            self._lake_memo = (lake if all(type(value) in _IMMUTABLE for value in lake) else _NO_LAKE, lake_text)
+        return render(view, public_lines, lake_text)
 
     def _extra_info(self, agent: str) -> dict[str, Any]:
-        return {"sustainable_share": sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor)}
+        return {"sustainable_share": self._share}
 
     def _role_briefing(self, agent: str) -> str:
         return briefing(agent, self.config)

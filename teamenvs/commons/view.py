@@ -47,24 +47,11 @@ def shared_public(month: int, outcome: MonthOutcome | None, hint: Universalizati
     return last, None if hint is None else SharedFacts(hint._asdict())
 
 
-def fisher_view(
-    envelope: Mapping[str, Any],
-    config: CommonsConfig,
-    phase: Phase,
-    over: bool,
-    max_steps: int,
-    stock: int,
-    collapsed: bool,
-    fishers: tuple[str, ...],
-    total_catch: int,
-    last_month: Mapping[str, Any] | None,
-    universalization: Mapping[str, Any] | None,
-    messages: Mapping[str, tuple[str, ...]],
+def lake_facts(
+    config: CommonsConfig, phase: Phase, over: bool, max_steps: int, stock: int, collapsed: bool, fishers: tuple[str, ...]
 ) -> dict[str, Any]:
-    """Everything one fisher may know now: the lake, its own total catch, last month's public
-    results and the universalization hint (under that condition; both from `shared_public`) and its messages."""
+    """The part of every fisher's view that is the same for all of them in a step: the schedule, the lake and who fishes."""
     return {
-        **envelope,
         "role": "fisher",
         "max_steps": max_steps,
         "month": phase.round,
@@ -79,6 +66,22 @@ def fisher_view(
         "collapsed": collapsed,
         "fishers": fishers,
         "n_fishers": config.n_agents,
+    }
+
+
+def fisher_view(
+    envelope: Mapping[str, Any],
+    lake: Mapping[str, Any],
+    total_catch: int,
+    last_month: Mapping[str, Any] | None,
+    universalization: Mapping[str, Any] | None,
+    messages: Mapping[str, tuple[str, ...]],
+) -> dict[str, Any]:
+    """Everything one fisher may know now: the lake (`lake_facts`), its own total catch, last month's public
+    results and the universalization hint (under that condition; both from `shared_public`) and its messages."""
+    return {
+        **envelope,
+        **lake,
         "your_total_catch": total_catch,
         "last_month": last_month,
         "universalization": universalization,
@@ -106,28 +109,43 @@ def public_text(last: Mapping[str, Any] | None, hint: Mapping[str, Any] | None) 
     return month, line
 
 
-def render(view: Mapping[str, Any], public: tuple[str, str] | None = None) -> str:
-    """The text observation of a fisher's view; the reader's own request is marked `(you)`.
+# the fields of a view that `lake_lines` reads (all but the reader's own)
+LAKE_FIELDS = ("phase", "month", "months", "discussion_turn", "discussion_turns", "collapsed", "stock", "capacity",
+               "regrowth_factor", "collapse_threshold")
 
-    `public` is `public_text` of the view's last month and hint when the caller already has it.
-    """
-    agent, n = view["agent"], view["n_fishers"]
-    who = f"You are {agent} ({n} fishers)."
+
+def lake_lines(view: Mapping[str, Any]) -> tuple[str, str]:
+    """The beginnings of the first two lines, the same for every fisher of a step: the heading (before
+    `You are ...`) and the lake (before the reader's total catch)."""
     if view["phase"] == "over":
         end = f"collapsed in month {view['month']}" if view["collapsed"] else f"is over after {view['months']} months"
-        head = f"Fishery {end}. {who}"
+        head = f"Fishery {end}. "
     elif view["phase"] == HARVEST:
-        head = f"Fishery, month {view['month']}/{view['months']}, harvest phase. {who}"
+        head = f"Fishery, month {view['month']}/{view['months']}, harvest phase. "
     else:
         head = (
             f"Fishery, discussion after month {view['month']}/{view['months']} "
-            f"(turn {view['discussion_turn']}/{view['discussion_turns']}). {who}"
+            f"(turn {view['discussion_turn']}/{view['discussion_turns']}). "
         )
-    parts = [
-        head,
+    lake = (
         f"Lake: {tons(view['stock'])} of fish (capacity {view['capacity']}). Fish left after a harvest "
         f"multiply by {view['regrowth_factor']} up to the capacity; fewer than {view['collapse_threshold']} left "
-        f"collapses the fishery. Your total catch: {tons(view['your_total_catch'])}.",
+        f"collapses the fishery. Your total catch: "
+    )
+    return head, lake
+
+
+def render(view: Mapping[str, Any], public: tuple[str, str] | None = None, lake: tuple[str, str] | None = None) -> str:
+    """The text observation of a fisher's view; the reader's own request is marked `(you)`.
+
+    `public` is `public_text` of the view's last month and hint, and `lake` its `lake_lines`, when the caller
+    already has them.
+    """
+    agent = view["agent"]
+    head, lake_line = lake if lake is not None else lake_lines(view)
+    parts = [
+        f"{head}You are {agent} ({view['n_fishers']} fishers).",
+        f"{lake_line}{tons(view['your_total_catch'])}.",
     ]
     month, hint = public if public is not None else public_text(view["last_month"], view["universalization"])
     if month:

@@ -34,7 +34,9 @@ Rows, every number measured by this run, in this process on the engine the `Engi
   lockstep (`lockstep`): both reset with the same seed, the numeric env gets a uniformly drawn
   masked-in action per agent and the text env the command it stands for (`env.action_text`), so
   both modes step through the same states; `env.step` is timed alone (resets are not), for about
-  `--seconds`. Value: the ratio of env steps/s.
+  `--seconds`. Value: the ratio of env steps/s. These rows, the single-agent view's and the step parts run in a new
+  process (`numeric_rows`), so that what the rows before left resident does not lengthen the garbage collector's walks
+  in the mode that allocates more.
 * `step parts`: where an `env.step` goes, per env and mode, from the same lockstep play (each
   hook timed on the instance): rules (`_apply`), building views, rendering text (text mode),
   encoding and masks (numeric mode). Value: the most the numeric mode could gain over text
@@ -365,6 +367,12 @@ def parts_rows(seconds: float, seed: int = 0) -> list[list[str]]:
 
 def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     """Numeric (vector + discrete) against text env steps/s per env, and AsyncVectorEnv against SyncVectorEnv."""
+    return numeric_rows(seconds, seed) + vector_env_rows(seconds, seed)
+
+
+def numeric_rows(seconds: float, seed: int = 0) -> list[list[str]]:
+    """Numeric (vector + discrete) against text env steps/s per env: the multi-agent env, the single-agent view and
+    the step's parts."""
     rows = []
     for env_id in teamenvs.list_envs():
         steps, in_numeric, in_text = lockstep(teamenvs.make(env_id, obs_type="vector", action_type="discrete"),
@@ -372,8 +380,7 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
         numeric_rate, text_rate = steps / in_numeric, steps / in_text
         rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
                      f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps:,} steps in lockstep)"])
-    rows += single_agent_rows(seconds, seed) + parts_rows(seconds, seed) + vector_env_rows(seconds, seed)
-    return rows
+    return rows + single_agent_rows(seconds, seed) + parts_rows(seconds, seed)
 
 
 SINGLE_AGENT_STEPS_AT_LEAST = 32  # timed learner steps `single_agent_lockstep` takes however short `seconds`
@@ -1131,7 +1138,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"Machine: {machine()}")
     print(f"Engine: {teamenvs.compiled.engine()} (the compiled engine's own rows run both engines in new processes)")
     print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
-    rows = env_rows(args.seconds) + recorder_rows(args.seconds) + rl_rows(args.seconds)
+    rows = env_rows(args.seconds) + recorder_rows(args.seconds)
+    # in a new process: in this one, what the rows before left resident made the garbage collector's walks longer, and
+    # the mode that allocates more paid more (the job fair's numeric / text read 0.48 here, 0.63-0.66 alone)
+    rows += rows_in_fresh_process("numeric_rows", args.seconds) + vector_env_rows(args.seconds)
     rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
     rows += peer_rows(args.seconds / 10, rounds=args.rounds) + engine_peer_rows(args.seconds / 10, args.rounds)

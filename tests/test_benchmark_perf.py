@@ -32,8 +32,17 @@ def number(cell: str) -> float:
 
 
 @pytest.mark.slow
-def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
+def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh, measure = [], perf.rows_in_fresh_process
+
+    def in_fresh_process(name, *args, **kwargs):
+        fresh.append(name)
+        return measure(name, *args, **kwargs)
+
+    monkeypatch.setattr(perf, "rows_in_fresh_process", in_fresh_process)
     perf.main(["--quick"])
+    # the numeric rows in a process of their own, not after the rows before in this one (see `main`)
+    assert "numeric_rows" in fresh and "long_run_rows" in fresh
     out = capsys.readouterr().out
     assert "Command: python -m benchmarks.perf --quick" in out
     assert "Machine: " in out and "CPUs; Python 3." in out

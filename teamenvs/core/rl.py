@@ -28,8 +28,8 @@ share: the feature declaration, the spaces, and building masks.
 from __future__ import annotations
 
 import operator
-
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -228,6 +228,20 @@ def labels_of(catalogue: Iterable[str]) -> tuple[str, ...]:
     if len(set(labels)) != len(labels):
         raise ValueError("action catalogue labels must be unique")
     return labels
+
+
+
+@lru_cache(maxsize=64)
+def _label_index(labels: tuple[str, ...]) -> dict[str, int]:
+    """Each label's index in a catalogue (read only)."""
+    return {label: i for i, label in enumerate(labels)}
+
+
+def candidates_in(table: Mapping[str, str], labels: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(index, command) of every label of `labels` (a catalogue) that `table` (label -> command now, a view's) holds,
+    in index order: what a paradigm's `_mask_candidates` gives when its view has such a table at hand."""
+    at = _label_index(labels)
+    return sorted([(at[label], command) for label, command in table.items() if label in at])
 
 
 class Interface:

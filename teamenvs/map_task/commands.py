@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, ParseMemo, TextArg
 from teamenvs.core.messaging import SAY
+from teamenvs.core.rl import candidates_in
 from teamenvs.map_task.scoring import Cell
 
 # No two optional whitespace runs side by side ("\s*[,;\s]\s*" is "\s*[,;]\s*|\s+"), and no
@@ -356,16 +357,10 @@ def command_for(view, label: str) -> str | None:
     return _table_of(view).get(label)
 
 
-@lru_cache(maxsize=64)
-def _label_index(labels: tuple[str, ...]) -> dict[str, int]:
-    return {label: i for i, label in enumerate(labels)}
-
-
 def candidates(view, labels: tuple[str, ...]) -> list[tuple[int, str]]:
     """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
     in index order: the same pairs as asking `command_for` label by label, read off the view's table at once."""
-    at = _label_index(labels)
-    return sorted((at[label], command) for label, command in _table_of(view).items() if label in at)
+    return candidates_in(_table_of(view), labels)
 
 
 # ---------------------------------------------------------------------- reading canned messages

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from teamenvs.core.commands import ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
 from teamenvs.core.messaging import SAY, TELL
-from teamenvs.core.rl import NOOP
+from teamenvs.core.rl import NOOP, candidates_in
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, SearchRescueConfig, role_of
 from teamenvs.search_rescue.rules import LOCAL_RADIUS, LOCAL_SIDE, RUBBLE, WALL_MARK, Rescue
 from teamenvs.search_rescue.view import VICTIM_SLOTS, nearest_victims, room_ids, room_slots
@@ -126,16 +126,10 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
     return commands_now(view).get(label)
 
 
-@lru_cache(maxsize=32)
-def _label_index(labels: tuple[str, ...]) -> dict[str, int]:
-    return {label: i for i, label in enumerate(labels)}
-
-
 def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
     """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
     in index order: the same pairs as asking `command_for` label by label, read off the view's table at once."""
-    at = _label_index(labels)
-    return sorted([(at[label], command) for label, command in commands_now(view).items() if label in at])
+    return candidates_in(commands_now(view), labels)
 
 
 _NEIGHBOUR = {d: (LOCAL_RADIUS + dy) * LOCAL_SIDE + LOCAL_RADIUS + dx for d, (dx, dy) in DIRECTIONS.items()}

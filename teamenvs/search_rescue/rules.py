@@ -374,7 +374,7 @@ def _obstacle(s: Rescue, cell: Cell) -> str | None:
     code = s.plan.code(cell)
     if code == WALL:
         return "wall"
-    if code <= -2 and -2 - code in s.rubble:  # a doorway (see `world.WALL`) blocked by rubble
+    if code <= -2 and s.plan.door_at(cell) in s.rubble:  # (a doorway's code is below -1: see `world.WALL`)
         return "rubble"
     return None
 

@@ -320,3 +320,31 @@ def test_a_baseline_object_reused_for_another_episode_plays_it_afresh(env_id):
             policies[agent].rng = np.random.default_rng(agent_seed(0, i))  # as make_policies seeded it
         again = agents.run_episode(env, policies, seed=0, max_steps=400)
         assert (again.steps, again.returns, again.metrics) == (first.steps, first.returns, first.metrics), name
+
+
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+@pytest.mark.parametrize("mode", [{}, {"obs_type": "both", "action_type": "discrete"}])
+def test_one_env_over_many_episodes_plays_as_a_new_env_per_episode(env_id, mode):
+    """What an env keeps from one episode for the next (situations, parses and masks that outlast episodes, view
+    caches) never shows: an env reset again and again gives every episode the same observations, rewards, masks
+    and infos as a new env given only that episode, in text and in numeric mode."""
+
+    def play(env, seed):
+        rng, trace = np.random.default_rng(seed), []
+        obs, infos = env.reset(seed=seed)
+        for _ in range(120):  # (the start of a long episode is enough: the next reset comes mid-episode)
+            if not env.agents:
+                break
+            if mode:
+                actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+            else:
+                actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                           for a in env.agents if infos[a]["needs_action"]}
+            obs, rewards, _, _, infos = env.step(actions)
+            trace.append(pickle.dumps((obs, rewards, [(i["last_action"], [f.usage for f in i["valid_actions"]], i.get("action_mask"))
+                                                      for i in infos.values()])))
+        return trace
+
+    reused = teamenvs.make(env_id, **mode)
+    for seed in (11, 12, 13, 11):
+        assert play(reused, seed) == play(teamenvs.make(env_id, **mode), seed), (env_id, seed)

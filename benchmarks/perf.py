@@ -4,8 +4,10 @@
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 
-Rows, every number measured by this run, in this process on the engine the `Engine:` line names (the source unless
-`teamenvs compile` built the compiled engine here and `TEAMENVS_COMPILED` is not 0):
+Rows, every number measured by this run on the engine the `Engine:` line names (the source unless `teamenvs compile`
+built the compiled engine here and `TEAMENVS_COMPILED` is not 0). The rows that compare two ways of doing the same work
+(`recorder cost`, `numeric vs text` with `step parts`, `vector env`) and the long run are each measured in a new process
+of their own (`rows_in_fresh_process`), the others in this one:
 
 * `env steps/s`: every registered env (`teamenvs.list_envs()`, default config) with `random` and
   `scripted` policies for every agent, episodes back to back for `--seconds` in the plain
@@ -1138,10 +1140,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"Machine: {machine()}")
     print(f"Engine: {teamenvs.compiled.engine()} (the compiled engine's own rows run both engines in new processes)")
     print(f"Command: {shlex.join(['python', '-m', 'benchmarks.perf', *argv])}\n")
-    rows = env_rows(args.seconds) + recorder_rows(args.seconds)
-    # in a new process: in this one, what the rows before left resident made the garbage collector's walks longer, and
-    # the mode that allocates more paid more (the job fair's numeric / text read 0.48 here, 0.63-0.66 alone)
-    rows += rows_in_fresh_process("numeric_rows", args.seconds) + vector_env_rows(args.seconds)
+    # the rows that compare two ways of doing the same work (with and without a log, numeric and text, processes and
+    # one process) run in new processes: in this one, what the rows before left resident made the garbage collector's
+    # walks longer, and the way that allocates more paid more (the job fair's numeric / text read 0.48 here, 0.63-0.66
+    # alone)
+    rows = env_rows(args.seconds) + rows_in_fresh_process("recorder_rows", args.seconds)
+    rows += rows_in_fresh_process("numeric_rows", args.seconds) + rows_in_fresh_process("vector_env_rows", args.seconds)
     rows += efficiency_rows(args.latency_ms, args.agents, args.steps)
     rows += memory_rows(args.queries)
     rows += peer_rows(args.seconds / 10, rounds=args.rounds) + engine_peer_rows(args.seconds / 10, args.rounds)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from teamenvs.core.commands import Arg, ArgError, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
 from teamenvs.core.messaging import SAY, TELL
@@ -179,9 +179,9 @@ def commands_for(config: ShapeFactoryConfig) -> CommandSet:
 COMMANDS = commands_for(ShapeFactoryConfig())  # the default (BASELINE) config's commands
 
 
-@dataclass(frozen=True)
-class Options:
-    """What decides an agent's situation (equal options, equal situations: the env's situation key)."""
+class Options(NamedTuple):
+    """What decides an agent's situation (equal options, equal situations: the env's situation key). A named tuple,
+    made and hashed for every agent that acts, every step, faster than a frozen dataclass."""
 
     others: tuple[str, ...]
     produce: str | None  # why `produce` is denied now (None: allowed)
@@ -258,7 +258,13 @@ def needed_shapes(view: Mapping[str, Any]) -> list[str]:
         if not order["fulfilled"]:
             for s, n in order["shapes"].items():
                 need[s] = need.get(s, 0) + n
-    return [s for s in view["shapes"] for _ in range(max(need.get(s, 0) - view["free_inventory"][s], 0))]
+    free = view["free_inventory"]
+    needed: list[str] = []
+    for s in view["shapes"]:
+        short = need.get(s, 0) - free[s]
+        if short > 0:
+            needed += [s] * short
+    return needed
 
 
 def mask_key(view: Mapping[str, Any]) -> tuple:
@@ -354,7 +360,7 @@ def _catalogue_index(labels: tuple[str, ...]) -> dict[str, Any]:
     slots = [j for j in OFFER_SLOTS if f"accept the {j} offer to me" in at]
     others = range(1, sum(1 for label in labels if label.startswith("sell ")) + 1)
     orders = range(1, sum(1 for label in labels if label.startswith("fulfill ")) + 1)
-    return {
+    where = {
         "noop": at[NOOP],
         "produce": {label.split()[1]: (i, label) for label, i in at.items() if label.startswith("produce ")},
         "fulfill": [(at[label], label) for label in (f"fulfill order {k}" for k in orders)],
@@ -365,6 +371,22 @@ def _catalogue_index(labels: tuple[str, ...]) -> dict[str, Any]:
         "buy": [at[f"buy a needed shape from other {k}"] for k in others],
         "messages": [at[m] for m in MESSAGES],
     }
+    # whether `candidates`, which lists the kinds in this order, lists them in index order (a `catalogue` does)
+    listed = [where["noop"], *(i for i, _ in where["produce"].values()), *(i for i, _ in where["fulfill"]),
+              *where["accept"], *where["decline"], *where["cancel"], *where["sell"], *where["buy"], *where["messages"]]
+    where["in_order"] = listed == sorted(listed)
+    return where
+
+
+_latest_index: list[Any] = [None, None]  # (labels, their index) of the latest `candidates`
+
+
+def _index_of(labels: tuple[str, ...]) -> dict[str, Any]:
+    """`_catalogue_index(labels)`, the labels hashed (all of them) only when they are not the latest ones: one
+    catalogue per env."""
+    if _latest_index[0] is not labels:
+        _latest_index[:] = (labels, _catalogue_index(labels))
+    return _latest_index[1]
 
 
 @lru_cache(maxsize=4096)
@@ -384,16 +406,19 @@ def _offers_to_each(others: tuple[str, ...], item: str, price: int, selling: boo
 
 @lru_cache(maxsize=1024)
 def _says(specialty: str, price: int, needed: tuple[str, ...]) -> tuple[str, str | None]:
-    """The commands of the two message labels: the specialty and its price, and the needed shapes (None: none)."""
-    return f"say I make {specialty}s cheaply: ${price} each", (f"say I need {' and '.join(needed)}" if needed else None)
+    """The commands of the two message labels: the specialty and its price, and the needed shapes (`needed_shapes`:
+    each named once, in alphabetical order, as `command_for` says them; None: none)."""
+    named = sorted(set(needed))
+    return f"say I make {specialty}s cheaply: ${price} each", (f"say I need {' and '.join(named)}" if named else None)
 
 
 def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
     """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
     in index order: the same pairs as asking `command_for` label by label, with what the labels share (the fair
     price, the needed shapes, the offers) worked out once and the commands written once (`_answers`,
-    `_offers_to_each`, `_says`)."""
-    where = _catalogue_index(labels)
+    `_offers_to_each`, `_says`), and written in index order (sorted only for labels in another order than a
+    `catalogue`'s)."""
+    where = _index_of(labels)
     out: list[tuple[int, str]] = [(where["noop"], WAIT)]
     # produce: refused for every shape past the production limit or too late (see `command_for`)
     if view["produced"] < view["max_production"] and view["step"] + view["production_steps"] < view["max_steps"]:
@@ -403,8 +428,12 @@ def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[i
                 out.append(produce)
     free = view["free_inventory"]
     for fulfill, order in zip(where["fulfill"], view["orders"]):
-        if not order["fulfilled"] and all(free[s] >= n for s, n in order["shapes"].items()):
-            out.append(fulfill)
+        if not order["fulfilled"]:
+            for s, n in order["shapes"].items():  # (a loop: a generator in `all` costs more than the check)
+                if free[s] < n:
+                    break
+            else:
+                out.append(fulfill)
     to_you, yours = view["offers_to_you"], view["your_offers"]
     answers = [_answers(o["offer"]) for o in to_you]
     out += zip(where["accept"], [a[0] for a in answers])
@@ -421,9 +450,10 @@ def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[i
         if shape is not None and view["free_money"] >= price:
             out += zip(where["buy"], _offers_to_each(others, shape, price, False))
     say_specialty, say_needs = where["messages"]
-    about_specialty, about_needs = _says(specialty, price, tuple(sorted(set(needed))))
+    about_specialty, about_needs = _says(specialty, price, tuple(needed))
     out.append((say_specialty, about_specialty))
     if about_needs is not None:
         out.append((say_needs, about_needs))
-    out.sort()
+    if not where["in_order"]:
+        out.sort()
     return out

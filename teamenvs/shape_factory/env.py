@@ -49,9 +49,14 @@ class ShapeFactoryEnv(TeamEnv):
     # ------------------------------------------------------------------ episode state
     def _setup(self) -> None:
         self.market = rules.new_market(self.agents, self.config, self._rng)
-        self._parses: dict[tuple[str, tuple], Action] = {}  # (command, the situation's names) -> its parse (see `accepts`)
-        # each command's integer arguments, whose live bounds `_reparsed` checks
-        self._int_args = {c.name: tuple(a for a in c.args if isinstance(a, IntArg)) for c in self.commands}
+        if "_parses" not in self.__dict__:
+            # (command, the situation's names) -> its parse (see `_reparsed`): kept across episodes, as a parse is a
+            # function of the config's command set, the text and what `_reparsed` checks, none of them the episode's
+            # (offer ids start again at 1 every episode, so `accept offer 3` is parsed once, not once an episode)
+            self._parses: dict[tuple[str, tuple], Action] = {}
+            # each command's integer arguments, whose live bounds `_reparsed` checks
+            self._int_args = {c.name: tuple(a for a in c.args if isinstance(a, IntArg)) for c in self.commands}
+        self._cheapest: dict[str, str] = {}  # agent -> the shape it makes cheapest (see `_options`)
         self._unread: dict[str, list[str]] = {a: [] for a in self.agents}
         self._recent: dict[str, deque[str]] = {a: deque(maxlen=self.config.message_history) for a in self.agents}
 
@@ -72,7 +77,9 @@ class ShapeFactoryEnv(TeamEnv):
     # ------------------------------------------------------------------ what an agent may do
     def _options(self, agent: str) -> Options:
         m, cfg, step = self.market, self.config, self.step_count
-        cheapest = min(m.shapes, key=lambda s: rules.cost(m, cfg, agent, s))  # produce is offered while that one is possible
+        cheapest = self._cheapest.get(agent)  # produce is offered while that one is possible
+        if cheapest is None:  # (the specialties are the episode's: worked out once per agent and episode)
+            cheapest = self._cheapest[agent] = min(m.shapes, key=lambda s: rules.cost(m, cfg, agent, s))
         produce = rules.check(m, cfg, agent, rules.PRODUCE, {"shape": cheapest}, step)
         to_you, yours = rules.offer_ids(m, agent)
         offer = None
@@ -119,10 +126,11 @@ class ShapeFactoryEnv(TeamEnv):
         return action
 
     def _reparsed(self, command: str, situation: Situation) -> Action | None:
-        """The action `command` parsed to in an earlier situation with the same names, if it parses to the
-        same action in `situation` too (else None: parse it). A canonical one-line command (`action.text`)
-        goes straight to its command's arguments, and on success the parser reads the situation only for
-        the denial of that command, the names (part of the key) and the live bounds of integer arguments."""
+        """The action `command` parsed to in an earlier situation with the same names (of this episode or an
+        earlier one: offer ids start again at 1), if it parses to the same action in `situation` too (else None:
+        parse it). A canonical one-line command (`action.text`) goes straight to its command's arguments, and on
+        success the parser reads the situation only for the denial of that command, the names (part of the key)
+        and the live bounds of integer arguments."""
         found = self._parses.get((command, tuple(situation.names.items())))
         if found is None or found.command in situation.denied:
             return None

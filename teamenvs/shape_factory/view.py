@@ -445,22 +445,25 @@ def encode_values(view: Mapping[str, Any], config: ShapeFactoryConfig) -> dict[s
 
 @dataclass(frozen=True)
 class _Layout:
-    """Per-config constants of the encoder: the feature table, its bounds and scales."""
+    """Per-config constants of the encoder: the feature table, its bounds and scales, where each feature starts."""
 
     table: tuple[Feature, ...]
     low: np.ndarray
     high: np.ndarray
     scale: float  # money_scale
     stock: int  # max(max_production, 1)
-    slot: int  # _offer_slot_size
     size: int  # the slots of the whole vector
+    at: Mapping[str, int]  # each feature's first slot (read only)
 
 
 @lru_cache(maxsize=64)
 def _layout(config: ShapeFactoryConfig) -> _Layout:
     table = features(config)
-    return _Layout(table, *feature_bounds(table), money_scale(config), max(config.max_production, 1), _offer_slot_size(config),
-                   sum(f.size for f in table))
+    at, size = {}, 0
+    for f in table:
+        at[f.name] = size
+        size += f.size
+    return _Layout(table, *feature_bounds(table), money_scale(config), max(config.max_production, 1), size, at)
 
 
 _current: list[Any] = [None, None]  # (config, its layout) of the latest `encode`
@@ -486,72 +489,83 @@ def _others_index(participants: tuple[str, ...], agent: str) -> dict[str, int]:
     return {a: i for i, a in enumerate(a for a in participants if a != agent)}
 
 
-def _offer_slots(out: list[float], offers: Sequence[Mapping[str, Any]], reader: str, others: Mapping[str, int],
-                 items: Mapping[str, int], config: ShapeFactoryConfig, k: int, slot: int) -> None:
-    """`_offer_block` appended to `out`: each slot's ones are set in a block of zeros."""
+def _offer_slots(out: list[float], at: int, offers: Sequence[Mapping[str, Any]], reader: str, others: Mapping[str, int],
+                 items: Mapping[str, int], config: ShapeFactoryConfig, k: int) -> None:
+    """`_offer_block` written into `out` (zeros) from slot `at`: each slot's ones and amounts set."""
     n_others, n_items = len(others), len(items)
-    block = [0.0] * (k * slot)
-    at = 0
     for o in offers[:k]:
-        block[at] = 1.0
-        block[at + 1 + others[o["to"] if o["from"] == reader else o["from"]]] = 1.0
+        out[at] = 1.0
+        out[at + 1 + others[o["to"] if o["from"] == reader else o["from"]]] = 1.0
         at += 1 + n_others
         for item, amount in (o["give"], o["get"]):
-            block[at + items[item]] = 1.0
-            block[at + n_items] = amount / (config.max_price if item == MONEY else config.max_offer_shapes)
+            out[at + items[item]] = 1.0
+            out[at + n_items] = amount / (config.max_price if item == MONEY else config.max_offer_shapes)
             at += n_items + 1
-    out += block
 
 
 def encode(view: Mapping[str, Any], config: ShapeFactoryConfig) -> np.ndarray:
     """An agent's numeric observation: its view, slot by slot as `features(config)` says, clipped to the scales
-    (the same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`, built as one flat
-    list in feature order without a dict of blocks)."""
+    (the same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`, built as one list
+    of zeros in which only the slots that are not 0 are set, at the slots `_layout` gives each feature)."""
     lay = _layout_of(config)
+    at = lay.at
     agent, shapes = view["agent"], view["shapes"]
     others = _others_index(tuple(view["participants"]), agent)
     s, k, scale, stock = len(shapes), config.max_open_offers, lay.scale, lay.stock
     where, items = _item_index(tuple(shapes))
+    out = [0.0] * lay.size
+    out[at["progress"]] = view["step"] / view["max_steps"]
+    if view["last_action"].startswith(LAST_ACTION_REJECTED):
+        out[at["last_action_rejected"]] = 1.0
     job = view["producing"]
-    free_inventory = view["free_inventory"]
-    out: list[float] = [view["step"] / view["max_steps"], float(view["last_action"].startswith(LAST_ACTION_REJECTED))]
-    producing = [0.0] * s
     if job:
-        producing[where[job["shape"]]] = 1.0
-    out += producing
-    out.append(job["steps_left"] / view["production_steps"] if job else 0.0)
-    specialty = [0.0] * s
-    specialty[where[view["specialty"]]] = 1.0
-    out += specialty
-    out.append(view["money"] / scale)
-    out.append(view["free_money"] / scale)
-    inventory = view["inventory"]
-    out += [inventory[x] / stock for x in shapes]
-    out += [free_inventory[x] / stock for x in shapes]
+        out[at["producing"] + where[job["shape"]]] = 1.0
+        out[at["production_left"]] = job["steps_left"] / view["production_steps"]
+    out[at["specialty"] + where[view["specialty"]]] = 1.0
+    first = at["money"]
+    out[first] = view["money"] / scale
+    out[first + 1] = view["free_money"] / scale
+    inventory, free_inventory = view["inventory"], view["free_inventory"]
+    first = at["inventory"]
+    out[first:first + s] = [inventory[x] / stock for x in shapes]
+    first = at["free_inventory"]
+    out[first:first + s] = [free_inventory[x] / stock for x in shapes]
     amount = config.shape_amount_per_order
-    ready: list[float] = []
+    first, ready = at["orders"], at["orders_ready"]
     for order in view["orders"]:
         needs = order["shapes"]
-        out += [needs.get(x, 0) / amount for x in shapes]
-        out.append(float(order["fulfilled"]))
-        ready.append(float(not order["fulfilled"] and all(free_inventory[x] >= n for x, n in needs.items())))
-    out += ready
-    out.append(view["produced"] / stock)
-    _offer_slots(out, view["offers_to_you"], agent, others, items, config, k, lay.slot)
-    out.append(float(len(view["offers_to_you"]) > k))
-    _offer_slots(out, view["your_offers"], agent, others, items, config, k, lay.slot)
+        for x, n in needs.items():
+            out[first + where[x]] = n / amount
+        if order["fulfilled"]:
+            out[first + s] = 1.0
+        else:
+            for x, n in needs.items():
+                if free_inventory[x] < n:
+                    break
+            else:
+                out[ready] = 1.0
+        first += s + 1
+        ready += 1
+    out[at["produced"]] = view["produced"] / stock
+    to_you = view["offers_to_you"]
+    _offer_slots(out, at["offers_to_you"], to_you, agent, others, items, config, k)
+    if len(to_you) > k:
+        out[at["more_offers_to_you"]] = 1.0
+    _offer_slots(out, at["your_offers"], view["your_offers"], agent, others, items, config, k)
     board = view["dashboard"]
-    out.append(float(board is not None))
-    if board is None:
-        out += [0.0] * (len(others) * (s + 3))
-    else:
+    if board is not None:
+        out[at["dashboard_shown"]] = 1.0
+        first = at["dashboard"]
         for other in others:
             p = board[other]
-            out += [p["money"] / scale, p["produced"] / stock, p["orders_fulfilled"] / max(p["orders"], 1)]
-            specialty = [0.0] * s
-            specialty[where[p["specialty"]]] = 1.0
-            out += specialty
-    senders = {line.split("] ", 1)[-1].split(":", 1)[0].removesuffix(" (to you)") for line in view["new_messages"]}
-    out += [float(o in senders) for o in others]
+            out[first:first + 3] = p["money"] / scale, p["produced"] / stock, p["orders_fulfilled"] / max(p["orders"], 1)
+            out[first + 3 + where[p["specialty"]]] = 1.0
+            first += s + 3
+    if view["new_messages"]:
+        senders = {line.split("] ", 1)[-1].split(":", 1)[0].removesuffix(" (to you)") for line in view["new_messages"]}
+        first = at["new_messages"]
+        for other, i in others.items():
+            if other in senders:
+                out[first + i] = 1.0
     vector = np.fromiter(out, np.float32, lay.size)  # (the same floats as np.array(out, np.float32), converted faster)
     return np.minimum(np.maximum(vector, lay.low, out=vector), lay.high, out=vector)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, ParseMemo, Situation, TextArg, placeholder_in
 from teamenvs.core.messaging import SAY
-from teamenvs.core.rl import NOOP
+from teamenvs.core.rl import NOOP, candidates_in
 from teamenvs.core.text import clean_text, quote
 from teamenvs.job_fair.config import JobFairConfig
 from teamenvs.job_fair.fair import team_areas
@@ -554,7 +554,7 @@ def _standard_workflows() -> dict[str, str]:
     return {name: " -> ".join(s.name for s in b.workflow) for name, b in fair_catalogue().businesses.items()}
 
 
-_last: list[Any] = [None, None]  # (a view, its table): the core asks command_for label by label about one view
+_last: list[Any] = [None, None, None]  # (a view, its table key, (its table,) once asked): the core asks label by label about one view
 
 
 def _wanted(view: Mapping[str, Any]) -> tuple[str, ...]:
@@ -563,72 +563,101 @@ def _wanted(view: Mapping[str, Any]) -> tuple[str, ...]:
     return next((team_areas(c["company_type"]) for c in view["companies"] if c["name"] == company), ())
 
 
-def _table(view: Mapping[str, Any]) -> dict[str, str] | None:
-    """Every label that stands for a command in this view, with its command; None for a seeker's
-    applications (its apply sets depend on the config, so those labels are read one by one)."""
+def _table_key(view: Mapping[str, Any]) -> tuple:
+    """What the view's command table reads of it (`_table`, a function of this alone), as one hashable value: the
+    kind of table, then its inputs. ("apply", the companies' names) for a seeker's applications."""
     if not view["valid_now"]:
-        return {}
+        return ("none",)
     phase, role = view["phase"], view["role"]
-    table: dict[str, str] = {}
     if phase == "interviews":
         interview = view["interview"]
         if interview is None or not interview["your_turn"]:
-            return table
-        table["end interview"] = "end interview"
+            return ("none",)
         if role == "recruiter":
-            for label, line in RECRUITER_LINES.items():
-                table[label] = "say " + line.format(company=view["company"], areas=", ".join(team_areas(view["company_type"])))
-            return table
-        skills = ", ".join(view["skills"])
-        wanted = _wanted(view)
-        mine = {s.lower() for s in view["skills"]}
-        can = [a for a in wanted if a.lower() in mine]
-        table["say introduce"] = f"say I am {view['name']}. My skills are {skills}."
-        table["say claim own areas"] = (f"say I can take on {', '.join(can)}." if can else
-                                        f"say None of those, I am afraid. My skills are {skills}.")
-        table["say claim all areas"] = f"say All of them: {', '.join(wanted)}. I have experience in each."
-        return table
+            return ("ask", view["company"], team_areas(view["company_type"]))
+        return ("answer", view["name"], tuple(view["skills"]), _wanted(view))
     if role == "seeker":
         if phase == "applications":
-            return None
+            return ("apply", tuple([c["name"] for c in view["companies"]]))
         if phase == "offers":
-            for k, company in enumerate(view["companies"], start=1):
-                if company["name"] in view["offers"]:
-                    table[f"accept company {k}"] = f"accept {company['name']}"
-                    table[f"decline company {k}"] = f"decline {company['name']}"
-        return table
+            return ("offers", tuple([c["name"] for c in view["companies"]]), tuple(view["offers"]))
+        return ("none",)
     if phase == "applications":
-        table[NOOP] = "wait"
-        table["think"] = f"think I am looking for people skilled in {', '.join(team_areas(view['company_type']))} to {view['goal']}."
-        return table
+        return ("think", team_areas(view["company_type"]), view["goal"])
     if phase != "decisions":
-        return table
+        return ("none",)
     draft = view["draft"]
-    table["submit"] = "submit"
-    current = " -> ".join(draft["workflow"])
-    for business, steps in _standard_workflows().items():
-        if steps != current:
-            table[f"workflow of {business}"] = "workflow " + steps
-    candidates, workflow = view["candidates"], draft["workflow"]
-    hired, assigned = set(draft["hire"]), {tuple(p) for p in draft["assign"]}
-    for j, name in enumerate(candidates, start=1):
-        if name in hired:
-            keep = [c for c in candidates if c in hired and c != name]
-            if keep:
-                table[f"hire drop candidate {j}"] = "hire " + ", ".join(keep)
-            for s, step in enumerate(workflow, start=1):
-                if (name, step) not in assigned:
-                    table[f"assign candidate {j} to step {s}"] = f"assign {name} to {step}"
-        else:
-            table[f"hire add candidate {j}"] = "hire " + ", ".join(c for c in candidates if c in hired or c == name)
+    return ("decide", tuple(view["candidates"]), tuple(draft["hire"]), tuple(draft["workflow"]), tuple(map(tuple, draft["assign"])))
+
+
+@lru_cache(maxsize=1024)  # the same inputs recur across agents, steps and episodes (an interview's lines, a draft)
+def _table(key: tuple) -> dict[str, str] | None:
+    """Every label that stands for a command in a view whose table key (`_table_key`) is `key`, with its command
+    (read-only: one dict serves every view with that key); None for a seeker's applications (its apply sets depend
+    on the config, so those labels are read one by one)."""
+    kind = key[0]
+    if kind == "apply":
+        return None
+    table: dict[str, str] = {}
+    if kind == "ask":
+        _, company, areas = key
+        table["end interview"] = "end interview"
+        for label, line in RECRUITER_LINES.items():
+            table[label] = "say " + line.format(company=company, areas=", ".join(areas))
+    elif kind == "answer":
+        _, name, skills, wanted = key
+        table["end interview"] = "end interview"
+        listed = ", ".join(skills)
+        mine = {s.lower() for s in skills}
+        can = [a for a in wanted if a.lower() in mine]
+        table["say introduce"] = f"say I am {name}. My skills are {listed}."
+        table["say claim own areas"] = (f"say I can take on {', '.join(can)}." if can else
+                                        f"say None of those, I am afraid. My skills are {listed}.")
+        table["say claim all areas"] = f"say All of them: {', '.join(wanted)}. I have experience in each."
+    elif kind == "offers":
+        _, companies, offers = key
+        for k, company in enumerate(companies, start=1):
+            if company in offers:
+                table[f"accept company {k}"] = f"accept {company}"
+                table[f"decline company {k}"] = f"decline {company}"
+    elif kind == "think":
+        _, areas, goal = key
+        table[NOOP] = "wait"
+        table["think"] = f"think I am looking for people skilled in {', '.join(areas)} to {goal}."
+    elif kind == "decide":
+        _, candidates, hire, workflow, assign = key
+        table["submit"] = "submit"
+        current = " -> ".join(workflow)
+        for business, steps in _standard_workflows().items():
+            if steps != current:
+                table[f"workflow of {business}"] = "workflow " + steps
+        hired, assigned = set(hire), set(assign)
+        for j, name in enumerate(candidates, start=1):
+            if name in hired:
+                keep = [c for c in candidates if c in hired and c != name]
+                if keep:
+                    table[f"hire drop candidate {j}"] = "hire " + ", ".join(keep)
+                for s, step in enumerate(workflow, start=1):
+                    if (name, step) not in assigned:
+                        table[f"assign candidate {j} to step {s}"] = f"assign {name} to {step}"
+            else:
+                table[f"hire add candidate {j}"] = "hire " + ", ".join(c for c in candidates if c in hired or c == name)
     return table
 
 
-def _table_of(view: Mapping[str, Any]) -> dict[str, str] | None:
-    """`_table(view)`, worked out once per view (a view is never changed after it is made)."""
+def _key_of(view: Mapping[str, Any]) -> tuple:
+    """`_table_key(view)`, worked out once per view (a view is never changed after it is made)."""
     if _last[0] is not view:
-        _last[0], _last[1] = view, _table(view)
+        _last[:] = (view, _table_key(view), None)
     return _last[1]
+
+
+def _table_of(view: Mapping[str, Any]) -> dict[str, str] | None:
+    """The view's command table (`_table`), looked up once per view."""
+    key = _key_of(view)
+    if _last[2] is None:
+        _last[2] = (_table(key),)
+    return _last[2][0]
 
 
 def command_for(view: Mapping[str, Any], label: str) -> str | None:
@@ -654,31 +683,27 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
 
 
 def mask_key(view: Mapping[str, Any]) -> tuple:
-    """What a view's action mask depends on within one situation (see `TeamEnv._mask_key`), exactly: the
-    command of every label (`command_for`), or for a seeker's applications the companies' names its
-    apply labels read. The rules' one refusal (a plain submit before any workflow) reads the phase and
-    the draft's workflow, which the situation holds."""
-    table = _table_of(view)
-    if table is None:
-        return ("apply", tuple(c["name"] for c in view["companies"]))
-    return ("table", tuple(table.items()))
+    """What a view's action mask depends on within one situation (see `TeamEnv._mask_key`), exactly: what its
+    command table reads of it (`_table_key`; the table is a function of it alone), which for a seeker's applications
+    is the companies' names its apply labels read. The rules' one refusal (a plain submit before any workflow) reads
+    the phase and the draft's workflow, which the situation holds."""
+    return _key_of(view)
 
 
 @lru_cache(maxsize=64)
-def _catalogue_index(labels: tuple[str, ...]) -> tuple[dict[str, int], tuple[tuple[int, tuple[int, ...]], ...]]:
-    """Each label's index in a catalogue, and (index, company indices) of its apply labels."""
-    return {label: i for i, label in enumerate(labels)}, tuple((i, _spec(label)[1]) for i, label in enumerate(labels) if _spec(label)[0] == "apply")
+def _apply_labels(labels: tuple[str, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """(index, company indices) of a catalogue's apply labels."""
+    return tuple((i, _spec(label)[1]) for i, label in enumerate(labels) if _spec(label)[0] == "apply")
 
 
 def candidates(view: Mapping[str, Any], labels: tuple[str, ...]) -> list[tuple[int, str]]:
     """(index, command) of every label of `labels` (a `catalogue`) that `command_for` gives a command in this view,
     in index order: the same pairs as asking `command_for` label by label, from the view's table at once."""
-    at, applies = _catalogue_index(labels)
     table = _table_of(view)
     if table is None:  # a seeker's applications: its apply labels alone give commands
         companies = view["companies"]
-        return [(i, "apply " + ", ".join(companies[k]["name"] for k in ks)) for i, ks in applies if ks[-1] < len(companies)]
-    return sorted((at[label], command) for label, command in table.items() if label in at)
+        return [(i, "apply " + ", ".join(companies[k]["name"] for k in ks)) for i, ks in _apply_labels(labels) if ks[-1] < len(companies)]
+    return candidates_in(table, labels)
 
 
 # Parses shared by situations and episodes. A command that starts with a command's name (and a space)

@@ -367,6 +367,8 @@ def _tables(lay: Layout) -> _Tables:
         at[f.name] = start
         start += f.size
     low, high = feature_bounds(feats)
+    if low.any() or (high != 1.0).any():  # `encode` clips the slots it writes to [0, 1] one by one (`_unit`)
+        raise ValueError("every feature of the job fair's encoding is in [0, 1]")
     return _Tables(feats, at, low, high, {" -> ".join(w): i for i, w in enumerate(lay.workflows)}, {})
 
 
@@ -388,6 +390,12 @@ def _last(line: str) -> tuple[int | None, bool]:
     return None, False
 
 
+def _unit(x: float) -> float:
+    """`x` clipped to [0, 1], the bounds of every feature: once in the float32 vector, the value np.clip gives after
+    the cast (rounding to float32 is monotone and keeps 0 and 1; no ratio here is a negative zero or NaN)."""
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
 def _said(lines: tuple[str, ...], speaker: str) -> list[str]:
     prefix = f"{speaker}: "
     return [line[len(prefix):] for line in lines if line.startswith(prefix)]
@@ -396,9 +404,12 @@ def _said(lines: tuple[str, ...], speaker: str) -> list[str]:
 # An interview's transcript grows by a line a step and the earlier ones never change: what encode reads
 # of a transcript is kept by its lines (the same string objects every step, so hashing them is cheap).
 @lru_cache(maxsize=4096)
-def _spoken(lines: tuple[str, ...], speaker: str) -> int:
-    """How many of `lines` `speaker` said."""
-    return len(_said(lines, speaker))
+def _interview_slots(lines: tuple[str, ...], me: str, other: str, your_turn: bool, turns_left: int,
+                     turns: int) -> tuple[float, ...]:
+    """The interview block of an interview now: in one, your turn, then your turns left and the lines each side said,
+    each / `turns`, all clipped to [0, 1]."""
+    return (1.0, _unit(float(your_turn)), _unit(turns_left / turns), _unit(len(_said(lines, me)) / turns),
+            _unit(len(_said(lines, other)) / turns))
 
 
 @lru_cache(maxsize=4096)
@@ -464,9 +475,10 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
     """The numeric observation of a view (see `features`): the view alone, nothing hidden.
 
     The slots are written in place by the feature table's offsets, on a copy of the agent's
-    template of the slots that stay put all episode (cached by the view's values), and clipped to
-    its bounds once: the vector `teamenvs.core.rl.pack` makes of the same blocks (a test checks
-    it), at a fraction of its per-feature cost.
+    template of the slots that stay put all episode (cached by the view's values), each ratio
+    clipped to [0, 1] as it is written (`_unit`; flags are 0 or 1): the vector
+    `teamenvs.core.rl.pack` makes of the same blocks (a test checks it), at a fraction of its
+    per-feature cost.
     """
     if _current[0] is not config:  # one config per env: its layout is looked up (and the config hashed) once
         lay = layout(config)
@@ -484,16 +496,16 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
         template = np.zeros(len(tables.low), np.float32)
         template[at["role"] + (1 if seeker else 0)] = 1.0
         for i, value in (_seeker_statics(view, lay, at) if seeker else _recruiter_statics(view, lay, at)):
-            template[i] = value
+            template[i] = _unit(value)
         if len(tables.statics) > 4 * (C + N):
             tables.statics.clear()
         tables.statics[key] = template
     out = template.copy()
     phase = view["phase"]
     out[at["phase"] + _PHASE[phase]] = 1.0
-    out[at["step"]] = view["step"] / lay.max_steps
+    out[at["step"]] = _unit(view["step"] / lay.max_steps)
     if phase in ("applications", "decisions", "offers"):
-        out[at["phase_left"]] = (lay.phase_steps - (view["step"] - view["phase_start"])) / lay.phase_steps
+        out[at["phase_left"]] = _unit((lay.phase_steps - (view["step"] - view["phase_start"])) / lay.phase_steps)
     if view["valid_now"]:
         out[at["needs_action"]] = 1.0
     command, rejected = _last(view["last_action"])
@@ -503,12 +515,9 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
         out[at["last_rejected"]] = 1.0
     iv = view["interview"]
     if iv is not None:
-        lines = iv["lines"]
         i = at["interview"]
-        lines = tuple(lines)
-        out[i:i + 5] = (1.0, float(iv["your_turn"]), iv["turns_left"] / turns, _spoken(lines, view["name"]) / turns,
-                        _spoken(lines, iv["with"]) / turns)
-    out[at["past_interviews"]] = len(view["past_interviews"]) / max(C, N)
+        out[i:i + 5] = _interview_slots(tuple(iv["lines"]), view["name"], iv["with"], iv["your_turn"], iv["turns_left"], turns)
+    out[at["past_interviews"]] = _unit(len(view["past_interviews"]) / max(C, N))
     if seeker:
         if view["applied"] is not None:
             out[at["applied_any"]] = 1.0
@@ -528,9 +537,9 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
         wanted = team_areas(view["company_type"])[:R]
         if view["thought"] is not None:
             out[at["thought"]] = 1.0
-        out[at["waiting"]] = len(view["applicants"]) / N
+        out[at["waiting"]] = _unit(len(view["applicants"]) / N)
         candidates = view["candidates"][:N]
-        out[at["candidates"]] = len(candidates) / N
+        out[at["candidates"]] = len(candidates) / N  # at most 1: cut to N above
         slot = {name: j for j, name in enumerate(candidates)}
         i = at["cand_present"]
         out[i:i + len(candidates)] = 1.0
@@ -563,11 +572,11 @@ def encode(view: Mapping[str, Any], config: JobFairConfig) -> np.ndarray:
                 out[at["cand_accepted" if how == "accepted" else "cand_declined"] + j] = 1.0
         if workflow:
             out[at["draft_workflow"] + tables.workflows.get(" -> ".join(workflow), len(lay.workflows))] = 1.0
-        out[at["draft_steps"]] = len(workflow) / MAX_STEPS
-        out[at["hired"]] = len(draft["hire"]) / N
+        out[at["draft_steps"]] = _unit(len(workflow) / MAX_STEPS)
+        out[at["hired"]] = _unit(len(draft["hire"]) / N)
         if draft["submitted"]:
             out[at["submitted"]] = 1.0
-    return np.minimum(np.maximum(out, tables.low, out=out), tables.high, out=out)  # np.clip's values, without its wrapper
+    return out
 
 
 def blocks(vector: np.ndarray, config: JobFairConfig) -> dict[str, np.ndarray]:

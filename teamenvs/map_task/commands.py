@@ -215,6 +215,11 @@ def pen_trail(start: Cell, drawing: Sequence[tuple[Cell, Cell]]) -> tuple[Cell, 
     """The pen's trail: from the start along the drawn unit segments while the way on is unique
     (it stops at a branch, a dead end or a cell already passed). Its last cell is where the pen
     rests, the start when nothing drawn touches it. A function of what the follower sees."""
+    return _walk(start, drawing)[0]
+
+
+def _walk(start: Cell, drawing: Sequence[tuple[Cell, Cell]]) -> tuple[tuple[Cell, ...], tuple[Cell, ...]]:
+    """(`pen_trail`, the cells the drawing joins to the pen's cell by a unit segment)."""
     links: dict[Cell, list[Cell]] = {}
     for a, b in drawing:
         links.setdefault(a, []).append(b)
@@ -226,7 +231,7 @@ def pen_trail(start: Cell, drawing: Sequence[tuple[Cell, Cell]]) -> tuple[Cell, 
     while True:
         ways = [c for c in links.get(cell, ()) if c != previous]
         if len(ways) != 1 or ways[0] in seen:
-            return tuple(trail)
+            return tuple(trail), tuple(links.get(cell, ()))
         previous, cell = cell, ways[0]
         trail.append(cell)
         seen.add(cell)
@@ -240,17 +245,22 @@ def _pen(view) -> tuple[tuple[int, int], ...] | None:
     return trail_of(view["start"], drawing)
 
 
-_last_trail: tuple = (None, None, ())  # (drawing, start, trail): the env shares one drawing tuple per drawing
+_last_walk: tuple = (None, None, ((), ()))  # (drawing, start, `_walk`): the env shares one drawing tuple per drawing
+
+
+def walk_of(start: Cell, drawing) -> tuple[tuple[Cell, ...], tuple[Cell, ...]]:
+    """`_walk`, remembered for the last drawing object seen (views share one drawing tuple per drawing)."""
+    global _last_walk
+    seen, at, walk = _last_walk
+    if seen is not drawing or at != start:
+        walk = _walk(start, drawing)
+        _last_walk = (drawing, start, walk)
+    return walk
 
 
 def trail_of(start: Cell, drawing) -> tuple[Cell, ...]:
-    """`pen_trail`, remembered for the last drawing object seen (views share one drawing tuple per drawing)."""
-    global _last_trail
-    seen, at, trail = _last_trail
-    if seen is not drawing or at != start:
-        trail = pen_trail(start, drawing)
-        _last_trail = (drawing, start, trail)
-    return trail
+    """`pen_trail`, remembered for the last drawing object seen."""
+    return walk_of(start, drawing)[0]
 
 
 def _commands(view) -> dict[str, str]:
@@ -292,37 +302,50 @@ def _guide_commands(names: tuple[str, ...], max_words: int | None) -> tuple[tupl
 
 
 _last_table: tuple = (None, {})  # (view, its commands): the mask asks for every label of one view in turn
-_last_edges: tuple = (None, frozenset())  # (drawing, its segments as a set): views share one drawing tuple per drawing
 
 
-def _drawn_set(drawing) -> frozenset:
-    """The view's drawing (sorted ((x, y), (x, y)) segments) as a set, remembered for the last drawing object seen."""
-    global _last_edges
-    if _last_edges[0] is not drawing:
-        _last_edges = (drawing, frozenset(drawing))
-    return _last_edges[1]
-
-
-def mask_key(view) -> tuple:
+def mask_key(view, obstacles: frozenset[Cell] = frozenset()) -> tuple:
     """What a view's action mask depends on within one situation (see `TeamEnv._mask_key`), exactly.
 
     The guide's commands are its landmark names under the word limit, and the rules refuse a
-    message only by its text (config-wide `allow_coordinates`). The follower's are its pen cell,
-    the cell before it on the trail, whether each of the four unit segments from the pen is drawn
-    (a draw step's refusal; the env's `_mask_key` adds the episode's obstacles, which situations outlast) and the landmark
-    its partner named that its map lacks; undo, reset and its messages depend on the situation alone.
+    message only by its text (config-wide `allow_coordinates`). The follower's are what its drawing
+    gives (`_pen_key`) and the landmark its partner named that its map lacks; undo, reset and its
+    messages depend on the situation alone.
     """
     if view["role"] == "guide":
         return ("guide", tuple(lm["name"] for lm in view["landmarks"]), view["max_words"])
     missing = named_missing(view)
-    trail = _pen(view)
-    if trail is None:
-        return ("follower", None, missing)
+    pen = _pen_key(view, obstacles)
+    return ("follower", None, missing) if pen is None else ("follower", *pen, missing)
+
+
+_last_pen: tuple = (None, None, None, 0, 0, None)  # (drawing, obstacles, start, width, height, `_pen_key`)
+
+
+def _pen_key(view, obstacles: frozenset[Cell]) -> tuple | None:
+    """The follower's mask key from its drawing (None where the view shows none): the map's size, the pen cell, the
+    cell before it on the trail, whether each of the four unit segments from the pen is drawn, and whether the pen's
+    cell and each of its four neighbours is one of the episode's `obstacles` (a draw step's refusal: the env passes
+    them, since neither the follower's view nor its situation, which outlasts the episode, shows them; only these
+    five cells, so that a key recurs across episodes). Remembered for the last drawing and obstacles objects seen:
+    the views of a step, and of the steps that draw nothing, share one drawing tuple."""
+    global _last_pen
+    drawing = view.get("drawing")
+    if drawing is None:
+        return None
+    start, width, height = view["start"], view["width"], view["height"]
+    seen, seen_obstacles, at, w, h, key = _last_pen
+    if seen is drawing and seen_obstacles is obstacles and at == start and w == width and h == height:
+        return key
+    trail, joined = walk_of(start, drawing)
     cell = trail[-1]
     x, y = cell
-    drawn = _drawn_set(view["drawing"])
-    flags = tuple(((cell, n) if cell < n else (n, cell)) in drawn for n in ((x, y - 1), (x, y + 1), (x + 1, y), (x - 1, y)))
-    return ("follower", view["width"], view["height"], cell, trail[-2] if len(trail) > 1 else None, flags, missing)
+    around = ((x, y - 1), (x, y + 1), (x + 1, y), (x - 1, y))
+    flags = tuple(n in joined for n in around)
+    blocked = (cell in obstacles, *(n in obstacles for n in around))
+    key = (width, height, cell, trail[-2] if len(trail) > 1 else None, flags, blocked)
+    _last_pen = (drawing, obstacles, start, width, height, key)
+    return key
 
 
 # Parses shared by situations and episodes. A command that starts with a command's name (and a space)

@@ -42,7 +42,7 @@ class MapTaskEnv(TeamEnv):
     episode_metrics = staticmethod(map_task_metrics)
     metric_goals = METRIC_GOALS
     # a situation is a function of the config and _situation_key, so its parses serve every episode; the masks it
-    # memoizes are keyed by the episode's obstacles too (`_mask_key`)
+    # memoizes are keyed by the episode's obstacles around the follower's pen too (`_mask_key`)
     situations_outlast_episodes = True
     config: MapTaskConfig
 
@@ -122,9 +122,9 @@ class MapTaskEnv(TeamEnv):
         return parse_in(command, situation)
 
     def _mask_key(self, view: Mapping[str, Any]) -> tuple:
-        """`commands.mask_key`, and the episode's obstacles: the rules refuse a draw across one, and neither the
+        """`commands.mask_key`, given the episode's obstacles: the rules refuse a draw across one, and neither the
         follower's view nor its situation (which outlasts the episode) shows them."""
-        return mask_key(view), self.pair.obstacles
+        return mask_key(view, self.pair.obstacles)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why the rules would refuse this parsed action now (the same checks as `_apply` and `_send`)."""

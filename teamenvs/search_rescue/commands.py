@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Mapping
 
-from teamenvs.core.commands import ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
+from teamenvs.core.commands import Arg, ChoiceArg, Command, CommandSet, IntArg, NameArg, ParseMemo, Situation, TextArg
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.core.rl import NOOP, candidates_in
 from teamenvs.search_rescue.config import ENGINEER, MEDIC, SearchRescueConfig, role_of
@@ -59,6 +59,25 @@ COMMANDS = CommandSet(
 )
 _NOT_INTERRUPTED = "continue is offered only when a message for you interrupts an action you are busy with"
 _NO_NAVIGATION = "there is no navigation assistance in this condition: walk with move, one cell at a time"
+
+
+# Parses shared by situations and episodes (an agent's situation changes whenever it can name a new room, picks up or
+# drops a victim): a command that starts with a command's name is read by that command alone, and when it parses, the
+# parse read only whether the command is denied and its arguments' entries of the situation (`_arg_reads`), so the
+# same text parses to the same action wherever those are the same. A failed parse is kept by the whole situation.
+def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
+    """The situation entries a successful parse of `arg` reads, as (field, key)."""
+    if isinstance(arg, IntArg):
+        return (("limits", arg.name),)
+    if isinstance(arg, NameArg):
+        return (("names", arg.source),)
+    if type(arg) in (ChoiceArg, TextArg):
+        return ()
+    raise TypeError(f"no reads declared for {type(arg).__name__}")
+
+
+_PARSES = ParseMemo(COMMANDS, {c.name: tuple(r for a in c.args for r in _arg_reads(a)) for c in COMMANDS}, max_chars=400)
+parse_in = _PARSES.parse  # longer commands than max_chars (none of the catalogue's) are parsed afresh
 
 
 def situation(s: Rescue, cfg: SearchRescueConfig, agent: str, team: list[str]) -> Situation:

@@ -33,11 +33,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from teamenvs.core.commands import Action, Situation
+from teamenvs.core.commands import Action, ActionError, Situation
 from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.search_rescue import rules, view
-from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, situation
+from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, parse_in, situation
 from teamenvs.search_rescue.config import PRESETS, SearchRescueConfig, agent_ids, role_of
 from teamenvs.search_rescue.knowledge import mentioned_rooms, mentioned_victims, share
 from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
@@ -196,6 +196,10 @@ class SearchRescueEnv(TeamEnv):
 
     def _mask_candidates(self, v: Mapping[str, Any]) -> list[tuple[int, str]]:
         return candidates(v, self.interface.labels)
+
+    def _mask_parse(self, command: str, situation: Situation) -> Action | ActionError:
+        """Parses shared by situations and episodes that read the same (`commands.parse_in`)."""
+        return parse_in(command, situation)
 
     def _refusal(self, agent: str, action: Action) -> str | None:
         """Why this action, chosen now, would be refused: the rules' check (`rules.check`, which reads only what

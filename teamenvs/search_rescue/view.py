@@ -661,22 +661,27 @@ class Known(NamedTuple):
 
 
 class _Victims(NamedTuple):
-    """What the nearest-victim ranking reads of a view's victims (those in its room, then its notes elsewhere)."""
+    """What the nearest-victim ranking reads of a view's victims (those in its room, then its notes elsewhere), and
+    what it gave for each cell it was asked from (kept while the agent walks: it comes back over its cells)."""
 
-    cells: tuple[tuple[int, int, int], ...]  # (x, y, order) per victim; order: its number, then its position (`_ORDER_BITS`)
+    cells: tuple[tuple[int, int, int], ...]  # (x, y, order) per victim; order: its number, then its position (`_victims_of`)
     known: tuple[tuple[int, str, Cell, str, bool], ...]  # a Known's fields but the distance, per victim
     order_bits: int
+    positions: int  # the bits of a key (`_ranking`) that hold the victim's position in `known`
     counts: Counter  # (room, status) -> how many of the notes elsewhere
-    nearest: dict[Cell, tuple[Known, ...]]  # the ranking seen from each cell it was asked for
+    ranked: dict[Cell, tuple[int, ...]]  # cell -> the ranking seen from it (`_ranking`)
+    nearest: dict[Cell, tuple[Known, ...]]  # cell -> that ranking's victims as Knowns (`nearest_victims`)
+    blocks: dict[tuple[int, int, int, int], np.ndarray]  # (x, y, width, height) -> the `victims` block seen from (x, y)
 
 
-_SUMMARIES: list[tuple[Mapping[str, Any], tuple[tuple[Known, ...], Counter]]] = []
+_SUMMARIES: list[tuple[Mapping[str, Any], tuple[_Victims, tuple[int, ...]]]] = []
 _VICTIMS: dict[tuple[int, int, str], tuple[Any, Any, _Victims]] = {}
 _new_known = tuple.__new__  # a Known without NamedTuple's Python-level __new__
 _FACTS = itemgetter("victim", "status", "cell")
 _NOTE_FACTS = itemgetter("victim", "status", "cell", "room")
 _ROOM_STATUS = itemgetter("room", "status")
 _NUMBER_BITS = 20  # victim numbers stay below 2**20
+_CELLS_KEPT = 64  # cells per `_Victims` whose ranking, Knowns and block are kept
 
 
 def _is_shared(part: Any) -> bool:
@@ -693,35 +698,43 @@ def _victims_of(here: tuple[Mapping[str, Any], ...], notes: tuple[Mapping[str, A
         return hit[2]
     known = [(*_FACTS(v), room, True) for v in here] + [(*_NOTE_FACTS(v), False) for v in notes]
     shift = len(known).bit_length()
-    # number, then position, as one integer below a distance (see `_victim_summary`)
+    # number, then position, as one integer below a distance (see `_ranking`)
     cells = tuple((cx, cy, vid << shift | i) for i, (vid, _, (cx, cy), _, _) in enumerate(known))
     counts = Counter(map(_ROOM_STATUS, notes)) if notes and "room" in notes[0] else Counter()
-    found = _Victims(cells, tuple(known), _NUMBER_BITS + shift, counts, {})
+    found = _Victims(cells, tuple(known), _NUMBER_BITS + shift, (1 << shift) - 1, counts, {}, {}, {})
     if _is_shared(here) and _is_shared(notes):
         _remember(_VICTIMS, key, (here, notes, found))
     return found
 
 
-def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], Counter]:
-    """(the nearest known victims, (room, status) -> how many of the agent's notes elsewhere)."""
+def _kept(cache: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Put `key: value` in one of a `_Victims`'s per-cell caches, starting it afresh past `_CELLS_KEPT` entries."""
+    if len(cache) >= _CELLS_KEPT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _ranking(victims: _Victims, cell: Cell) -> tuple[int, ...]:
+    """The `VICTIM_SLOTS` victims nearest `cell` (Manhattan distance, then number), nearest first, each as one integer
+    key: its distance above its order (`order_bits` bits: its number, then its position in `known`), so that one sort
+    of plain integers ranks them as a stable sort by (distance, number) would. Once per cell."""
+    ranked = victims.ranked.get(cell)
+    if ranked is None:
+        x, y = cell
+        bits = victims.order_bits
+        ranked = _kept(victims.ranked, cell, tuple(
+            sorted([(abs(cx - x) + abs(cy - y)) << bits | order for cx, cy, order in victims.cells])[:VICTIM_SLOTS]))
+    return ranked
+
+
+def _victim_summary(view: Mapping[str, Any]) -> tuple[_Victims, tuple[int, ...]]:
+    """(the ranking's reading of the view's victims, the ranking seen from the agent's cell)."""
     for seen, found in _SUMMARIES:
         if seen is view:
             return found
     victims = _victims_of(view["victims_here"], view["known_victims"], view["room"])
-    cell = view["cell"]
-    nearest = victims.nearest.get(cell)
-    if nearest is None:
-        x, y = cell
-        # distance, number and position as one integer, so that one sort of plain integers ranks them as a stable
-        # sort by (distance, number) would
-        bits = victims.order_bits
-        ranked = sorted([(abs(cx - x) + abs(cy - y)) << bits | order for cx, cy, order in victims.cells])
-        position, known = (1 << (bits - _NUMBER_BITS)) - 1, victims.known
-        nearest = tuple([_new_known(Known, (key >> bits, *known[key & position])) for key in ranked[:VICTIM_SLOTS]])
-        if len(victims.nearest) > 64:
-            victims.nearest.clear()
-        victims.nearest[cell] = nearest
-    found = (nearest, victims.counts)
+    found = (victims, _ranking(victims, view["cell"]))
     _SUMMARIES.append((view, found))  # the encoder and the mask read the same view one after the other
     if len(_SUMMARIES) > 4:
         del _SUMMARIES[0]
@@ -730,7 +743,13 @@ def _victim_summary(view: Mapping[str, Any]) -> tuple[tuple[Known, ...], Counter
 
 def nearest_victims(view: Mapping[str, Any]) -> tuple[Known, ...]:
     """The `VICTIM_SLOTS` known victims nearest the agent (Manhattan distance, then number): those in its room, then its notes."""
-    return _victim_summary(view)[0]
+    victims, ranked = _victim_summary(view)
+    cell = view["cell"]
+    nearest = victims.nearest.get(cell)
+    if nearest is None:
+        bits, positions, known = victims.order_bits, victims.positions, victims.known
+        nearest = _kept(victims.nearest, cell, tuple([_new_known(Known, (key >> bits, *known[key & positions])) for key in ranked]))
+    return nearest
 
 
 _ROOM_IDS: dict[int, tuple[tuple[tuple[int, str], ...], dict[str, int]]] = {}
@@ -880,11 +899,14 @@ def _rooms_slots(view: Mapping[str, Any], lay: "_Layout", span: int, counts: Map
     return s
 
 
-def _victim_slots(nearest: tuple[Known, ...], x: int, y: int, w: int, h: int) -> list[float]:
-    """The `victims` block's slots of the nearest known victims (VICTIM_FIELDS each), seen from (x, y)."""
+def _victim_slots(victims: _Victims, ranked: tuple[int, ...], x: int, y: int, w: int, h: int) -> list[float]:
+    """The `victims` block's slots of the ranked victims (VICTIM_FIELDS each, see `_ranking`), seen from (x, y)."""
     span = w + h
+    bits, positions, known = victims.order_bits, victims.positions, victims.known
     slots: list[float] = []
-    for distance, _, status, (vx, vy), _, here in nearest:
+    for key in ranked:
+        distance = key >> bits
+        _, status, (vx, vy), _, here = known[key & positions]
         dx, dy = vx - x, vy - y
         block = [
             1.0,
@@ -900,6 +922,18 @@ def _victim_slots(nearest: tuple[Known, ...], x: int, y: int, w: int, h: int) ->
     return slots
 
 
+def _victims_block(victims: _Victims, ranked: tuple[int, ...], x: int, y: int, w: int, h: int) -> np.ndarray:
+    """The `victims` block's slots of the ranking seen from (x, y) (float32, read-only), once per cell, as the
+    ranking is kept: an agent walking back over its cells finds both."""
+    key = (x, y, w, h)
+    block = victims.blocks.get(key)
+    if block is None:
+        block = np.array(_victim_slots(victims, ranked, x, y, w, h), dtype=np.float32)  # (rounds as item assignment does)
+        block.flags.writeable = False
+        _kept(victims.blocks, key, block)
+    return block
+
+
 def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     """The numeric observation of a view (float32, `features(config)` slot by slot)."""
     lay = _layout(config)
@@ -910,12 +944,12 @@ def encode(view: Mapping[str, Any], config: SearchRescueConfig) -> np.ndarray:
     out = np.zeros(lay.size, dtype=np.float32)
     m = o["local_map"]
     out[m:m + LOCAL_SIDE * LOCAL_SIDE * len(MAP_KINDS)] = _local_slots(view["local_map"])
-    nearest, counts = _victim_summary(view)
-    if nearest:
+    noted, ranked = _victim_summary(view)
+    if ranked:
         start = o["victims"]
-        out[start:start + len(nearest) * len(VICTIM_FIELDS)] = _victim_slots(nearest, x, y, w, h)
+        out[start:start + len(ranked) * len(VICTIM_FIELDS)] = _victims_block(noted, ranked, x, y, w, h)
     start = o["rooms"]
-    out[start:start + lay.rooms * len(ROOM_FIELDS)] = _rooms_block(view, lay, w + h, counts)
+    out[start:start + lay.rooms * len(ROOM_FIELDS)] = _rooms_block(view, lay, w + h, noted.counts)
 
     out[o["role"] + _ROLES[view["role"]]] = 1.0
     out[o["position"]] = min(1.0, x / (w - 1))

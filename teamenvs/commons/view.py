@@ -4,6 +4,7 @@ month's events, the ansi frame of the whole fishery, and the briefing."""
 from __future__ import annotations
 
 import itertools
+from operator import is_, itemgetter
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -277,6 +278,11 @@ class _Layout(NamedTuple):
     lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
     no_month: list[float]  # the slots of last month's results before the first month is settled (all 0)
     messages: int  # slots of one message block: (n - 1) * (len(MESSAGES) + 1)
+    gather: dict[str, np.ndarray]  # agent -> for each slot of its vector, the entry of a `_step_pool` it reads
+    pool_low: np.ndarray  # the scale of each entry of a step pool: that of the slots that read it
+    pool_high: np.ndarray
+    start: dict[str, int]  # where each feature's slots begin
+    scale: list[tuple[float, float]]  # each slot's scale, as Python floats (see `_clipped`)
 
 
 _LAYOUTS: dict[int, tuple[CommonsConfig, tuple[str, ...], _Layout]] = {}
@@ -293,8 +299,11 @@ def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
     low, high = feature_bounds(table)
     ends = tuple(itertools.accumulate(f.size for f in table))
     n1 = len(fishers) - 1
+    start = dict(zip((f.name for f in table), itertools.accumulate((f.size for f in table), initial=0)))
+    gather = {agent: _gather(start, len(low), len(fishers), i) for i, agent in enumerate(fishers)}
     layout = _Layout(table, tuple(f.name for f in table), ends, low, high, others, slots, lines,
-                     [0.0] * (3 + 3 + 3 * n1 + 1), n1 * (len(MESSAGES) + 1))
+                     [0.0] * (3 + 3 + 3 * n1 + 1), n1 * (len(MESSAGES) + 1), gather, *_pool_scale(gather, low, high),
+                     start, list(zip(low.tolist(), high.tolist())))
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, fishers, layout)
@@ -372,12 +381,151 @@ def encode_values(view: Mapping[str, Any], config: CommonsConfig) -> dict[str, A
     return unpack_flat(_layout(config, view["fishers"]).features, encode_flat(view, config))
 
 
+# ---------------------------------------------------------------------- the vector, gathered
+# `encode_flat` reads a view slot by slot; `encode` gives the same vector from what it shares with the other views of
+# its step. A step pool (`_step_pool`, one float32 array per step) holds the slots every fisher of the step shares
+# (phase to last_month_known but the reader's own, last month's lake and mean request, the hint) and every fisher's
+# month values (request, catch and whether it exceeded the share, in id order), each clipped to the scale of the
+# slots that read it, and a 0 first; a fisher's vector picks them in its order in one step (`_Layout.gather`: its
+# own month values as its own, the others' as the others'), and its own slots (last_action_rejected, total_catch,
+# the messages it reads) are then written in, each within its scale, so the vector needs no clip.
+# the head features a pool holds after the 0 and the phase's 3 slots, in order
+_POOL_HEAD = ("month", "discussion_turn", "stock", "sustainable_share", "collapsed", "collapse_threshold", "regrowth",
+              "last_month_known")
+_MONTH = 1 + 3 + len(_POOL_HEAD)  # where a pool's month values begin
+
+
+def _gather(start: Mapping[str, int], size: int, n: int, i: int) -> np.ndarray:
+    """For each slot of the vector of the `i`-th of `n` fishers, the entry of a step pool it reads (0: the pool's 0,
+    for the slots the fisher writes itself)."""
+    at = [0] * size
+    phase = start["phase"]
+    for entry, slot in enumerate((phase, phase + 1, phase + 2, *(start[name] for name in _POOL_HEAD)), start=1):
+        at[slot] = entry
+    others = [j for j in range(n) if j != i]
+    lake, asked, caught, over, mean = _MONTH, _MONTH + 3, _MONTH + 3 + n, _MONTH + 3 + 2 * n, _MONTH + 3 + 3 * n
+    month = [lake, lake + 1, lake + 2, asked + i, caught + i, over + i, *(asked + j for j in others),
+             *(caught + j for j in others), *(over + j for j in others), mean]
+    at[start["last_lake"]:start["last_mean_request"] + 1] = month
+    at[start["hint"]:start["hint"] + 7] = range(mean + 1, mean + 8)
+    return np.array(at, dtype=np.intp)
+
+
+def _pool_scale(gather: Mapping[str, np.ndarray], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The scale of each entry of a step pool: that of the slots that read it, which is one scale for all of them
+    (a pool clipped once is then the vectors clipped); the 0 is within the scale of every slot that reads it."""
+    entries = max(int(at.max()) for at in gather.values()) + 1
+    pool_low, pool_high = np.zeros(entries, np.float32), np.zeros(entries, np.float32)
+    seen: dict[int, tuple[float, float]] = {}
+    for at in gather.values():
+        for slot, entry in enumerate(at.tolist()):
+            scale = (float(low[slot]), float(high[slot]))
+            if entry == 0:
+                if not scale[0] <= 0.0 <= scale[1]:
+                    raise ValueError(f"slot {slot} reads the pool's 0 but its scale leaves 0 out")
+            elif seen.setdefault(entry, scale) != scale:
+                raise ValueError(f"the slots that read pool entry {entry} have different scales")
+    for entry, (lo, hi) in seen.items():
+        pool_low[entry], pool_high[entry] = lo, hi
+    return pool_low, pool_high
+
+
+# (id of last month, id of the hint, id of the layout) -> (those objects, the view's STEP_FIELDS values, their pool)
+_STEP_POOLS: dict[tuple[int, int, int], tuple[Any, Any, _Layout, tuple, np.ndarray]] = {}
+# the fields of a view that a step pool is read from, besides its shared parts
+STEP_FIELDS = ("phase", "month", "months", "discussion_turn", "discussion_turns", "stock", "capacity",
+               "collapsed", "collapse_threshold", "regrowth_factor", "n_fishers", "fishers")
+_step_fields = itemgetter(*STEP_FIELDS)
+_IMMUTABLE = (int, float, str, bool, tuple)  # (a view's tuple of fishers holds strings)
+
+
+def _read_only(part: Mapping[str, Any] | None) -> bool:
+    """Whether a shared part of a view (`shared_public`'s) cannot change, so that its object says what it holds."""
+    if part is None:
+        return True
+    return type(part) is SharedFacts and all(type(v) is not dict and type(v) is not list for v in part.values())
+
+
+def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
+    """The pool the vectors of `view`'s step are gathered from (read-only), worked out for the step's first fisher
+    and found again for the others: by the identity of the read-only parts every view of the step holds
+    (`shared_public`) and of its values of STEP_FIELDS (the same objects in every view of a step: `lake_facts`), which
+    the entry holds (so their ids are not reused) and which cannot change."""
+    last, hint = view["last_month"], view["universalization"]
+    values = _step_fields(view)
+    key = (id(last), id(hint), id(layout))
+    hit = _STEP_POOLS.get(key)
+    if hit is not None and hit[0] is last and hit[1] is hint and hit[2] is layout and all(map(is_, hit[3], values)):
+        return hit[4]
+    phase, month, months, turn, turns, stock, cap, collapsed, threshold, factor, n, fishers = values
+    discussing = phase == "discussion"
+    pool = [
+        0.0,
+        float(phase == HARVEST), float(discussing), float(phase == "over"),
+        month / months,
+        turn / turns if discussing else 0.0,
+        stock / cap,
+        sustainable_share(stock, n, factor) / cap,
+        float(collapsed),
+        threshold / cap,
+        1.0 / factor,
+        float(last is not None),
+    ]
+    if last is None:
+        pool += [0.0] * (4 + 3 * len(fishers))
+    else:
+        limit = sustainable_share(last["stock_before"], n, factor)
+        requests, catches = last["requests"], last["catches"]
+        pool += [last["stock_before"] / cap, last["remaining"] / cap, last["stock_after"] / cap]
+        pool += [requests[f] / cap for f in fishers]
+        pool += [catches[f] / cap for f in fishers]
+        pool += [float(requests[f] > limit) for f in fishers]
+        pool.append(mean_request(last) / cap)
+    pool += _hint_slots(hint, cap)
+    array = np.array(pool, dtype=np.float32)
+    np.minimum(np.maximum(array, layout.pool_low, out=array), layout.pool_high, out=array)
+    array.flags.writeable = False
+    if _read_only(last) and _read_only(hint) and all(type(value) in _IMMUTABLE for value in values):
+        if len(_STEP_POOLS) >= 16:
+            _STEP_POOLS.clear()
+        _STEP_POOLS[key] = (last, hint, layout, values, array)
+    return array
+
+
+def _clipped(value: float, slot: int, layout: _Layout) -> float:
+    """`value` clipped to the scale of `slot`: what clipping the vector would make of it once stored (the bounds are
+    float32 numbers, and rounding to float32 keeps order)."""
+    low, high = layout.scale[slot]
+    return min(max(value, low), high)
+
+
+def _write_lines(out: np.ndarray, begin: int, block: list[float], layout: _Layout) -> None:
+    """Write a message block (`message_slots`, each slot 0 or 1) into `out` from slot `begin` (its slots read 0; they
+    are one feature's, of one scale)."""
+    one = _clipped(1.0, begin, layout)
+    for i in itertools.compress(range(len(block)), block):
+        out[begin + i] = one
+
+
 def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
     """A fisher's numeric observation: its view, slot by slot as `features(config)` says.
 
-    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
-    built as one flat list, one array and one clip.
+    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`, gathered from its
+    step's pool (`_step_pool`) with its own slots written in.
     """
     layout = _layout(config, view["fishers"])
-    out = np.array(encode_flat(view, config), dtype=np.float32)
-    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)
+    agent = view["agent"]
+    out = _step_pool(view, layout)[layout.gather[agent]]
+    start = layout.start
+    if view["last_action"].startswith(LAST_ACTION_REJECTED):
+        out[start["last_action_rejected"]] = _clipped(1.0, start["last_action_rejected"], layout)
+    total = start["total_catch"]
+    out[total] = _clipped(view["your_total_catch"] / (view["months"] * view["capacity"]), total, layout)
+    size, k = layout.messages, len(MESSAGES)
+    slot, table = layout.slots[agent], layout.lines[agent]
+    new, recent = view["new_messages"], view["recent_messages"]
+    if new:
+        _write_lines(out, start["new_messages"], message_slots(new, table, slot, k, size), layout)
+    if recent and view["phase"] == "discussion":
+        _write_lines(out, start["recent_messages"], message_slots(recent, table, slot, k, size), layout)
+    return out

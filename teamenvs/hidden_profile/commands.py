@@ -11,7 +11,7 @@ from teamenvs.core.rl import NOOP
 from teamenvs.hidden_profile.config import MAX_CANDIDATES, HiddenProfileConfig
 from teamenvs.hidden_profile.materials import LETTERS
 from teamenvs.hidden_profile.rules import DECIDE, DISCUSSION, VOTES, WAIT
-from teamenvs.hidden_profile.view import MAX_FACTS, Item, discussed_facts, fact_message
+from teamenvs.hidden_profile.view import MAX_FACTS, document_key, fact_message, first_fresh
 
 COMMANDS = CommandSet(
     [
@@ -76,17 +76,11 @@ _NEW_FACT_INDEX = 1 + len(_DECIDE)  # NEW_FACT's index in the catalogue; fact k'
 
 def mask_key(view: Mapping[str, Any]) -> tuple:
     """What `command_for` reads from a view: equal keys give the same commands (see `TeamEnv._mask_key`).
-    In the discussion that is the document and its first line not yet discussed (the chat matters to
+    In the discussion that is the document (as `document_key`) and its first line not yet discussed (the chat matters to
     `NEW_FACT` only through it), so the key stays put while the chat discusses other lines."""
     if view["phase"] != DISCUSSION:
         return view["phase"], view["candidates"]
-    return view["phase"], view["document"], _first_fresh(view["document"], view["recent_messages"])
-
-
-def _first_fresh(document: tuple[Item, ...], lines: tuple[str, ...]) -> Item | None:
-    """The first line of `document` not discussed in the chat `lines` (None: all of them are)."""
-    discussed = discussed_facts(lines)
-    return next((item for item in document if item not in discussed), None)
+    return view["phase"], document_key(view["document"]), first_fresh(view["document"], view["recent_messages"])
 
 
 def candidates(view: Mapping[str, Any]) -> list[tuple[int, str]]:
@@ -98,7 +92,7 @@ def candidates(view: Mapping[str, Any]) -> list[tuple[int, str]]:
         found += [(i, f"{DECIDE} {letter}") for i, letter in enumerate(_DECIDE.values(), start=1) if letter in view["candidates"]]
     elif phase == DISCUSSION:
         document = view["document"]
-        fresh = _first_fresh(document, view["recent_messages"])
+        fresh = first_fresh(document, view["recent_messages"])
         if fresh is not None:
             found.append((_NEW_FACT_INDEX, f"say {fact_message(fresh)}"))
         found += [(_NEW_FACT_INDEX + 1 + k, f"say {fact_message(item)}") for k, item in enumerate(document[:MAX_FACTS])]
@@ -116,7 +110,7 @@ def command_for(view: Mapping[str, Any], label: str) -> str | None:
         return None
     document = view["document"]
     if label == NEW_FACT:
-        fresh = _first_fresh(document, view["recent_messages"])
+        fresh = first_fresh(document, view["recent_messages"])
         return None if fresh is None else f"say {fact_message(fresh)}"
     k = _SHARE.get(label)
     if k is not None and k < len(document):

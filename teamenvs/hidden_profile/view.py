@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import accumulate
-from typing import Any, Mapping
+from itertools import accumulate, compress
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
@@ -47,9 +47,10 @@ def _shared_fact(line: str) -> Item | None:
     return None if match is None else (match.group(1), match.group(2), match.group(3))
 
 
-_CHATS: dict[tuple[str, ...], frozenset[Item]] = {}  # chat lines -> the document lines they share (`discussed_facts`)
-MAX_CHATS = 1024
-CHAT_GROWTH = 8  # the most lines a chat is looked up shorter by (a step adds a line per member at most; a longer gap is read afresh)
+# the chats `discussed_facts` read last, newest last, each with the facts it shares (the entry holds the chat, so its id
+# is not reused meanwhile): a chat per member of a group and more
+_CHATS: list[tuple[tuple[str, ...], frozenset[Item]]] = []
+RECENT_CHATS = 16
 
 
 def _shared_facts(lines: tuple[str, ...]) -> frozenset[Item]:
@@ -62,24 +63,33 @@ def _shared_facts(lines: tuple[str, ...]) -> frozenset[Item]:
 def discussed_facts(lines: tuple[str, ...]) -> frozenset[Item]:
     """The document lines shared in these chat lines (`sender: Candidate C strength: ...`, own lines too).
 
-    Every member's view, mask and vector read the same chat each step: the answer is kept per chat. A chat
-    grows at its end, so a new one is read from the same chat a few lines shorter where that was read before."""
+    Every member's view, mask and vector read its chat each step: a chat read lately is known again by its object.
+    A chat grows at its end, so a new one is read from a chat read lately that it extends, adding the facts of its
+    new lines; when they add none, the answer is that chat's set itself (the same object: what is kept per set of
+    facts is found again at once)."""
+    for chat, found in reversed(_CHATS):
+        if chat is lines:
+            return found
     lines = tuple(lines)
-    found = _CHATS.get(lines)
-    if found is not None:
-        return found
-    found = None
-    for cut in range(1, min(len(lines), CHAT_GROWTH) + 1):
-        before = _CHATS.get(lines[:-cut])
-        if before is not None:
-            found = before | _shared_facts(lines[-cut:])
-            break
-    if found is None:
-        found = _shared_facts(lines)
-    if len(_CHATS) >= MAX_CHATS:
-        _CHATS.clear()
-    _CHATS[lines] = found
+    found = _read_chat(lines)
+    if len(_CHATS) >= RECENT_CHATS:
+        del _CHATS[0]
+    _CHATS.append((lines, found))
     return found
+
+
+def _read_chat(lines: tuple[str, ...]) -> frozenset[Item]:
+    """`discussed_facts` of a chat not read lately: from the latest chat read that it extends, else line by line (as
+    when the history has dropped its oldest line)."""
+    n = len(lines)
+    for chat, facts in reversed(_CHATS):
+        k = len(chat)
+        # (the last line first: the lines of a grown chat are the very objects of the chat it extends, so a chat it
+        # does not extend is mostly told by one comparison)
+        if 0 < k <= n and lines[k - 1] == chat[-1] and lines[:k] == chat:
+            added = _shared_facts(lines[k:])
+            return facts if added <= facts else facts | added
+    return _shared_facts(lines)
 
 
 def support(items: Any, candidates: tuple[str, ...]) -> dict[str, int]:
@@ -331,6 +341,16 @@ def encode_values(view: Mapping[str, Any], config: HiddenProfileConfig) -> dict[
 _LETTER_INDEX = {x: i for i, x in enumerate(LETTERS[:MAX_CANDIDATES])}
 
 
+def _tally_slot(item: Item) -> int | None:
+    """Where `_tally` counts a document line: its letter's index among the strengths, or MAX_CANDIDATES more among the
+    weaknesses (None: not counted, a letter beyond E or neither a strength nor a weakness)."""
+    c, kind, _ = item
+    i = _LETTER_INDEX.get(c)
+    if i is None or kind not in (STRENGTH, WEAKNESS):
+        return None
+    return i if kind == STRENGTH else MAX_CANDIDATES + i
+
+
 def _tally(items: Any) -> tuple[list[int], list[int]]:
     """How many strengths and how many weaknesses per letter A-E among document lines."""
     strong, weak = [0] * MAX_CANDIDATES, [0] * MAX_CANDIDATES
@@ -342,17 +362,53 @@ def _tally(items: Any) -> tuple[list[int], list[int]]:
 
 
 @lru_cache(maxsize=256)
-def _discussed_tally(discussed: frozenset[Item]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """`_tally` of the facts discussed so far, kept per set of facts: every member of a group chat has heard the same."""
+def _discussed_tally(discussed: frozenset[Item]) -> tuple[int, ...]:
+    """`_tally` of the facts discussed so far, strengths then weaknesses, kept per set of facts: every member of a group
+    chat has heard the same."""
     strong, weak = _tally(discussed)
-    return tuple(strong), tuple(weak)
+    return (*strong, *weak)
+
+
+# the slots an encoder writes per view, and their bounds as Python floats (see `_clipped`)
+_TURN, _NEW = _AT["discussion_turn"], _AT["new_messages"]
+_LOW_AT, _HIGH_AT = _LOW.tolist(), _HIGH.tolist()
+
+
+def _clipped(value: float, slot: int) -> float:
+    """`value` clipped to the scale of `slot`: what clipping the vector would make of it once stored (the bounds are
+    float32 numbers, and rounding to float32 keeps order), so a vector whose other slots are already within their
+    scales needs no clip."""
+    return min(max(value, _LOW_AT[slot]), _HIGH_AT[slot])
+
+
+class _Discussed(NamedTuple):
+    """What a member's vector and mask take from its document and the facts discussed so far."""
+
+    vector: np.ndarray  # the slots from own_strengths to fact_discussed, clipped, the rest 0 (read-only: each vector copies it)
+    fresh: Item | None  # the document's first line not yet discussed (None: all of them are)
+
+
+class _Document(NamedTuple):
+    """What a member's vector takes from its own document alone (fixed for the episode)."""
+
+    lines: tuple[Item, ...]
+    key: str  # the lines as one string (equal strings, equal documents) whose hash Python keeps: for mask keys
+    slots: tuple[int | None, ...]  # per line, its `_tally_slot` (None as well for a line that repeats an earlier one)
+    strong: tuple[float, ...]  # its strengths per letter / 10
+    weak: tuple[float, ...]  # its weaknesses per letter / 10
+    fixed: np.ndarray  # its slots that stay put (own strengths, weaknesses and support; per line whether present,
+    # its candidate and whether a strength), the rest 0 (read-only)
+    discussed: dict[frozenset[Item], _Discussed]  # per set of facts discussed so far (`_discussed`), bounded
+
+
+MAX_DISCUSSED = 64  # sets of discussed facts kept per document (a discussion adds a few facts a step)
+_DOCUMENTS: dict[int, _Document] = {}  # id of a view's document (the entry holds it) -> its record
+MAX_DOCUMENTS = 256
 
 
 @lru_cache(maxsize=256)
-def _own_slots(document: tuple[Item, ...]) -> tuple[frozenset[Item], tuple[float, ...], tuple[float, ...], np.ndarray]:
-    """What a member's vector takes from its own document alone (fixed for the episode): its lines as a set, its
-    strengths and weaknesses per letter / 10, and a vector holding its slots that stay put (own strengths,
-    weaknesses and support; per line whether present, its candidate and whether a strength), the rest 0 (read-only)."""
+def _document_record(document: tuple[Item, ...]) -> _Document:
+    """The record of a document (kept per document, so equal documents of other episodes share it)."""
     letters = LETTERS[:MAX_CANDIDATES]
     own_strong, own_weak = (tuple(n / 10 for n in counts) for counts in _tally(document))
     present, which, strong = ([0.0] * MAX_FACTS for _ in range(3))
@@ -366,28 +422,67 @@ def _own_slots(document: tuple[Item, ...]) -> tuple[frozenset[Item], tuple[float
                          ("fact_present", present), ("fact_candidate", which), ("fact_strength", strong)):
         vector[_AT[name]:_AT[name] + len(values)] = values
     vector.flags.writeable = False
-    return frozenset(document), own_strong, own_weak, vector
+    slots = tuple(None if item in document[:k] else _tally_slot(item) for k, item in enumerate(document))
+    return _Document(document, repr(document), slots, own_strong, own_weak, vector, {})
 
 
-@lru_cache(maxsize=256)
-def _document_slots(document: tuple[Item, ...], discussed: frozenset[Item]) -> np.ndarray:
-    """A vector holding the slots from own_strengths to fact_discussed (`encode_values`) for a document and the facts
-    discussed so far, the rest 0 (read-only: the vectors of every step with the same document and facts copy it)."""
-    own, own_strong, own_weak, fixed = _own_slots(document)
-    mine = discussed & own
-    # the facts heard from others: all those discussed less one's own
-    (all_strong, all_weak), (mine_strong, mine_weak) = _discussed_tally(discussed), _tally(mine)
-    heard_strong = [(n - m) / 10 for n, m in zip(all_strong, mine_strong)]
-    heard_weak = [(n - m) / 10 for n, m in zip(all_weak, mine_weak)]
-    said = [float(item in mine) for item in document[:MAX_FACTS]]
-    vector = fixed.copy()
-    start = _AT["heard_strengths"]
-    vector[start:_AT["fact_present"]] = [
+def _document(lines: Any) -> _Document:
+    """The record of a view's document, found by its object while that is a tuple of tuples (which cannot change):
+    a member's document is the same object in all its views of an episode. The entry holds it, so its id is not
+    reused meanwhile."""
+    hit = _DOCUMENTS.get(id(lines))
+    if hit is not None and hit.lines is lines:
+        return hit
+    document = _as_document(lines)
+    record = _document_record(document)
+    if document is lines:
+        if record.lines is not lines:  # an equal document of another episode: its record, holding this object
+            record = record._replace(lines=lines)
+        if len(_DOCUMENTS) >= MAX_DOCUMENTS:
+            _DOCUMENTS.clear()
+        _DOCUMENTS[id(lines)] = record
+    return record
+
+
+def _discussed(record: _Document, discussed: frozenset[Item]) -> _Discussed:
+    """The slots of a document given the facts discussed so far, and its first line not yet discussed, worked out
+    once per document and set of facts (every step with the same facts reads them again)."""
+    found = record.discussed.get(discussed)
+    if found is not None:
+        return found
+    document, own_strong, own_weak = record.lines, record.strong, record.weak
+    said = list(map(discussed.__contains__, document))  # per line, whether it was shared in the discussion (by anyone)
+    # the facts heard from others: all those discussed less one's own (each counted once)
+    heard = [*_discussed_tally(discussed)]
+    for slot in compress(record.slots, said):
+        if slot is not None:
+            heard[slot] -= 1
+    heard_strong = [n / 10 for n in heard[:MAX_CANDIDATES]]
+    heard_weak = [n / 10 for n in heard[MAX_CANDIDATES:]]
+    shown = said[:MAX_FACTS]
+    vector = record.fixed.copy()
+    vector[_AT["heard_strengths"]:_AT["fact_present"]] = [
         *heard_strong, *heard_weak, *[s - w + hs - hw for s, w, hs, hw in zip(own_strong, own_weak, heard_strong, heard_weak)],
-        sum(said) / len(document) if document else 0.0]
-    vector[_AT["fact_discussed"]:_AT["fact_discussed"] + len(said)] = said
+        sum(shown) / len(document) if document else 0.0]
+    vector[_AT["fact_discussed"]:_AT["fact_discussed"] + len(shown)] = shown
+    np.minimum(np.maximum(vector, _LOW, out=vector), _HIGH, out=vector)
     vector.flags.writeable = False
-    return vector
+    found = _Discussed(vector, document[said.index(False)] if False in said else None)
+    if len(record.discussed) >= MAX_DISCUSSED:
+        record.discussed.clear()
+    record.discussed[discussed] = found
+    return found
+
+
+def first_fresh(document: tuple[Item, ...], lines: tuple[str, ...]) -> Item | None:
+    """The first line of `document` not discussed in the chat `lines` (None: all of them are)."""
+    return _discussed(_document(document), discussed_facts(lines)).fresh
+
+
+def document_key(document: tuple[Item, ...]) -> str:
+    """`document` as one string, equal for equal documents only, whose hash Python keeps (hashing the document
+    itself hashes each of its lines every time): the document's part of a mask key."""
+    return _document(document).key
 
 
 def _as_document(lines: Any) -> tuple[Item, ...]:
@@ -400,15 +495,16 @@ def _as_document(lines: Any) -> tuple[Item, ...]:
 def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     """A member's numeric observation: its view, slot by slot as `features(config)` says (the same
     vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`): the slots of its
-    document, worked out once per document and chat (`_document_slots`), with the others written in."""
+    document, worked out and clipped once per document and chat (`_discussed`), with the others written in (each
+    within its scale: one or `_clipped`)."""
     letters = LETTERS[:MAX_CANDIDATES]
     phase = view["phase"]
-    vector = _document_slots(_as_document(view["document"]), discussed_facts(view["recent_messages"])).copy()
+    vector = _discussed(_document(view["document"]), discussed_facts(view["recent_messages"])).vector.copy()
     vector[_AT["phase"] + _PHASES.index(phase)] = 1.0
     if phase == DISCUSSION:
-        vector[_AT["discussion_turn"]] = view["discussion_turn"] / view["discussion_turns"]
+        vector[_TURN] = _clipped(view["discussion_turn"] / view["discussion_turns"], _TURN)
     elif phase != INITIAL_VOTE:
-        vector[_AT["discussion_turn"]] = 1.0
+        vector[_TURN] = 1.0
     if view["last_action"].startswith(LAST_ACTION_REJECTED):
         vector[_AT["last_action_rejected"]] = 1.0
     candidates = view["candidates"]
@@ -417,8 +513,8 @@ def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
             vector[_AT["candidates"] + i] = 1.0
     vote = view["your_initial_vote"]
     vector[_AT["own_initial_vote"] + (0 if vote is None else 1 + letters.index(vote))] = 1.0
-    vector[_AT["new_messages"]] = len(view["new_messages"]) / 10
+    vector[_NEW] = _clipped(len(view["new_messages"]) / 10, _NEW)
     results = view["results"]
     if results:
         vector[_AT["best_revealed"] + letters.index(results["best"])] = 1.0
-    return np.minimum(np.maximum(vector, _LOW, out=vector), _HIGH, out=vector)
+    return vector

@@ -5,6 +5,12 @@ their lines once (`_public_memo`, `_lake_memo`, known again by identity) and wor
 when the stock changes (`_share`). At every step of random play, in every preset, each fisher's observation equals
 the text rendered from a view built with the step's parts forgotten and no line memo, and its info's sustainable
 share the one worked out from the stock now.
+
+The encoder gathers a fisher's vector from a pool of the slots every fisher of a step shares, worked out once
+(`view._step_pool`, found again by the identity of the step's read-only parts and of its values of `STEP_FIELDS`): each
+fisher's vector equals its view packed plainly (`encode_values`) and its view encoded with that memo emptied, and a
+view that holds the step's parts with other lake values, or a plain (changeable) last month, is not given a pool
+worked out before.
 """
 
 from __future__ import annotations
@@ -17,7 +23,78 @@ import pytest
 import teamenvs
 from teamenvs.commons.config import PRESETS
 from teamenvs.commons.rules import sustainable_share
-from teamenvs.commons.view import render
+from teamenvs.commons import view as commons_view
+from teamenvs.commons.view import STEP_FIELDS, encode, encode_values, features, render
+from teamenvs.core.rl import pack
+
+
+def gentle_actions(env, infos, rng):
+    """Masked-in random actions, mostly gentle harvests, so that episodes run for months (random harvests collapse the
+    lake in the first)."""
+    gentle = np.array([not re.search(r"twice|25%|50%|whole", label) for label in env.interface.labels])
+    actions = {}
+    for agent in env.agents:
+        mask = infos[agent]["action_mask"].astype(bool)
+        if rng.random() < 0.9 and (mask & gentle).any():
+            mask &= gentle
+        actions[agent] = int(rng.choice(np.flatnonzero(mask)))
+    return actions
+
+
+def fresh_vector(view, config):
+    """`encode` with the encoder's step memo emptied: every slot worked out from the view alone."""
+    commons_view._STEP_POOLS.clear()
+    return encode(view, config)
+
+
+def other_values(view):
+    """Copies of `view` that hold its shared parts but each hold another value of one of STEP_FIELDS."""
+    phases = ("harvest", "discussion", "over")
+    for field in STEP_FIELDS:
+        value = view[field]
+        if field == "phase":
+            changed = phases[(phases.index(value) + 1) % 3]
+        elif field == "fishers":
+            changed = tuple(reversed(value))
+        elif type(value) is bool:
+            changed = not value
+        else:
+            changed = value + 1
+        yield field, {**view, field: changed}
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_vectors_gathered_from_step_pools_equal_vectors_encoded_afresh(preset):
+    env = teamenvs.make("commons_v0", preset=preset, obs_type="vector", action_type="discrete")
+    config, table = env.config, features(env.config)
+    rng = np.random.default_rng(7)
+    compared = 0
+    for seed in (0, 1, 2):
+        obs, infos = env.reset(seed=seed)
+        while True:
+            for agent in obs:
+                view = infos[agent]["view"]
+                vector = obs[agent]["observation"]
+                assert vector.tobytes() == fresh_vector(view, config).tobytes(), (preset, seed, env.step_count, agent)
+                assert vector.tobytes() == pack(table, encode_values(view, config)).tobytes(), (preset, seed, env.step_count, agent)
+                compared += 1
+            view = infos[next(iter(obs))]["view"]
+            for field, changed in other_values(view):
+                encode(view, config)  # the step's pool is kept again
+                assert encode(changed, config).tobytes() == pack(table, encode_values(changed, config)).tobytes(), field
+            # the reader's own slots, written in after the gather, are clipped as the vector would be
+            huge = {**view, "your_total_catch": 10 * view["months"] * view["capacity"]}
+            assert encode(huge, config).tobytes() == pack(table, encode_values(huge, config)).tobytes()
+            if view["last_month"] is not None:
+                plain = {**view, "last_month": {**view["last_month"], "requests": dict(view["last_month"]["requests"])}}
+                before = encode(plain, config)
+                plain["last_month"]["stock_before"] = 0  # a changeable last month is read again, not known by its object
+                after = encode(plain, config)
+                assert after.tobytes() == pack(table, encode_values(plain, config)).tobytes() != before.tobytes()
+            if not env.agents:
+                break
+            obs, _, _, _, infos = env.step(gentle_actions(env, infos, rng))
+    assert compared > 100
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -275,6 +275,25 @@ def test_the_parses_masks_keep_are_within_the_same_bound(monkeypatch, env_id):
     assert most > 100  # the memos did fill towards the bound
 
 
+def played_trace(env, seed: int, rng: np.random.Generator, steps: int | None = None) -> list[bytes]:
+    """One episode of `env` from `seed` (its first `steps` steps), each agent taking a random valid action (a masked-in
+    index with discrete actions, a random form's sample with text ones): every step's observations, rewards, and each
+    info's last action, valid forms and mask, pickled."""
+    discrete = env.interface.discrete
+    trace = []
+    obs, infos = env.reset(seed=seed)
+    while env.agents and (steps is None or len(trace) < steps):
+        if discrete:
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+        else:
+            actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
+                       for a in env.agents if infos[a]["needs_action"]}
+        obs, rewards, _, _, infos = env.step(actions)
+        trace.append(pickle.dumps((obs, rewards, [(i["last_action"], [f.usage for f in i["valid_actions"]], i.get("action_mask"))
+                                                  for i in infos.values()])))
+    return trace
+
+
 @pytest.mark.parametrize("env_id", ["commons_v0", "shape_factory_v0"])
 def test_a_cache_that_keeps_almost_nothing_plays_the_same_episodes(monkeypatch, env_id):
     """The situation cache and its memos are caches: bounded to almost nothing, the same seeds give the same
@@ -282,20 +301,8 @@ def test_a_cache_that_keeps_almost_nothing_plays_the_same_episodes(monkeypatch, 
     from teamenvs.core import env as core_env
 
     def play(kwargs):
-        env = teamenvs.make(env_id, **kwargs)
-        rng, trace = np.random.default_rng(1), []
-        for episode in range(3):
-            obs, infos = env.reset(seed=episode)
-            while env.agents:
-                if kwargs:
-                    actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
-                else:
-                    actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
-                               for a in env.agents if infos[a]["needs_action"]}
-                obs, rewards, _, _, infos = env.step(actions)
-                trace.append(pickle.dumps((obs, rewards, [(i["last_action"], [f.usage for f in i["valid_actions"]], i.get("action_mask"))
-                                                          for i in infos.values()])))
-        return trace
+        env, rng = teamenvs.make(env_id, **kwargs), np.random.default_rng(1)
+        return [line for episode in range(3) for line in played_trace(env, episode, rng)]
 
     for kwargs in ({}, {"obs_type": "both", "action_type": "discrete"}):
         kept = play(kwargs)
@@ -329,21 +336,8 @@ def test_one_env_over_many_episodes_plays_as_a_new_env_per_episode(env_id, mode)
     caches) never shows: an env reset again and again gives every episode the same observations, rewards, masks
     and infos as a new env given only that episode, in text and in numeric mode."""
 
-    def play(env, seed):
-        rng, trace = np.random.default_rng(seed), []
-        obs, infos = env.reset(seed=seed)
-        for _ in range(120):  # (the start of a long episode is enough: the next reset comes mid-episode)
-            if not env.agents:
-                break
-            if mode:
-                actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
-            else:
-                actions = {a: infos[a]["valid_actions"][int(rng.integers(len(infos[a]["valid_actions"])))].sample(rng)
-                           for a in env.agents if infos[a]["needs_action"]}
-            obs, rewards, _, _, infos = env.step(actions)
-            trace.append(pickle.dumps((obs, rewards, [(i["last_action"], [f.usage for f in i["valid_actions"]], i.get("action_mask"))
-                                                      for i in infos.values()])))
-        return trace
+    def play(env, seed):  # (the start of a long episode is enough: the next reset comes mid-episode)
+        return played_trace(env, seed, np.random.default_rng(seed), steps=120)
 
     reused = teamenvs.make(env_id, **mode)
     for seed in (11, 12, 13, 11):

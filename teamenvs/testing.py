@@ -34,7 +34,7 @@ import pickle
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -233,6 +233,21 @@ def random_masked_actions(infos: dict[str, dict[str, Any]], rng: np.random.Gener
         allowed = np.flatnonzero(infos[agent]["action_mask"])
         actions[agent] = int(allowed[int(rng.integers(len(allowed)))]) if len(allowed) else 0
     return actions
+
+
+def masked_play(env: Any, seeds: Iterable[int], rng: np.random.Generator,
+                choose: Callable[[dict[str, dict[str, Any]], np.random.Generator], dict[str, int]] | None = None,
+                ) -> Iterator[tuple[int, dict[str, Any], dict[str, dict[str, Any]]]]:
+    """One episode of `env` (discrete actions) per seed of `seeds`, each step's actions `choose(infos, rng)`
+    (default `random_masked_actions`): yields (seed, observations, infos) after the reset and after every step, the
+    episode's last included (`env.agents` is then empty), for a test to check each in the body of its loop."""
+    choose = choose or random_masked_actions
+    for seed in seeds:
+        observations, infos = env.reset(seed=seed)
+        yield seed, observations, infos
+        while env.agents:
+            observations, _, _, _, infos = env.step(choose(infos, rng))
+            yield seed, observations, infos
 
 
 def mask_worked_out_afresh(env: Any, agent: str) -> tuple[np.ndarray, tuple[str | None, ...]] | None:

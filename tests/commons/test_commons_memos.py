@@ -26,6 +26,7 @@ from teamenvs.commons.rules import sustainable_share
 from teamenvs.commons import view as commons_view
 from teamenvs.commons.view import STEP_FIELDS, encode, encode_values, features, render
 from teamenvs.core.rl import pack
+from teamenvs.testing import masked_play
 
 
 def gentle_actions(env, infos, rng):
@@ -69,31 +70,26 @@ def test_vectors_gathered_from_step_pools_equal_vectors_encoded_afresh(preset):
     config, table = env.config, features(env.config)
     rng = np.random.default_rng(7)
     compared = 0
-    for seed in (0, 1, 2):
-        obs, infos = env.reset(seed=seed)
-        while True:
-            for agent in obs:
-                view = infos[agent]["view"]
-                vector = obs[agent]["observation"]
-                assert vector.tobytes() == fresh_vector(view, config).tobytes(), (preset, seed, env.step_count, agent)
-                assert vector.tobytes() == pack(table, encode_values(view, config)).tobytes(), (preset, seed, env.step_count, agent)
-                compared += 1
-            view = infos[next(iter(obs))]["view"]
-            for field, changed in other_values(view):
-                encode(view, config)  # the step's pool is kept again
-                assert encode(changed, config).tobytes() == pack(table, encode_values(changed, config)).tobytes(), field
-            # the reader's own slots, written in after the gather, are clipped as the vector would be
-            huge = {**view, "your_total_catch": 10 * view["months"] * view["capacity"]}
-            assert encode(huge, config).tobytes() == pack(table, encode_values(huge, config)).tobytes()
-            if view["last_month"] is not None:
-                plain = {**view, "last_month": {**view["last_month"], "requests": dict(view["last_month"]["requests"])}}
-                before = encode(plain, config)
-                plain["last_month"]["stock_before"] = 0  # a changeable last month is read again, not known by its object
-                after = encode(plain, config)
-                assert after.tobytes() == pack(table, encode_values(plain, config)).tobytes() != before.tobytes()
-            if not env.agents:
-                break
-            obs, _, _, _, infos = env.step(gentle_actions(env, infos, rng))
+    for seed, obs, infos in masked_play(env, (0, 1, 2), rng, lambda infos, rng: gentle_actions(env, infos, rng)):
+        for agent in obs:
+            view = infos[agent]["view"]
+            vector = obs[agent]["observation"]
+            assert vector.tobytes() == fresh_vector(view, config).tobytes(), (preset, seed, env.step_count, agent)
+            assert vector.tobytes() == pack(table, encode_values(view, config)).tobytes(), (preset, seed, env.step_count, agent)
+            compared += 1
+        view = infos[next(iter(obs))]["view"]
+        for field, changed in other_values(view):
+            encode(view, config)  # the step's pool is kept again
+            assert encode(changed, config).tobytes() == pack(table, encode_values(changed, config)).tobytes(), field
+        # the reader's own slots, written in after the gather, are clipped as the vector would be
+        huge = {**view, "your_total_catch": 10 * view["months"] * view["capacity"]}
+        assert encode(huge, config).tobytes() == pack(table, encode_values(huge, config)).tobytes()
+        if view["last_month"] is not None:
+            plain = {**view, "last_month": {**view["last_month"], "requests": dict(view["last_month"]["requests"])}}
+            before = encode(plain, config)
+            plain["last_month"]["stock_before"] = 0  # a changeable last month is read again, not known by its object
+            after = encode(plain, config)
+            assert after.tobytes() == pack(table, encode_values(plain, config)).tobytes() != before.tobytes()
     assert compared > 100
 
 
@@ -104,19 +100,14 @@ def test_observations_with_the_memos_equal_observations_built_afresh(preset, obs
     rng = np.random.default_rng(5)
     compared = 0
     phases = set()
-    for seed in (0, 1, 2):
-        obs, infos = env.reset(seed=seed)
-        while True:
-            phases.add("over" if env.over else env.phase.kind)
-            fresh_share = sustainable_share(env.stock, env.config.n_agents, env.config.regrowth_factor)
-            for agent in obs:  # (after the last step, the final observations of the agents that were in it)
-                text = obs[agent]["text"] if obs_type == "both" else obs[agent]
-                env.renew_step_parts()  # the step's shared parts are built again, from the state as it is
-                assert text == render(env._view(agent)), (preset, seed, env.step_count, agent)
-                assert infos[agent]["sustainable_share"] == fresh_share
-                compared += 1
-            if not env.agents:
-                break
-            obs, _, _, _, infos = env.step(gentle_actions(env, infos, rng))
+    for seed, obs, infos in masked_play(env, (0, 1, 2), rng, lambda infos, rng: gentle_actions(env, infos, rng)):
+        phases.add("over" if env.over else env.phase.kind)
+        fresh_share = sustainable_share(env.stock, env.config.n_agents, env.config.regrowth_factor)
+        for agent in obs:  # (after the last step, the final observations of the agents that were in it)
+            text = obs[agent]["text"] if obs_type == "both" else obs[agent]
+            env.renew_step_parts()  # the step's shared parts are built again, from the state as it is
+            assert text == render(env._view(agent)), (preset, seed, env.step_count, agent)
+            assert infos[agent]["sustainable_share"] == fresh_share
+            compared += 1
     assert compared > 100
     assert {"harvest", "over"} | ({"discussion"} if env.config.communication else set()) <= phases

@@ -21,7 +21,7 @@ from teamenvs.core.view import thaw
 from teamenvs.hidden_profile import view as hp_view
 from teamenvs.hidden_profile.config import PRESETS
 from teamenvs.hidden_profile.view import _FACT_LINE, discussed_facts, encode, encode_values, fact_message, features, first_fresh
-from teamenvs.testing import random_masked_actions
+from teamenvs.testing import masked_play
 
 
 def forget_everything():
@@ -54,21 +54,17 @@ def test_vectors_with_the_caches_equal_vectors_worked_out_afresh(preset):
     table = features(config)
     rng = np.random.default_rng(11)
     compared = 0
-    for seed in (0, 1, 2):
-        obs, infos = env.reset(seed=seed)
-        while True:
-            for agent in obs:
-                view = infos[agent]["view"]
-                vector = obs[agent]["observation"]
-                assert vector.tobytes() == pack(table, encode_values(view, config)).tobytes(), (preset, seed, env.step_count, agent)
-                assert vector.tobytes() == fresh_vector(view, config).tobytes(), (preset, seed, env.step_count, agent)
-                lines = view["recent_messages"]
-                said = plain_discussed(lines)
-                assert first_fresh(view["document"], lines) == next((item for item in view["document"] if item not in said), None)
-                compared += 1
-            if not env.agents:
-                break
-            obs, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for seed, obs, infos in masked_play(env, (0, 1, 2), rng):
+        for agent in obs:
+            view = infos[agent]["view"]
+            vector = obs[agent]["observation"]
+            assert vector.tobytes() == pack(table, encode_values(view, config)).tobytes(), (preset, seed, env.step_count, agent)
+            assert vector.tobytes() == fresh_vector(view, config).tobytes(), (preset, seed, env.step_count, agent)
+            lines = view["recent_messages"]
+            said = plain_discussed(lines)
+            assert discussed_facts(lines) == said
+            assert first_fresh(view["document"], lines) == next((item for item in view["document"] if item not in said), None)
+            compared += 1
     assert compared > 100
 
 

@@ -16,7 +16,7 @@ import pytest
 import teamenvs
 from teamenvs.shape_factory import commands as shape_commands
 from teamenvs.shape_factory.commands import candidates, command_for
-from teamenvs.testing import mask_worked_out_afresh, random_masked_actions
+from teamenvs.testing import mask_worked_out_afresh, masked_play, random_masked_actions
 
 ENV = "shape_factory_v0"
 
@@ -75,24 +75,21 @@ def test_masks_and_situations_over_episodes_are_those_worked_out_afresh(preset):
     env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
     rng = np.random.default_rng(12)
     compared = 0
-    for seed in range(4):
-        _, infos = env.reset(seed=seed)
-        while env.agents:
-            for agent in env.agents:
-                cheapest = env._cheapest
-                env._cheapest = {}
-                afresh = env._situation_key(agent)
-                env._cheapest = cheapest
-                assert env._situation_key(agent) == afresh, (preset, seed, agent)
-                if env._offered[agent] is None:
-                    continue
-                mask, commands = cold_mask(env, agent)
-                assert np.array_equal(mask, infos[agent]["action_mask"]), (preset, seed, env.step_count, agent)
-                assert commands == env.interface._commands[agent]
-                memoized = mask_worked_out_afresh(env, agent)  # this step's memos kept, its masks left out
-                assert np.array_equal(memoized[0], mask) and memoized[1] == commands
-                compared += 1
-            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for seed, _, infos in masked_play(env, range(4), rng):
+        for agent in env.agents:
+            cheapest = env._cheapest
+            env._cheapest = {}
+            afresh = env._situation_key(agent)
+            env._cheapest = cheapest
+            assert env._situation_key(agent) == afresh, (preset, seed, agent)
+            if env._offered[agent] is None:
+                continue
+            mask, commands = cold_mask(env, agent)
+            assert np.array_equal(mask, infos[agent]["action_mask"]), (preset, seed, env.step_count, agent)
+            assert commands == env.interface._commands[agent]
+            memoized = mask_worked_out_afresh(env, agent)  # this step's memos kept, its masks left out
+            assert np.array_equal(memoized[0], mask) and memoized[1] == commands
+            compared += 1
     assert compared > 600
 
 

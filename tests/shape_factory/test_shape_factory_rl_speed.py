@@ -19,7 +19,7 @@ from teamenvs.shape_factory import rules
 from teamenvs.shape_factory.commands import command_for
 from teamenvs.shape_factory.config import PRESETS
 from teamenvs.shape_factory.view import encode, encode_values, features
-from teamenvs.testing import mask_worked_out_afresh, random_masked_actions
+from teamenvs.testing import mask_worked_out_afresh, masked_play, random_masked_actions
 
 ENV = "shape_factory_v0"
 
@@ -106,15 +106,12 @@ def test_memoized_masks_are_the_masks_worked_out_afresh(preset):
     env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
     rng = np.random.default_rng(4)
     compared = 0
-    for seed in range(2):
-        _, infos = env.reset(seed=seed)
-        while env.agents:
-            for agent in env.agents:
-                afresh = mask_worked_out_afresh(env, agent)
-                if afresh is None:
-                    continue
-                mask, commands = afresh
-                assert np.array_equal(mask, infos[agent]["action_mask"]) and commands == env.interface._commands[agent]
-                compared += 1
-            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for _, _, infos in masked_play(env, range(2), rng):
+        for agent in env.agents:
+            afresh = mask_worked_out_afresh(env, agent)
+            if afresh is None:
+                continue
+            mask, commands = afresh
+            assert np.array_equal(mask, infos[agent]["action_mask"]) and commands == env.interface._commands[agent]
+            compared += 1
     assert compared > 300

@@ -43,7 +43,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str], monkeypa
     perf.main(["--quick"])
     # the rows comparing two ways of doing the same work in processes of their own, not after the rows before in this
     # one (see `main`)
-    assert {"recorder_rows", "numeric_rows", "vector_env_rows", "long_run_rows"} <= set(fresh)
+    assert {"recorder_rows", "numeric_rows", "vector_env_rows", "long_run_rows", "llm_client_rows"} <= set(fresh)
     out = capsys.readouterr().out
     assert "Command: python -m benchmarks.perf --quick" in out
     assert "Machine: " in out and "CPUs; Python 3." in out

@@ -60,8 +60,9 @@ a new process of their own (`rows_in_fresh_process`), the others in this one:
   waits for its slower worker), with exchange free and with the exchange measured (`lockstep_bound`).
   `teamenvs.wrappers.ProcessVectorEnv` (`make_async(env_id, num_envs, workers=2)`: several envs per
   worker, one exchange per worker and vector step) against `SyncVectorEnv` of the same envs: 8 envs
-  for search and rescue, DayTrader and the references, and 32 envs for every registered env, as an
-  RL user would run them (rows `... envs in 2 worker processes`).
+  for search and rescue, DayTrader and the references, 32 envs for every registered env, as an
+  RL user would run them (rows `... envs in 2 worker processes`), and 64 for DayTrader, whose learner
+  step (about 0.1 ms) is the cheapest: the fixed exchange of a vector step weighs most there.
 * `memory retrieval`: `agents.memory.MemoryStream` with 10,000 and 100,000 synthetic memories
   (`benchmarks.memory.build`: `HashingEmbedder` dim 256, default Eq. 5.1 weights), median
   time of a full top-10 `retrieve` over `--queries` queries, one thread.
@@ -585,12 +586,13 @@ def exchange_cost(step: float, ratio: float) -> float:
 
 
 def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("search_rescue_v0", "day_trader_v0"),
-                    busy_ms: Sequence[float] = (0.3, 1.0), batched: int = 8, many: int = 32) -> list[list[str]]:
+                    busy_ms: Sequence[float] = (0.3, 1.0), batched: int = 8, many: int = 32,
+                    cheapest: Sequence[str] = ("day_trader_v0",)) -> list[list[str]]:
     """`AsyncVectorEnv` (2 envs) and `ProcessVectorEnv` (`batched` envs in 2 workers) over `SyncVectorEnv` of as many
     envs, for the single-agent view of `env_ids`, with the most lockstep could gain for its learner steps; `many` envs
-    in 2 workers for every registered env; then for `BusyEnv`s of `busy_ms` per step: what the vector machinery gains
-    on this machine for steps of that cost, and what it spends per vector step exchanging actions and results
-    (measured first, for the bounds)."""
+    in 2 workers for every registered env, and twice as many for the `cheapest` learner steps; then for `BusyEnv`s of
+    `busy_ms` per step: what the vector machinery gains on this machine for steps of that cost, and what it spends per
+    vector step exchanging actions and results (measured first, for the bounds)."""
     references, exchange = [], 0.0
     for ms in busy_ms:
         rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
@@ -625,6 +627,13 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         gym_id = teamenvs.spec(env_id).gym_id
         rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), many, 2, seconds, seed)
         rows.append(_workers_row(f"{env_id} single-agent view, {many} envs in 2 worker processes (make_async workers=2)", rate, many, 2))
+    # a DayTrader learner step is about 0.1 ms: with 16 envs a worker, the vector step's fixed exchange (0.2-0.3 ms on
+    # this machine's 2 virtual CPUs, the busy-CPU references) is still about a fifth of each worker's share
+    for env_id in cheapest:
+        gym_id = teamenvs.spec(env_id).gym_id
+        rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), 2 * many, 2, seconds, seed)
+        rows.append(_workers_row(f"{env_id} single-agent view, {2 * many} envs in 2 worker processes (make_async workers=2)",
+                                 rate, 2 * many, 2))
     return rows + references
 
 

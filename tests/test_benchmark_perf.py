@@ -79,7 +79,9 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str], monkeypa
         assert 1.0 <= kept <= without_views + 0.05  # keeping the shared step can only lower that bound (to rounding)
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
-    assert len(vector) == (14 if pinnable else 10) + len(teamenvs.list_envs()) and all(number(v[0]) > 0 for v in vector.values())
+    assert len(vector) == (15 if pinnable else 11) + len(teamenvs.list_envs()) and all(number(v[0]) > 0 for v in vector.values())
+    value, unit, notes = vector["day_trader_v0 single-agent view, 64 envs in 2 worker processes (make_async workers=2)"]
+    assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (64 envs in 2 processes)" in notes and "SyncVectorEnv of 64" in notes
     for env_id in teamenvs.list_envs():
         value, unit, notes = vector[f"{env_id} single-agent view, 32 envs in 2 worker processes (make_async workers=2)"]
         assert unit == "x SyncVectorEnv steps/s" and "ProcessVectorEnv (32 envs in 2 processes)" in notes and "SyncVectorEnv of 32" in notes

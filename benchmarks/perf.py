@@ -627,8 +627,9 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         gym_id = teamenvs.spec(env_id).gym_id
         rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), many, 2, seconds, seed)
         rows.append(_workers_row(f"{env_id} single-agent view, {many} envs in 2 worker processes (make_async workers=2)", rate, many, 2))
-    # a DayTrader learner step is about 0.1 ms: with 16 envs a worker, the vector step's fixed exchange (0.2-0.3 ms on
-    # this machine's 2 virtual CPUs, the busy-CPU references) is still about a fifth of each worker's share
+    # a DayTrader learner step is about 0.1 ms: with 16 envs a worker, what a vector step costs beyond half the synchronous
+    # one (the exchange, 0.16-0.22 ms on this machine by the busy-CPU references, batching and pickling 16 envs' results,
+    # the wait for the slower worker) was over a third of each worker's 1.4 ms share
     for env_id in cheapest:
         gym_id = teamenvs.spec(env_id).gym_id
         rate = workers_over_sync(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), 2 * many, 2, seconds, seed)

@@ -25,7 +25,7 @@ from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.replay import load_replay
-from teamenvs.testing import random_masked_actions
+from teamenvs.testing import masked_play, random_masked_actions
 
 ENV = "commons_v0"
 
@@ -140,21 +140,18 @@ def test_commands_parse_to_themselves_in_their_situation():
     seen = 0
     for preset in ("baseline", "universalization"):
         env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
-        for seed in range(5):
-            observations, infos = env.reset(seed=seed)
-            while env.agents:
-                for agent in env.agents:
-                    view, situation = infos[agent]["view"], env._offered[agent][0]
-                    for label, marked in zip(env.interface.labels, infos[agent]["action_mask"]):
-                        command = command_for(view, label)
-                        if command is None:
-                            assert not marked
-                            continue
-                        parsed = COMMANDS.parse(command, situation)
-                        if marked:
-                            assert isinstance(parsed, Action) and parsed.text == command
-                            seen += 1
-                observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+        for seed, observations, infos in masked_play(env, range(5), rng):
+            for agent in env.agents:
+                view, situation = infos[agent]["view"], env._offered[agent][0]
+                for label, marked in zip(env.interface.labels, infos[agent]["action_mask"]):
+                    command = command_for(view, label)
+                    if command is None:
+                        assert not marked
+                        continue
+                    parsed = COMMANDS.parse(command, situation)
+                    if marked:
+                        assert isinstance(parsed, Action) and parsed.text == command
+                        seen += 1
     assert seen > 200
 
 

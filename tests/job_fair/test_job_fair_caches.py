@@ -26,7 +26,7 @@ from teamenvs.job_fair import view as fair_view
 from teamenvs.job_fair.config import PRESETS
 from teamenvs.job_fair.layout import layout
 from teamenvs.job_fair.view import blocks, encode
-from teamenvs.testing import mask_worked_out_afresh, random_masked_actions
+from teamenvs.testing import mask_worked_out_afresh, masked_play
 
 
 def forget_tables() -> None:
@@ -40,23 +40,20 @@ def test_masks_with_the_memos_equal_masks_worked_out_afresh(preset):
     env = teamenvs.make("job_fair_v0", preset=preset, obs_type="vector", action_type="discrete").unwrapped
     rng = np.random.default_rng(11)
     compared, seen, again = 0, set(), 0
-    for seed in range(3 if preset != "large_fair" else 1):
-        _, infos = env.reset(seed=seed)
-        while env.agents:
-            for agent in env.agents:
-                if not infos[agent]["needs_action"]:
-                    continue
-                view = infos[agent]["view"]
-                key = commands.mask_key(view)
-                assert key == commands._table_key(copy.deepcopy(view)), (preset, seed, env.step_count, agent)
-                forget_tables()
-                mask, _ = mask_worked_out_afresh(env, agent)
-                assert np.array_equal(infos[agent]["action_mask"], mask), (preset, seed, env.step_count, agent)
-                situation = (env._situation_key(agent), key)
-                again += situation in seen  # the same situation and key as an earlier view: its mask came from the memo
-                seen.add(situation)
-                compared += 1
-            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for seed, _, infos in masked_play(env, range(3 if preset != "large_fair" else 1), rng):
+        for agent in env.agents:
+            if not infos[agent]["needs_action"]:
+                continue
+            view = infos[agent]["view"]
+            key = commands.mask_key(view)
+            assert key == commands._table_key(copy.deepcopy(view)), (preset, seed, env.step_count, agent)
+            forget_tables()
+            mask, _ = mask_worked_out_afresh(env, agent)
+            assert np.array_equal(infos[agent]["action_mask"], mask), (preset, seed, env.step_count, agent)
+            situation = (env._situation_key(agent), key)
+            again += situation in seen  # the same situation and key as an earlier view: its mask came from the memo
+            seen.add(situation)
+            compared += 1
     assert compared > 50 and again > 10
 
 
@@ -74,16 +71,13 @@ def test_vectors_with_the_memos_equal_vectors_encoded_afresh(preset):
     env = teamenvs.make("job_fair_v0", preset=preset, obs_type="vector", action_type="discrete").unwrapped
     rng = np.random.default_rng(5)
     compared = interviews = 0
-    for seed in range(2 if preset != "large_fair" else 1):
-        observations, infos = env.reset(seed=seed)
-        while env.agents:
-            for agent in env.agents:
-                view = infos[agent]["view"]
-                cold = cold_vector(view, env.config)
-                assert np.array_equal(observations[agent]["observation"], cold), (preset, seed, env.step_count, agent)
-                compared += 1
-                interviews += view["interview"] is not None
-            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for seed, observations, infos in masked_play(env, range(2 if preset != "large_fair" else 1), rng):
+        for agent in env.agents:
+            view = infos[agent]["view"]
+            cold = cold_vector(view, env.config)
+            assert np.array_equal(observations[agent]["observation"], cold), (preset, seed, env.step_count, agent)
+            compared += 1
+            interviews += view["interview"] is not None
     assert compared > 200 and (interviews > 20 or preset == "no_interviews")
 
 

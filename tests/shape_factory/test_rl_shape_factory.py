@@ -20,7 +20,7 @@ from teamenvs.replay import load_replay
 from teamenvs.shape_factory.commands import candidates, catalogue, command_for, commands_for
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
 from teamenvs.shape_factory.view import encode, encode_values, features
-from teamenvs.testing import random_masked_actions
+from teamenvs.testing import masked_play, random_masked_actions
 
 ENV = "shape_factory_v0"
 
@@ -206,13 +206,10 @@ def test_candidates_at_once_equal_command_for_label_by_label(preset):
     labels = env.interface.labels
     rng = np.random.default_rng(3)
     views = 0
-    for episode in range(6):
-        _, infos = env.reset(seed=episode)
-        while env.agents:
-            for agent in env.agents:
-                view = infos[agent]["view"]
-                expected = [(i, command) for i, label in enumerate(labels) if (command := command_for(view, label)) is not None]
-                assert candidates(view, labels) == expected
-                views += 1
-            _, _, _, _, infos = env.step(random_masked_actions(infos, rng))
+    for episode, _, infos in masked_play(env, range(6), rng):
+        for agent in env.agents:
+            view = infos[agent]["view"]
+            expected = [(i, command) for i, label in enumerate(labels) if (command := command_for(view, label)) is not None]
+            assert candidates(view, labels) == expected
+            views += 1
     assert views > 1000

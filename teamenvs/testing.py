@@ -250,6 +250,26 @@ def masked_play(env: Any, seeds: Iterable[int], rng: np.random.Generator,
             yield seed, observations, infos
 
 
+def marked_commands(env: Any, agent: str, info: dict[str, Any],
+                    command_for: Callable[[Any, str], str | None]) -> list[tuple[str, str, Action]]:
+    """(label, command, action) for each catalogue label marked in `info["action_mask"]`, after checking the labels
+    against the paradigm's `command_for(view, label)`: a label with no command in the agent's view is not marked, and
+    a marked label's command parses, in the situation the agent was offered, to an action spelled as the command."""
+    base = getattr(env, "unwrapped", env)
+    view, situation = info["view"], base._offered[agent][0]
+    found = []
+    for label, marked in zip(base.interface.labels, info["action_mask"]):
+        command = command_for(view, label)
+        if command is None:
+            assert not marked, (agent, label)
+            continue
+        if marked:
+            action = base.commands.parse(command, situation)
+            assert isinstance(action, Action) and action.text == command, (agent, label, command, action)
+            found.append((label, command, action))
+    return found
+
+
 def mask_worked_out_afresh(env: Any, agent: str) -> tuple[np.ndarray, tuple[str | None, ...]] | None:
     """`agent`'s action mask and commands in the situation of the last reset or step, worked out again with the
     situation's memoized masks left out (what a paradigm's `_mask_key` lets the env reuse); None when it need not

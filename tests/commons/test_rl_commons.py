@@ -16,7 +16,7 @@ import pytest
 
 import teamenvs
 from teamenvs.commons import PARADIGM
-from teamenvs.commons.commands import COMMANDS, catalogue, command_for
+from teamenvs.commons.commands import catalogue, command_for
 from teamenvs.commons.config import PRESETS, CommonsConfig
 from teamenvs.commons.rules import request_refusal, schedule
 from teamenvs.commons.view import MESSAGES, encode, encode_values, features
@@ -25,7 +25,7 @@ from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.replay import load_replay
-from teamenvs.testing import masked_play, random_masked_actions
+from teamenvs.testing import marked_commands, masked_play, random_masked_actions
 
 ENV = "commons_v0"
 
@@ -142,16 +142,7 @@ def test_commands_parse_to_themselves_in_their_situation():
         env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
         for seed, observations, infos in masked_play(env, range(5), rng):
             for agent in env.agents:
-                view, situation = infos[agent]["view"], env._offered[agent][0]
-                for label, marked in zip(env.interface.labels, infos[agent]["action_mask"]):
-                    command = command_for(view, label)
-                    if command is None:
-                        assert not marked
-                        continue
-                    parsed = COMMANDS.parse(command, situation)
-                    if marked:
-                        assert isinstance(parsed, Action) and parsed.text == command
-                        seen += 1
+                seen += len(marked_commands(env, agent, infos[agent], command_for))
     assert seen > 200
 
 

@@ -20,12 +20,12 @@ from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.day_trader import PARADIGM
-from teamenvs.day_trader.commands import COMMANDS, catalogue, command_for, level_amount
+from teamenvs.day_trader.commands import catalogue, command_for, level_amount
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
 from teamenvs.day_trader.rules import GROUP, INDIVIDUAL, WAIT, Choice, investment_refusal, schedule
 from teamenvs.day_trader.view import MESSAGES, encode, encode_values, features
 from teamenvs.replay import load_replay
-from teamenvs.testing import random_masked_actions
+from teamenvs.testing import marked_commands, random_masked_actions
 
 ENV = "day_trader_v0"
 
@@ -172,16 +172,7 @@ def test_commands_parse_to_themselves_in_their_situation():
         seen = 0
         while env.agents:
             for agent in env.agents:
-                view, situation = infos[agent]["view"], env._offered[agent][0]
-                for label, marked in zip(env.interface.labels, infos[agent]["action_mask"]):
-                    command = command_for(view, label)
-                    if command is None:
-                        assert not marked
-                        continue
-                    parsed = COMMANDS.parse(command, situation)
-                    if marked:
-                        assert isinstance(parsed, Action) and parsed.text == command
-                        seen += 1
+                seen += len(marked_commands(env, agent, infos[agent], command_for))
             actions = random_masked_actions(infos, rng, env.agents)
             observations, _, _, _, infos = env.step(actions)
         assert seen > 100

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import teamenvs
-from teamenvs.core.commands import Action
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.job_fair import PARADIGM
@@ -26,7 +25,7 @@ from teamenvs.job_fair.layout import layout
 from teamenvs.job_fair.rules import episode_step_bound
 from teamenvs.job_fair.view import REFUSALS, blocks, encode, features
 from teamenvs.replay import load_replay
-from teamenvs.testing import random_masked_actions
+from teamenvs.testing import marked_commands, random_masked_actions
 
 ENV = "job_fair_v0"
 SOFTWARE_AREAS = ("software product management", "programming", "software testing", "user interface design")
@@ -203,16 +202,8 @@ def test_commands_parse_to_what_the_labels_say():
                         assert infos[agent]["action_mask"].tolist() == [1] + [0] * (len(env.interface.labels) - 1)
                         continue
                     assert infos[agent]["action_mask"].any()
-                    view, situation = infos[agent]["view"], env._offered[agent][0]
-                    for label, marked in zip(env.interface.labels, infos[agent]["action_mask"]):
-                        command = command_for(view, label)
-                        if command is None:
-                            assert not marked
-                            continue
-                        parsed = COMMANDS.parse(command, situation)
-                        if not marked:
-                            continue
-                        assert isinstance(parsed, Action) and parsed.text == command, (label, command, parsed)
+                    view = infos[agent]["view"]
+                    for label, command, parsed in marked_commands(env, agent, infos[agent], command_for):
                         seen += 1
                         words = label.split()
                         if words[0] == "apply":

@@ -12,7 +12,7 @@ import numpy as np
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
-from teamenvs.core.rl import Feature, feature_bounds, unpack_flat
+from teamenvs.core.rl import Feature, clipped, feature_bounds, pool_scale, set_flags, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import SharedFacts, footer
 
@@ -282,7 +282,7 @@ class _Layout(NamedTuple):
     pool_low: np.ndarray  # the scale of each entry of a step pool: that of the slots that read it
     pool_high: np.ndarray
     start: dict[str, int]  # where each feature's slots begin
-    scale: list[tuple[float, float]]  # each slot's scale, as Python floats (see `_clipped`)
+    scale: list[tuple[float, float]]  # each slot's scale, as Python floats (see `teamenvs.core.rl.clipped`)
 
 
 _LAYOUTS: dict[int, tuple[CommonsConfig, tuple[str, ...], _Layout]] = {}
@@ -302,7 +302,7 @@ def _layout(config: CommonsConfig, fishers: tuple[str, ...]) -> _Layout:
     start = dict(zip((f.name for f in table), itertools.accumulate((f.size for f in table), initial=0)))
     gather = {agent: _gather(start, len(low), len(fishers), i) for i, agent in enumerate(fishers)}
     layout = _Layout(table, tuple(f.name for f in table), ends, low, high, others, slots, lines,
-                     [0.0] * (3 + 3 + 3 * n1 + 1), n1 * (len(MESSAGES) + 1), gather, *_pool_scale(gather, low, high),
+                     [0.0] * (3 + 3 + 3 * n1 + 1), n1 * (len(MESSAGES) + 1), gather, *pool_scale(gather, low, high),
                      start, list(zip(low.tolist(), high.tolist())))
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
@@ -411,24 +411,6 @@ def _gather(start: Mapping[str, int], size: int, n: int, i: int) -> np.ndarray:
     return np.array(at, dtype=np.intp)
 
 
-def _pool_scale(gather: Mapping[str, np.ndarray], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The scale of each entry of a step pool: that of the slots that read it, which is one scale for all of them
-    (a pool clipped once is then the vectors clipped); the 0 is within the scale of every slot that reads it."""
-    entries = max(int(at.max()) for at in gather.values()) + 1
-    pool_low, pool_high = np.zeros(entries, np.float32), np.zeros(entries, np.float32)
-    seen: dict[int, tuple[float, float]] = {}
-    for at in gather.values():
-        for slot, entry in enumerate(at.tolist()):
-            scale = (float(low[slot]), float(high[slot]))
-            if entry == 0:
-                if not scale[0] <= 0.0 <= scale[1]:
-                    raise ValueError(f"slot {slot} reads the pool's 0 but its scale leaves 0 out")
-            elif seen.setdefault(entry, scale) != scale:
-                raise ValueError(f"the slots that read pool entry {entry} have different scales")
-    for entry, (lo, hi) in seen.items():
-        pool_low[entry], pool_high[entry] = lo, hi
-    return pool_low, pool_high
-
 
 # (id of last month, id of the hint, id of the layout) -> (those objects, the view's STEP_FIELDS values, their pool)
 _STEP_POOLS: dict[tuple[int, int, int], tuple[Any, Any, _Layout, tuple, np.ndarray]] = {}
@@ -492,19 +474,6 @@ def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
     return array
 
 
-def _clipped(value: float, slot: int, layout: _Layout) -> float:
-    """`value` clipped to the scale of `slot`: what clipping the vector would make of it once stored (the bounds are
-    float32 numbers, and rounding to float32 keeps order)."""
-    low, high = layout.scale[slot]
-    return min(max(value, low), high)
-
-
-def _write_lines(out: np.ndarray, begin: int, block: list[float], layout: _Layout) -> None:
-    """Write a message block (`message_slots`, each slot 0 or 1) into `out` from slot `begin` (its slots read 0; they
-    are one feature's, of one scale)."""
-    one = _clipped(1.0, begin, layout)
-    for i in itertools.compress(range(len(block)), block):
-        out[begin + i] = one
 
 
 def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
@@ -518,14 +487,16 @@ def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
     out = _step_pool(view, layout)[layout.gather[agent]]
     start = layout.start
     if view["last_action"].startswith(LAST_ACTION_REJECTED):
-        out[start["last_action_rejected"]] = _clipped(1.0, start["last_action_rejected"], layout)
+        out[start["last_action_rejected"]] = clipped(1.0, layout.scale[start["last_action_rejected"]])
     total = start["total_catch"]
-    out[total] = _clipped(view["your_total_catch"] / (view["months"] * view["capacity"]), total, layout)
+    out[total] = clipped(view["your_total_catch"] / (view["months"] * view["capacity"]), layout.scale[total])
     size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
     new, recent = view["new_messages"], view["recent_messages"]
     if new:
-        _write_lines(out, start["new_messages"], message_slots(new, table, slot, k, size), layout)
+        begin = start["new_messages"]
+        set_flags(out, begin, message_slots(new, table, slot, k, size), clipped(1.0, layout.scale[begin]))
     if recent and view["phase"] == "discussion":
-        _write_lines(out, start["recent_messages"], message_slots(recent, table, slot, k, size), layout)
+        begin = start["recent_messages"]
+        set_flags(out, begin, message_slots(recent, table, slot, k, size), clipped(1.0, layout.scale[begin]))
     return out

@@ -27,6 +27,7 @@ share: the feature declaration, the spaces, and building masks.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -127,6 +128,41 @@ def pack_flat(features: Sequence[Feature], values: Mapping[str, Any], low: np.nd
             flat.append(value)
     out = np.array(flat, dtype=np.float32)
     return np.minimum(np.maximum(out, low, out=out), high, out=out)
+
+
+def pool_scale(gather: Mapping[str, np.ndarray], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The scale of each entry of a step pool, for encoders that gather each agent's vector from one array per step
+    (`gather`: agent -> for each slot of its vector, the pool entry it reads; entry 0 is the pool's 0, for the slots
+    the agent writes itself): that of the slots that read it, which must be one scale for all of them, so that a pool
+    clipped once is every vector clipped. A ValueError where two slots of different scales read one entry, or a slot
+    whose scale leaves 0 out reads the 0."""
+    entries = max(int(at.max()) for at in gather.values()) + 1
+    pool_low, pool_high = np.zeros(entries, np.float32), np.zeros(entries, np.float32)
+    seen: dict[int, tuple[float, float]] = {}
+    for at in gather.values():
+        for slot, entry in enumerate(at.tolist()):
+            scale = (float(low[slot]), float(high[slot]))
+            if entry == 0:
+                if not scale[0] <= 0.0 <= scale[1]:
+                    raise ValueError(f"slot {slot} reads the pool's 0 but its scale leaves 0 out")
+            elif seen.setdefault(entry, scale) != scale:
+                raise ValueError(f"the slots that read pool entry {entry} have different scales")
+    for entry, (lo, hi) in seen.items():
+        pool_low[entry], pool_high[entry] = lo, hi
+    return pool_low, pool_high
+
+
+def clipped(value: float, scale: tuple[float, float]) -> float:
+    """`value` clipped to a slot's `scale` (float32 bounds as Python floats): what clipping the float32 vector makes of
+    it once stored, since rounding to float32 keeps order and leaves the bounds as they are."""
+    low, high = scale
+    return min(max(value, low), high)
+
+
+def set_flags(out: np.ndarray, begin: int, block: Sequence[float], one: float) -> None:
+    """Write `one` into `out` at slot `begin + i` for each i where `block` (slots of 0 and 1, reading 0 in `out`) holds 1."""
+    for i in itertools.compress(range(len(block)), block):
+        out[begin + i] = one
 
 
 def one_hot(index: int | None, size: int) -> list[float]:

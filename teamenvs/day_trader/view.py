@@ -7,12 +7,13 @@ import itertools
 import math
 from fractions import Fraction
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot, unpack_flat
+from teamenvs.core.rl import Feature, clipped, feature_bounds, one_hot, pool_scale, set_flags, unpack_flat
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import SharedFacts, footer
 from teamenvs.day_trader.config import DayTraderConfig
@@ -313,6 +314,11 @@ class _Layout(NamedTuple):
     lines: dict[str, dict[str, tuple[int, int]]]  # agent -> message line -> (other index, message index)
     no_round: list[float]  # own_last_choice to last_pool_share before the first round is settled
     messages: int  # slots of one message block: (n - 1) * (len(MESSAGES) + 1)
+    gather: dict[str, np.ndarray]  # agent -> for each slot of its vector, the entry of a `_step_pool` it reads
+    pool_low: np.ndarray  # the scale of each entry of a step pool: that of the slots that read it
+    pool_high: np.ndarray
+    start: dict[str, int]  # where each feature's slots begin
+    scale: list[tuple[float, float]]  # each slot's scale, as Python floats (see `teamenvs.core.rl.clipped`)
 
 
 _LAYOUTS: dict[int, tuple[DayTraderConfig, tuple[str, ...], _Layout]] = {}
@@ -330,8 +336,11 @@ def _layout(config: DayTraderConfig, traders: tuple[str, ...]) -> _Layout:
     scale = money_scale(config)
     n1 = len(traders) - 1
     no_round = [1.0, 0.0, 0.0, 0.0] + [0.0] * (3 + 4 * n1 + 2 * n1 + 3)  # "no round yet", then zeros
+    start = dict(zip((f.name for f in table), itertools.accumulate((f.size for f in table), initial=0)))
+    gather = {agent: _gather(start, len(low), traders, agent) for agent in traders}
     layout = _Layout(table, tuple(f.name for f in table), ends, low, high, scale, math.log1p(scale),
-                     float(max_pool_share(config)), others, slots, lines, no_round, n1 * (len(MESSAGES) + 1))
+                     float(max_pool_share(config)), others, slots, lines, no_round, n1 * (len(MESSAGES) + 1),
+                     gather, *pool_scale(gather, low, high), start, list(zip(low.tolist(), high.tolist())))
     if len(_LAYOUTS) > 64:
         _LAYOUTS.clear()
     _LAYOUTS[id(config)] = (config, traders, layout)
@@ -414,12 +423,153 @@ def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str,
     return unpack_flat(_layout(config, view["public"]["traders"]).features, encode_flat(view, config))
 
 
+# ---------------------------------------------------------------------- the vector, gathered
+# `encode_flat` reads a view slot by slot, each trader's vector going over every trader's results of the last round;
+# `encode` gives the same vector from what the views of a step share. A step pool (`_step_pool`, one float32 array per
+# step) holds the slots every trader of the step reads alike (`_POOL_HEAD`) and, per trader in id order, its last
+# round's results as its own slots and as another trader's read them (`_TRADER`), each clipped to the scale of the
+# slots that read it, and a 0 first; a trader's vector picks them in its order in one step (`_Layout.gather`), and its
+# own slots (its last action, money and what it may invest, the messages it reads) are then written in, each within
+# its scale, so the vector needs no clip. Per step: the pool once, then O(n) a trader, not O(n) Python work a trader.
+_POOL_HEAD = ("phase", "phase+1", "phase+2", "round", "discussion_turn", "balances_shown", "last_pool", "last_pool_share")
+# a trader's entries in a pool: its choice as its own (one-hot of 4, "no round yet" before the first), as another's
+# (one-hot of 4, all 0 before the first), its amount, earnings and bonus, the others' group fraction as it reads it,
+# and log(1 + its money) as the others read it
+_TRADER = ("own_choice", 4), ("other_choice", 4), ("amount", 1), ("earnings", 1), ("bonus", 1), ("group_fraction", 1), \
+    ("money_log", 1)
+_AT_TRADER = dict(zip((name for name, _ in _TRADER), itertools.accumulate((size for _, size in _TRADER), initial=0)))
+_TRADER_SIZE = sum(size for _, size in _TRADER)
+_NO_ROUND_TRADER = [1.0, 0.0, 0.0, 0.0] + [0.0] * (_TRADER_SIZE - 5)  # before the first round, but money_log
+
+
+def _gather(start: Mapping[str, int], size: int, traders: tuple[str, ...], agent: str) -> np.ndarray:
+    """For each slot of `agent`'s vector, the entry of a step pool it reads (0: the pool's 0, for the slots the trader
+    writes itself)."""
+    at = [0] * size
+    head = {name: 1 + i for i, name in enumerate(_POOL_HEAD)}
+    phase = start["phase"]
+    for k in range(3):
+        at[phase + k] = head[f"phase+{k}" if k else "phase"]
+    for name in ("round", "discussion_turn", "balances_shown", "last_pool", "last_pool_share"):
+        at[start[name]] = head[name]
+
+    def entry(trader: str, name: str) -> int:
+        return 1 + len(_POOL_HEAD) + traders.index(trader) * _TRADER_SIZE + _AT_TRADER[name]
+
+    at[start["own_last_choice"]:start["own_last_choice"] + 4] = range(entry(agent, "own_choice"), entry(agent, "own_choice") + 4)
+    at[start["own_last_amount"]] = entry(agent, "amount")
+    at[start["own_last_earnings"]] = entry(agent, "earnings")
+    at[start["own_last_bonus"]] = entry(agent, "bonus")
+    at[start["others_group_fraction"]] = entry(agent, "group_fraction")
+    others = [o for o in traders if o != agent]
+    for i, o in enumerate(others):
+        choice = start["others_last_choice"] + 4 * i
+        at[choice:choice + 4] = range(entry(o, "other_choice"), entry(o, "other_choice") + 4)
+        at[start["others_last_amount"] + i] = entry(o, "amount")
+        at[start["others_last_bonus"] + i] = entry(o, "bonus")
+        at[start["others_money_log"] + i] = entry(o, "money_log")
+    return np.array(at, dtype=np.intp)
+
+
+# (id of the public part, id of the layout) -> (those objects, the view's STEP_FIELDS values, their pool)
+_STEP_POOLS: dict[tuple[int, int], tuple[Any, _Layout, tuple, np.ndarray]] = {}
+# the fields of a view that a step pool is read from, besides its public part
+STEP_FIELDS = ("phase", "round", "rounds", "discussion_turn", "discussion_turns")
+_step_fields = itemgetter(*STEP_FIELDS)
+
+
+def _read_only(public: Mapping[str, Any]) -> bool:
+    """Whether a view's public part is `shared_public`'s, which cannot change, so that its object says what it holds."""
+    if type(public) is not SharedFacts or type(public["traders"]) is not tuple:
+        return False
+    last, balances = public["last_round"], public["balances"]
+    return ((last is None or (type(last) is SharedFacts and type(last["choices"]) is SharedFacts and type(last["bonus"]) is SharedFacts))
+            and (balances is None or type(balances) is SharedFacts))
+
+
+def _step_pool(view: Mapping[str, Any], public: Mapping[str, Any], layout: _Layout, config: DayTraderConfig) -> np.ndarray:
+    """The pool the vectors of `view`'s step are gathered from (read-only), worked out for the step's first trader and
+    found again for the others: by the identity of the read-only public part every view of the step holds
+    (`shared_public`, once per step) and by its values of STEP_FIELDS, which the entry holds (so its id is not reused)."""
+    values = _step_fields(view)
+    key = (id(public), id(layout))
+    hit = _STEP_POOLS.get(key)
+    if hit is not None and hit[0] is public and hit[1] is layout and hit[2] == values:
+        return hit[3]
+    phase, round_no, rounds, turn, turns = values
+    discussing = phase == "discussion"
+    traders, last, balances = public["traders"], public["last_round"], public["balances"]
+    log_scale = layout.log_scale
+    pool = [
+        0.0,
+        float(phase == DECISION), float(discussing), float(phase == "over"),
+        round_no / rounds,
+        turn / turns if discussing else 0.0,
+        float(balances is not None),
+    ]
+    if last is None:
+        pool += [0.0, 0.0]
+        for t in traders:
+            pool += _NO_ROUND_TRADER
+            pool.append(math.log1p(balances[t]) / log_scale if balances is not None else 0.0)
+    else:
+        top_inv, top_bonus = config.max_investment, config.bonus
+        choices, bonus, share = last["choices"], last["bonus"], last["pool_share"]
+        share_scale = layout.share_scale
+        pool += [last["pool"] / (len(traders) * top_inv), share / share_scale if share_scale else 0.0]
+        read = [_choice(choices[t]) for t in traders]
+        groups = sum(kind == 3 for kind, _ in read)
+        n1 = len(traders) - 1
+        multiplier = config.individual_multiplier - 1
+        for t, (kind, amount) in zip(traders, read):
+            gain = share + multiplier * amount if kind == 2 else share - amount if kind == 3 else share
+            hot = one_hot(kind, 4)
+            pool += hot
+            pool += hot
+            pool += [amount / top_inv, gain / top_inv, bonus.get(t, 0) / top_bonus if top_bonus else 0.0,
+                     (groups - (kind == 3)) / n1,
+                     math.log1p(balances[t]) / log_scale if balances is not None else 0.0]
+    array = np.array(pool, dtype=np.float32)
+    np.minimum(np.maximum(array, layout.pool_low, out=array), layout.pool_high, out=array)
+    array.flags.writeable = False
+    if _read_only(public) and all(type(value) in (int, str) for value in values):
+        if len(_STEP_POOLS) >= 16:
+            _STEP_POOLS.clear()
+        _STEP_POOLS[key] = (public, layout, values, array)
+    return array
+
+
 def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:
     """A trader's numeric observation: its view, slot by slot as `features(config)` says.
 
-    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`,
-    built as one flat list, one array and one clip.
+    The same vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`, gathered from its
+    step's pool (`_step_pool`) with its own slots written in.
     """
-    layout = _layout(config, view["public"]["traders"])
-    out = np.array(encode_flat(view, config), dtype=np.float32)
-    return np.minimum(np.maximum(out, layout.low, out=out), layout.high, out=out)
+    public = view["public"]
+    layout = _layout(config, public["traders"])
+    agent = view["agent"]
+    out = _step_pool(view, public, layout, config)[layout.gather[agent]]
+    start, scale = layout.start, layout.scale
+    if view["last_action"].startswith(LAST_ACTION_REJECTED):
+        out[start["last_action_rejected"]] = clipped(1.0, scale[start["last_action_rejected"]])
+    money = view["money"]
+    slot = start["money"]
+    (low, high), (log_low, log_high) = scale[slot], scale[slot + 1]  # (`clipped`, inline: every view writes them)
+    out[slot] = min(max(money / layout.money_scale, low), high)
+    out[slot + 1] = min(max(math.log1p(money) / layout.log_scale, log_low), log_high)
+    phase = view["phase"]
+    can = view["can_invest"] if phase == DECISION else None
+    if can is not None:
+        slot = start["can_invest"]
+        out[slot] = clipped(1.0, scale[slot])
+        out[slot + 1] = clipped(can[1] / config.max_investment, scale[slot + 1])
+    size, k = layout.messages, len(MESSAGES)
+    slots, table = layout.slots[agent], layout.lines[agent]
+    new, recent = view["new_messages"], view["recent_messages"]
+    if new:
+        begin = start["new_messages"]
+        set_flags(out, begin, message_slots(new, table, slots, k, size), clipped(1.0, scale[begin]))
+    if recent and phase == "discussion":
+        begin = start["recent_messages"]
+        set_flags(out, begin, message_slots(recent, table, slots, k, size), clipped(1.0, scale[begin]))
+    return out

@@ -74,6 +74,42 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
         observations, _, _, _, infos = env.step(actions)
 
 
+@pytest.mark.parametrize("config", [{}, {"n_agents": 9, "discussion_every": 1}, {"show_balances": False, "bonus": 0}])
+def test_gathered_vectors_equal_the_slot_by_slot_encoding_over_whole_episodes(config):
+    """`encode` gathers each trader's vector from one pool per step (`_step_pool`); at every step of masked-in random
+    play, every trader's vector is the one `encode_flat` reads slot by slot, whatever the team size and the shown
+    parts, and equal to the vector of a copy of its view that is no step's (a plain dict, never pooled)."""
+    env = teamenvs.make(ENV, obs_type="vector", action_type="discrete", **config)
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        observations, infos = env.reset(seed=seed)
+        while True:
+            for agent in infos:
+                view = infos[agent]["view"]
+                expected = pack(features(env.config), encode_values(view, env.config))
+                assert np.array_equal(observations[agent]["observation"], expected)
+                plain = {**view, "public": {**view["public"], "last_round": copy.deepcopy(view["public"]["last_round"])}}
+                assert np.array_equal(encode(plain, env.config), expected)
+            if not env.agents:
+                break
+            observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
+
+
+def test_a_public_part_that_can_change_is_read_afresh_each_time():
+    """A view whose public part is a plain dict (not the env's read-only one) is not pooled: changing it in place
+    changes the next vector."""
+    env, _, infos = numeric()
+    env.step({a: index("invest group max") for a in env.agents})
+    view = copy.deepcopy(env._view("trader_1"))
+    view["public"] = dict(view["public"])
+    view["public"]["balances"] = dict(view["public"]["balances"])
+    before = encode(view, env.config)
+    view["public"]["balances"]["trader_2"] += 1000
+    after = encode(view, env.config)
+    assert not np.array_equal(before, after)
+    assert np.array_equal(after, pack(features(env.config), encode_values(view, env.config)))
+
+
 def test_vector_ignores_hidden_state():
     """With hidden balances, another trader's money changes nothing in trader_1's vector."""
     env, _, infos = numeric(show_balances=False)

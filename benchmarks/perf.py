@@ -31,7 +31,7 @@ a new process of their own (`rows_in_fresh_process`), the others in this one:
   is the model calls on the critical path times the latency: with `agents.run_episode` the
   agents of a step call at once, so a step costs its slowest agent's calls; one call after
   another, every call is on the path.
-* `numeric vs text`: every registered env in its RL interface (`obs_type="vector",
+* `numeric vs text`: every registered env (and DayTrader with 9 traders, `NUMERIC_TEAMS`) in its RL interface (`obs_type="vector",
   action_type="discrete"`) against the same env in text mode, playing the same episodes in
   lockstep (`lockstep`): both reset with the same seed, the numeric env gets a uniformly drawn
   masked-in action per agent and the text env the command it stands for (`env.action_text`), so
@@ -375,15 +375,19 @@ def rl_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     return numeric_rows(seconds, seed) + vector_env_rows(seconds, seed)
 
 
+NUMERIC_TEAMS = [("day_trader_v0", "group_size_9", "day_trader_v0 (9 traders)")]  # (env id, preset, label): larger teams
+
+
 def numeric_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     """Numeric (vector + discrete) against text env steps/s per env: the multi-agent env, the single-agent view and
     the step's parts."""
     rows = []
-    for env_id in teamenvs.list_envs():
-        steps, in_numeric, in_text = lockstep(teamenvs.make(env_id, obs_type="vector", action_type="discrete"),
-                                              teamenvs.make(env_id), seconds, seed)
+    # every env's default config, and DayTrader's 9 traders, whose vectors each read every trader's last round
+    for env_id, preset, label in [(env_id, None, env_id) for env_id in teamenvs.list_envs()] + NUMERIC_TEAMS:
+        steps, in_numeric, in_text = lockstep(teamenvs.make(env_id, preset=preset, obs_type="vector", action_type="discrete"),
+                                              teamenvs.make(env_id, preset=preset), seconds, seed)
         numeric_rate, text_rate = steps / in_numeric, steps / in_text
-        rows.append(["numeric vs text", f"{env_id}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
+        rows.append(["numeric vs text", f"{label}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
                      f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps:,} steps in lockstep)"])
     return rows + single_agent_rows(seconds, seed) + parts_rows(seconds, seed)
 

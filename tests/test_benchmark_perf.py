@@ -77,6 +77,8 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str], monkeypa
         kept = number(re.search(r"and masks all free: at most ([\d.]+)x", notes).group(1))
         without_views = number(re.search(r"bound without views ([\d.]+)x", notes).group(1))
         assert 1.0 <= kept <= without_views + 0.05  # keeping the shared step can only lower that bound (to rounding)
+    value, unit, notes = rows["numeric vs text", "day_trader_v0 (9 traders), random valid actions"]
+    assert number(value) > 0 and unit == "x text env steps/s" and "in lockstep" in notes
     vector = {s: v for (m, s), v in rows.items() if m == "vector env"}
     pinnable = worker_cpus() is not None
     assert len(vector) == (15 if pinnable else 11) + len(teamenvs.list_envs()) and all(number(v[0]) > 0 for v in vector.values())
@@ -147,7 +149,7 @@ def test_quick_run_prints_every_row(capsys: pytest.CaptureFixture[str], monkeypa
     then_compiled = [v for (m, s), v in rows.items() if m == "scripted search and rescue" and "compiled engine" in s]
     assert len(then_compiled) == (1 if built and value != "n/a" else 0)
 
-    assert len(rows) == (4 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(vector) + 2 + 2
+    assert len(rows) == (4 * len(teamenvs.list_envs()) + 2 * len(teamenvs.list_envs()) + len(perf.NUMERIC_TEAMS) + len(vector) + 2 + 2
                          + len(peer) + len(engine_peer) + len(engine) + len(scaling) + 2 + 1 + len(client) + 1
                          + len(then_compiled))  # ... generation rows, the long run, ...
 

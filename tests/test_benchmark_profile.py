@@ -138,10 +138,11 @@ def test_the_numeric_interface_profiles_the_rl_play():
     rows = profile.profile_source("day_trader_v0", 0.3, "numeric")
     assert abs(sum(share for share, _ in rows) - 1.0) < 1e-6
     names = [name for _, name in rows]
-    assert any(name.startswith("teamenvs.day_trader.view:") and name.endswith(" encode_flat") for name in names)
+    encoder = (" encode", " _step_pool")  # DayTrader's encoder and its per-step pool
+    assert any(name.startswith("teamenvs.day_trader.view:") and name.endswith(encoder) for name in names)
     assert any(name.startswith("teamenvs.core.rl:") and name.endswith(" _mask") for name in names)
     text_rows = profile.profile_source("day_trader_v0", 0.3, "text")
-    assert not any(name.endswith(" encode_flat") for _, name in text_rows)  # text play encodes nothing
+    assert not any(name.startswith("teamenvs.day_trader.view:") and name.endswith(encoder) for _, name in text_rows)  # text play encodes nothing
     episode = profile.play("commons_v0", "numeric")
     turns, spent = episode(3)
     assert turns > 0 and spent > 0

@@ -29,6 +29,7 @@ from teamenvs.commons.view import (
     briefing,
     catch_events,
     encode,
+    encode_alone,
     features,
     fisher_view,
     frame,
@@ -137,7 +138,9 @@ class CommonsEnv(ScheduledGame):
         return features(self.config)
 
     def _encode(self, view: Mapping[str, Any]) -> Any:
-        return encode(view, self.config)
+        # several learners' vectors are gathered from one pool a step; a lone learner's (the single-agent view's) is
+        # read slot by slot, which costs less than a pool for one vector (the same vector either way)
+        return encode(view, self.config) if len(self.interface.learners) > 1 else encode_alone(view, self.config)
 
     def _catalogue(self) -> tuple[str, ...]:
         return catalogue(self.config)

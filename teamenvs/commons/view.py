@@ -12,7 +12,7 @@ import numpy as np
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import HARVEST, MonthOutcome, Universalization, sustainable_share
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
-from teamenvs.core.rl import Feature, clipped, feature_bounds, pool_scale, set_flags, unpack_flat
+from teamenvs.core.rl import Feature, clipped, feature_bounds, pool_scale, set_flags, unpack_flat, vector_of
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import SharedFacts, footer
 
@@ -474,6 +474,13 @@ def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
     return array
 
 
+
+
+def encode_alone(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:
+    """`encode`'s vector read slot by slot (`encode_flat`), for a view whose step encodes no other fisher's (the
+    single-agent view's learner): a step's pool pays for itself only when several vectors are gathered from it."""
+    layout = _layout(config, view["fishers"])
+    return vector_of(encode_flat(view, config), layout.low, layout.high)
 
 
 def encode(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:

@@ -126,6 +126,11 @@ def pack_flat(features: Sequence[Feature], values: Mapping[str, Any], low: np.nd
             flat.extend(value)
         else:
             flat.append(value)
+    return vector_of(flat, low, high)
+
+
+def vector_of(flat: Sequence[float], low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """A flat list of slots as the float32 observation vector, clipped to the bounds: one array, one clip."""
     out = np.array(flat, dtype=np.float32)
     return np.minimum(np.maximum(out, low, out=out), high, out=out)
 

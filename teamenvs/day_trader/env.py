@@ -41,6 +41,7 @@ from teamenvs.day_trader.rules import (
 from teamenvs.day_trader.view import (
     briefing,
     encode,
+    encode_alone,
     features,
     frame,
     fresh_last_round,
@@ -142,7 +143,9 @@ class DayTraderEnv(ScheduledGame):
         return features(self.config)
 
     def _encode(self, view: Mapping[str, Any]) -> Any:
-        return encode(view, self.config)
+        # several learners' vectors are gathered from one pool a step; a lone learner's (the single-agent view's) is
+        # read slot by slot, which costs less than a pool for one vector (the same vector either way)
+        return encode(view, self.config) if len(self.interface.learners) > 1 else encode_alone(view, self.config)
 
     def _catalogue(self) -> tuple[str, ...]:
         return catalogue(self.config)

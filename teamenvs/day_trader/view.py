@@ -13,7 +13,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
-from teamenvs.core.rl import Feature, clipped, feature_bounds, one_hot, pool_scale, set_flags, unpack_flat
+from teamenvs.core.rl import Feature, clipped, feature_bounds, one_hot, pool_scale, set_flags, unpack_flat, vector_of
 from teamenvs.core.rounds import Phase, discussion_briefing, message_slots, message_tables
 from teamenvs.core.view import SharedFacts, footer
 from teamenvs.day_trader.config import DayTraderConfig
@@ -537,6 +537,13 @@ def _step_pool(view: Mapping[str, Any], public: Mapping[str, Any], layout: _Layo
             _STEP_POOLS.clear()
         _STEP_POOLS[key] = (public, layout, values, array)
     return array
+
+
+def encode_alone(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:
+    """`encode`'s vector read slot by slot (`encode_flat`), for a view whose step encodes no other trader's (the
+    single-agent view's learner): a step's pool pays for itself only when several vectors are gathered from it."""
+    layout = _layout(config, view["public"]["traders"])
+    return vector_of(encode_flat(view, config), layout.low, layout.high)
 
 
 def encode(view: Mapping[str, Any], config: DayTraderConfig) -> np.ndarray:

@@ -65,6 +65,32 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
         observations, _, _, _, infos = env.step(random_masked_actions(infos, rng))
 
 
+@pytest.mark.parametrize("preset", ["baseline", "universalization"])
+def test_a_lone_learners_vector_is_read_slot_by_slot_and_equals_the_pooled_one(preset, monkeypatch):
+    """With one learner (the single-agent view's setting) its vector is read slot by slot (`encode_alone`), with
+    several gathered from the step's pool (`encode`): the same vector at every step of the same play."""
+    import teamenvs.commons.env as commons_env
+
+    used = []
+    for name in ("encode", "encode_alone"):
+        function = getattr(commons_env, name)
+        monkeypatch.setattr(commons_env, name, lambda view, config, _name=name, _f=function: used.append(_name) or _f(view, config))
+    alone = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete", learners=("fisher_2",))
+    team = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        lone, _ = alone.reset(seed=seed)
+        observations, infos = team.reset(seed=seed)
+        while True:
+            assert np.array_equal(lone["fisher_2"]["observation"], observations["fisher_2"]["observation"])
+            if not team.agents:
+                break
+            actions = random_masked_actions(infos, rng)
+            lone, _, _, _, _ = alone.step({a: i if a == "fisher_2" else team.action_text(a, i) for a, i in actions.items()})
+            observations, _, _, _, infos = team.step(actions)
+    assert set(used) == {"encode", "encode_alone"}
+
+
 def test_vector_ignores_hidden_state():
     """Other fishers' total catches and the tie-break generator are not in a fisher's vector."""
     env, _, _ = numeric()

@@ -95,6 +95,32 @@ def test_gathered_vectors_equal_the_slot_by_slot_encoding_over_whole_episodes(co
             observations, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
 
 
+@pytest.mark.parametrize("config", [{}, {"n_agents": 9, "discussion_every": 1}])
+def test_a_lone_learners_vector_is_read_slot_by_slot_and_equals_the_pooled_one(config, monkeypatch):
+    """With one learner (the single-agent view's setting) its vector is read slot by slot (`encode_alone`), with
+    several gathered from the step's pool (`encode`): the same vector at every step of the same play."""
+    import teamenvs.day_trader.env as day_trader_env
+
+    used = []
+    for name in ("encode", "encode_alone"):
+        function = getattr(day_trader_env, name)
+        monkeypatch.setattr(day_trader_env, name, lambda view, cfg, _name=name, _f=function: used.append(_name) or _f(view, cfg))
+    alone = teamenvs.make(ENV, obs_type="vector", action_type="discrete", learners=("trader_2",), **config)
+    team = teamenvs.make(ENV, obs_type="vector", action_type="discrete", **config)
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        lone, _ = alone.reset(seed=seed)
+        observations, infos = team.reset(seed=seed)
+        while True:
+            assert np.array_equal(lone["trader_2"]["observation"], observations["trader_2"]["observation"])
+            if not team.agents:
+                break
+            actions = random_masked_actions(infos, rng, team.agents)
+            lone, _, _, _, _ = alone.step({a: i if a == "trader_2" else team.action_text(a, i) for a, i in actions.items()})
+            observations, _, _, _, infos = team.step(actions)
+    assert set(used) == {"encode", "encode_alone"}
+
+
 def test_a_public_part_that_can_change_is_read_afresh_each_time():
     """A view whose public part is a plain dict (not the env's read-only one) is not pooled: changing it in place
     changes the next vector."""

@@ -250,6 +250,49 @@ def masked_play(env: Any, seeds: Iterable[int], rng: np.random.Generator,
             yield seed, observations, infos
 
 
+def check_lone_learner_vectors(env_id: str, learner: str, seeds: Iterable[int], **config: Any) -> int:
+    """For a paradigm whose env encodes a lone learner's vector (the single-agent view's setting) otherwise than
+    several learners' (`encode_alone` and `encode` of its env module): play the same masked-in random episodes, one a
+    seed, in an env where `learner` is the only learner and in one where every agent is (the others' discrete actions
+    sent to the first as the commands they stand for), and check `learner`'s vectors alike at the reset and after every
+    step, and that each env used its encoder. Returns the steps played."""
+    import sys
+
+    module = sys.modules[type(make(env_id).unwrapped).__module__]
+    used: set[str] = set()
+    originals = {name: getattr(module, name) for name in ("encode", "encode_alone")}
+
+    def recorded(name: str) -> Callable[[Any, Any], Any]:
+        def encode(view: Any, config: Any) -> Any:
+            used.add(name)
+            return originals[name](view, config)
+        return encode
+
+    steps = 0
+    try:
+        for name in originals:
+            setattr(module, name, recorded(name))
+        alone = make(env_id, obs_type="vector", action_type="discrete", learners=(learner,), **config)
+        team = make(env_id, obs_type="vector", action_type="discrete", **config)
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            lone, _ = alone.reset(seed=seed)
+            observations, infos = team.reset(seed=seed)
+            while True:
+                assert np.array_equal(lone[learner]["observation"], observations[learner]["observation"]), (env_id, seed, steps)
+                if not team.agents:
+                    break
+                actions = random_masked_actions(infos, rng, team.agents)
+                lone, _, _, _, _ = alone.step({a: i if a == learner else team.action_text(a, i) for a, i in actions.items()})
+                observations, _, _, _, infos = team.step(actions)
+                steps += 1
+    finally:
+        for name, function in originals.items():
+            setattr(module, name, function)
+    assert used == set(originals), (env_id, used)
+    return steps
+
+
 def marked_commands(env: Any, agent: str, info: dict[str, Any],
                     command_for: Callable[[Any, str], str | None]) -> list[tuple[str, str, Action]]:
     """(label, command, action) for each catalogue label marked in `info["action_mask"]`, after checking the labels

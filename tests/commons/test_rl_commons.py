@@ -25,7 +25,7 @@ from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import EpisodeRecorder, read_log
 from teamenvs.core.rl import NOOP, feature_table, pack
 from teamenvs.replay import load_replay
-from teamenvs.testing import marked_commands, masked_play, random_masked_actions
+from teamenvs.testing import check_lone_learner_vectors, marked_commands, masked_play, random_masked_actions
 
 ENV = "commons_v0"
 
@@ -66,29 +66,10 @@ def test_encode_equals_core_pack_and_equal_views_give_equal_vectors():
 
 
 @pytest.mark.parametrize("preset", ["baseline", "universalization"])
-def test_a_lone_learners_vector_is_read_slot_by_slot_and_equals_the_pooled_one(preset, monkeypatch):
+def test_a_lone_learners_vector_is_read_slot_by_slot_and_equals_the_pooled_one(preset):
     """With one learner (the single-agent view's setting) its vector is read slot by slot (`encode_alone`), with
     several gathered from the step's pool (`encode`): the same vector at every step of the same play."""
-    import teamenvs.commons.env as commons_env
-
-    used = []
-    for name in ("encode", "encode_alone"):
-        function = getattr(commons_env, name)
-        monkeypatch.setattr(commons_env, name, lambda view, config, _name=name, _f=function: used.append(_name) or _f(view, config))
-    alone = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete", learners=("fisher_2",))
-    team = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
-    for seed in range(3):
-        rng = np.random.default_rng(seed)
-        lone, _ = alone.reset(seed=seed)
-        observations, infos = team.reset(seed=seed)
-        while True:
-            assert np.array_equal(lone["fisher_2"]["observation"], observations["fisher_2"]["observation"])
-            if not team.agents:
-                break
-            actions = random_masked_actions(infos, rng)
-            lone, _, _, _, _ = alone.step({a: i if a == "fisher_2" else team.action_text(a, i) for a, i in actions.items()})
-            observations, _, _, _, infos = team.step(actions)
-    assert set(used) == {"encode", "encode_alone"}
+    assert check_lone_learner_vectors(ENV, "fisher_2", range(3), preset=preset) > 0
 
 
 def test_vector_ignores_hidden_state():

@@ -384,11 +384,16 @@ class Interface:
         if not self.discrete:
             return actions
         out = dict(actions)
+        learners, known = self.learners, self._commands
         for agent, action in actions.items():
-            if agent not in self.learners:
+            if agent not in learners:
                 continue
-            index = as_index(action, len(self.labels))
-            command = self.command_now(agent, index) if index is not None else None
+            if type(action) is int:  # a plain int, the common case: `command_now` inline (a bool is no int here)
+                commands = known.get(agent, ())
+                command = commands[action] if 0 <= action < len(commands) else None
+            else:
+                index = as_index(action, len(self.labels))
+                command = self.command_now(agent, index) if index is not None else None
             if command is not None:
                 out[agent] = command
         return out

@@ -240,6 +240,9 @@ def integer_of(action: Any) -> int | None:
     return None
 
 
+_PLAIN_INTS = (int, np.int64)  # what Python code and most RL libraries (a sampled Discrete, an argmax) send
+
+
 def as_index(action: Any, n: int) -> int | None:
     """An integer action (`integer_of`) within [0, n), else None."""
     value = integer_of(action)
@@ -388,7 +391,7 @@ class Interface:
         for agent, action in actions.items():
             if agent not in learners:
                 continue
-            if type(action) is int:  # a plain int, the common case: `command_now` inline (a bool is no int here)
+            if type(action) in _PLAIN_INTS:  # the common cases: `command_now` inline (a bool is neither)
                 commands = known.get(agent, ())
                 command = commands[action] if 0 <= action < len(commands) else None
             else:

@@ -6,8 +6,8 @@
 
 Cython compiles the modules as they are, without type declarations (`DIRECTIVES`: annotations are not read as C
 types), so they are the same Python code run without the interpreter's dispatch: every episode, log and metric is
-the same byte for byte, and env steps run faster: 1.1-1.3x in random valid play in the latest run, 1.3-1.8x before
-the source's own steps got faster (`python -m benchmarks.perf`'s `compiled engine` rows measure it, both engines in the
+the same byte for byte, and env steps run faster: 1.3-1.8x in random valid play in the latest run, 1.1-1.3x in the run
+before, on a slower host (`python -m benchmarks.perf`'s `compiled engine` rows measure it, both engines in the
 same run).
 
 The compiled files live outside the package, in `compiled_dir()` (`TEAMENVS_COMPILED_DIR`, else

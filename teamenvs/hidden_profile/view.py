@@ -17,7 +17,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from teamenvs.core.env import LAST_ACTION_REJECTED, event
-from teamenvs.core.rl import Feature, feature_bounds, one_hot
+from teamenvs.core.rl import Feature, clipped, feature_bounds, one_hot
 from teamenvs.core.rounds import Phase
 from teamenvs.core.view import footer
 from teamenvs.hidden_profile.config import MAX_CANDIDATES, HiddenProfileConfig
@@ -369,16 +369,9 @@ def _discussed_tally(discussed: frozenset[Item]) -> tuple[int, ...]:
     return (*strong, *weak)
 
 
-# the slots an encoder writes per view, and their bounds as Python floats (see `_clipped`)
+# the slots an encoder writes per view, and each slot's bounds as Python floats (`teamenvs.core.rl.clipped`)
 _TURN, _NEW = _AT["discussion_turn"], _AT["new_messages"]
-_LOW_AT, _HIGH_AT = _LOW.tolist(), _HIGH.tolist()
-
-
-def _clipped(value: float, slot: int) -> float:
-    """`value` clipped to the scale of `slot`: what clipping the vector would make of it once stored (the bounds are
-    float32 numbers, and rounding to float32 keeps order), so a vector whose other slots are already within their
-    scales needs no clip."""
-    return min(max(value, _LOW_AT[slot]), _HIGH_AT[slot])
+_SCALE = list(zip(_LOW.tolist(), _HIGH.tolist()))
 
 
 class _Discussed(NamedTuple):
@@ -496,13 +489,13 @@ def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
     """A member's numeric observation: its view, slot by slot as `features(config)` says (the same
     vector as `teamenvs.core.rl.pack(features(config), encode_values(view, config))`): the slots of its
     document, worked out and clipped once per document and chat (`_discussed`), with the others written in (each
-    within its scale: one or `_clipped`)."""
+    within its scale: one or `clipped`)."""
     letters = LETTERS[:MAX_CANDIDATES]
     phase = view["phase"]
     vector = _discussed(_document(view["document"]), discussed_facts(view["recent_messages"])).vector.copy()
     vector[_AT["phase"] + _PHASES.index(phase)] = 1.0
     if phase == DISCUSSION:
-        vector[_TURN] = _clipped(view["discussion_turn"] / view["discussion_turns"], _TURN)
+        vector[_TURN] = clipped(view["discussion_turn"] / view["discussion_turns"], _SCALE[_TURN])
     elif phase != INITIAL_VOTE:
         vector[_TURN] = 1.0
     if view["last_action"].startswith(LAST_ACTION_REJECTED):
@@ -513,7 +506,7 @@ def encode(view: Mapping[str, Any], config: HiddenProfileConfig) -> np.ndarray:
             vector[_AT["candidates"] + i] = 1.0
     vote = view["your_initial_vote"]
     vector[_AT["own_initial_vote"] + (0 if vote is None else 1 + letters.index(vote))] = 1.0
-    vector[_NEW] = _clipped(len(view["new_messages"]) / 10, _NEW)
+    vector[_NEW] = clipped(len(view["new_messages"]) / 10, _SCALE[_NEW])
     results = view["results"]
     if results:
         vector[_AT["best_revealed"] + letters.index(results["best"])] = 1.0

@@ -4,7 +4,7 @@ A member's document is found again by its object (`view._DOCUMENTS`, records kep
 slots given the facts discussed so far are worked out, clipped, once per document and set of facts (`_discussed`,
 with the first line not yet discussed that masks read), the chats read lately are known again by their object and a
 grown chat is read from the chat it extends (`_CHATS`), and the slots written per view are clipped as they are
-written (`_clipped`). At every step of random masked-in play in every preset, each member's vector equals its view
+written (`teamenvs.core.rl.clipped`). At every step of random masked-in play in every preset, each member's vector equals its view
 encoded with every cache emptied and the view packed plainly (`encode_values`), and the first line not yet discussed
 equals the one read line by line; views with values out of their scale, chats that only look like extensions and
 other documents and facts of the same sizes, and documents held as lists are checked by hand.

@@ -31,6 +31,7 @@ import copy
 import json
 import math
 import pickle
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -256,8 +257,6 @@ def check_lone_learner_vectors(env_id: str, learner: str, seeds: Iterable[int], 
     seed, in an env where `learner` is the only learner and in one where every agent is (the others' discrete actions
     sent to the first as the commands they stand for), and check `learner`'s vectors alike at the reset and after every
     step, and that each env used its encoder. Returns the steps played."""
-    import sys
-
     module = sys.modules[type(make(env_id).unwrapped).__module__]
     used: set[str] = set()
     originals = {name: getattr(module, name) for name in ("encode", "encode_alone")}

@@ -411,7 +411,6 @@ def _gather(start: Mapping[str, int], size: int, n: int, i: int) -> np.ndarray:
     return np.array(at, dtype=np.intp)
 
 
-
 # (id of last month, id of the hint, id of the layout) -> (those objects, the view's STEP_FIELDS values, their pool)
 _STEP_POOLS: dict[tuple[int, int, int], tuple[Any, Any, _Layout, tuple, np.ndarray]] = {}
 # the fields of a view that a step pool is read from, besides its shared parts
@@ -472,8 +471,6 @@ def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
             _STEP_POOLS.clear()
         _STEP_POOLS[key] = (last, hint, layout, values, array)
     return array
-
-
 
 
 def encode_alone(view: Mapping[str, Any], config: CommonsConfig) -> np.ndarray:

@@ -274,7 +274,6 @@ def labels_of(catalogue: Iterable[str]) -> tuple[str, ...]:
     return labels
 
 
-
 @lru_cache(maxsize=64)
 def _label_index(labels: tuple[str, ...]) -> dict[str, int]:
     """Each label's index in a catalogue (read only)."""

@@ -430,7 +430,8 @@ def encode_values(view: Mapping[str, Any], config: DayTraderConfig) -> dict[str,
 # round's results as its own slots and as another trader's read them (`_TRADER`), each clipped to the scale of the
 # slots that read it, and a 0 first; a trader's vector picks them in its order in one step (`_Layout.gather`), and its
 # own slots (its last action, money and what it may invest, the messages it reads) are then written in, each within
-# its scale, so the vector needs no clip. Per step: the pool once, then O(n) a trader, not O(n) Python work a trader.
+# its scale, so the vector needs no clip. Per step: the pool once (Python work over the n traders), then one numpy
+# gather a trader, where each vector used to go over every trader in Python.
 _POOL_HEAD = ("phase", "phase+1", "phase+2", "round", "discussion_turn", "balances_shown", "last_pool", "last_pool_share")
 # a trader's entries in a pool: its choice as its own (one-hot of 4, "no round yet" before the first), as another's
 # (one-hot of 4, all 0 before the first), its amount, earnings and bonus, the others' group fraction as it reads it,

@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any, Iterable, Mapping, TextIO
 
 from teamenvs._version import __version__
 from teamenvs.core.config import check_flag, check_int
+from teamenvs.core.env import UnknownAgentWarning
 from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
 from teamenvs.core.text import excerpt, printable
@@ -163,7 +165,9 @@ def resimulate(header: Mapping[str, Any], reset: Mapping[str, Any] | None, steps
         for index, logged in [(0, reset), *enumerate(steps, start=1)]:
             step_no = index
             if index:
-                observations, *_ = env.step(joint_action(logged))
+                with warnings.catch_warnings():  # an edited log's unknown agent is the difference reported below
+                    warnings.simplefilter("ignore", UnknownAgentWarning)
+                    observations, *_ = env.step(joint_action(logged))
             difference = _first_difference(observations, logged.get("agents", {}))
             if difference is not None:
                 where = "the episode's start" if index == 0 else f"step {index}"

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from teamenvs.core.commands import Action, ActionForm
+from teamenvs.core.env import UnknownAgentWarning
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, as_logged, read_log
@@ -422,8 +423,9 @@ def _text_of(observation: Any) -> str | None:
 def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any = None, sent: list[dict[str, Any]] | None = None,
                           new_episode: Callable[[], None] | None = None, **config: Any) -> dict[str, int]:
     """Send hostile actions (`hostile_action`) for `steps` steps, a missing action and one for an agent that does not
-    exist now and then, and now and then a reset with arguments it must refuse (`HOSTILE_RESETS`: refused with a clear
-    error, the episode going on as it was), starting new episodes as they end: `step` never raises, its dicts hold
+    exist now and then (ignored, with an `UnknownAgentWarning` naming it), and now and then a reset with arguments it
+    must refuse (`HOSTILE_RESETS`: refused with a clear error, the episode going on as it was), starting new episodes as
+    they end: `step` never raises, its dicts hold
     exactly the live agents, observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
     clear error (non-empty, at most `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
     `env` (optional): an env already made, e.g. one writing a log; `sent` (optional): a list to which each step's
@@ -452,10 +454,18 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
         if sent is not None:
             sent.append(dict(actions))
         try:
-            observations, rewards, terminations, truncations, infos = env.step(actions)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UnknownAgentWarning)
+                observations, rewards, terminations, truncations, infos = env.step(actions)
         except Exception as exc:
             _fail(env_id, f"step {step} raised {type(exc).__name__}: {exc} on hostile actions "
                           f"{ {a: repr(v)[:80] for a, v in actions.items()} }")
+        if "not_an_agent" in actions and not any(issubclass(w.category, UnknownAgentWarning) and "'not_an_agent'" in str(w.message)
+                                                 for w in caught):
+            _fail(env_id, f"step {step}: the action for an agent that does not exist gave no UnknownAgentWarning naming it")
+        for other in caught:
+            if not issubclass(other.category, UnknownAgentWarning):
+                warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
         if not set(observations) == set(rewards) == set(terminations) == set(truncations) == set(infos) == set(live):
             _fail(env_id, f"step {step}'s dicts do not hold exactly the live agents {live}")
         for agent in live:

@@ -10,6 +10,7 @@ fails the test. Also checks the text spaces themselves.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import gymnasium
@@ -21,6 +22,8 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
 import teamenvs
+from teamenvs.core.env import UnknownAgentWarning
+from teamenvs.core.text import excerpt
 from teamenvs.day_trader.config import PRESETS
 
 ENV_IDS = teamenvs.list_envs()
@@ -206,3 +209,30 @@ def test_an_unknown_agent_is_named_with_the_agents(env_id):
         with pytest.raises(ValueError, match=f"unknown agent 'nobody'; agents are {agents}"):
             method("nobody")
     assert all(env.briefing(agent).strip() for agent in env.possible_agents)  # every agent of the env has its briefing
+
+
+@pytest.mark.parametrize("action_type", ["text", "discrete"])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_an_action_for_an_unknown_agent_is_ignored_with_a_warning_that_names_it(env_id, action_type):
+    """A misspelt agent's action used to be dropped without a word (and the agent meant was told "no action was
+    received"): `step` still never raises for what it is sent, but warns, naming the key and the agents, and plays the
+    step with the other actions; actions for agents of the env that are not live give no warning (SuperSuit's
+    black_death sends every possible agent's)."""
+    env = teamenvs.make(env_id, action_type=action_type)
+    agents = ", ".join(env.possible_agents)
+    observations, infos = env.reset(seed=0)
+    live = next(a for a in env.agents if infos[a]["needs_action"])
+    sent = 0 if action_type == "discrete" else "wait"
+    for step, bad in enumerate(("nobody", live.upper(), 0, None)):
+        with pytest.warns(UnknownAgentWarning, match=rf"step\(\) ignored the action\(s\) for {re.escape(excerpt(bad))}: "
+                                                     rf"no agent of this env \(agents are {agents}\)") as caught:
+            _, _, _, _, infos = env.step({live: sent, bad: "x"})
+        assert len(caught) == 1 and caught[0].filename == __file__  # said where the step was called
+        assert env.unwrapped.step_count == step + 1
+        assert live not in infos or infos[live]["last_action"].get("kind") != "missing"  # its own action was received
+        if not env.agents:
+            break
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.reset(seed=0)
+        env.step({a: 0 if action_type == "discrete" else "x" for a in env.possible_agents})

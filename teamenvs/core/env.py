@@ -12,6 +12,7 @@ observation is `_render_view(view)`, scripted baselines read `info[agent]["view"
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from typing import Any, Callable, ClassVar, Hashable, Iterator, Mapping
@@ -43,7 +44,12 @@ LAST_ACTION = "Your last action: "  # then the accepted command, " (accepted).",
 LAST_ACTION_REJECTED = "Your last action was REJECTED"  # then ": " and why
 NO_LAST_ACTION = "Your last action: none yet."  # before the agent's first action
 
-__all__ = ["IGNORED", "check_reset", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv", "event"]
+__all__ = ["IGNORED", "check_reset", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv",
+           "UnknownAgentWarning", "event"]
+
+
+class UnknownAgentWarning(UserWarning):
+    """`step` was sent an action for a name that is no agent of the env (a misspelt agent, say): that action is ignored."""
 
 
 def check_reset(seed: Any, options: Any) -> None:
@@ -119,6 +125,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self.preset = preset
         self.config = build_config(self.config_class, self.presets, preset, config)
         self.possible_agents = list(self._agent_ids())
+        self._agent_names = frozenset(self.possible_agents)
         self.agents: list[str] = []
         self.interface = Interface(self, obs_type, action_type, learners)
         self._observation_spaces = self.interface.observation_spaces
@@ -263,6 +270,14 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def _unknown_agent(self, agent: Any) -> str:
         return f"unknown agent {excerpt(agent)}; agents are {', '.join(self.possible_agents)}"
 
+    def _warn_unknown_agents(self, actions: Mapping[str, Any]) -> None:
+        """A warning naming the keys of `actions` that are no agent of this env: their actions are ignored. `step` never
+        raises for what it is sent (a hostile action gets its error in the agent's next observation), but a misspelt
+        agent has no observation to tell, and its action used to be dropped without a word."""
+        unknown = ", ".join(excerpt(key) for key in actions if key not in self._agent_names)
+        warnings.warn(f"step() ignored the action(s) for {unknown}: no agent of this env (agents are "
+                      f"{', '.join(self.possible_agents)})", UnknownAgentWarning, stacklevel=3)
+
     def _check_agent(self, agent: Any) -> None:
         """A ValueError naming the agents, for an agent that is not one of them."""
         if not isinstance(agent, str) or agent not in self.possible_agents:
@@ -300,6 +315,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             return {}, {}, {}, {}, {}
         if type(actions) is not dict and not isinstance(actions, Mapping):  # (typing.Mapping checks slowly)
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
+        if not actions.keys() <= self._agent_names:  # (one set comparison in C a step)
+            self._warn_unknown_agents(actions)
         if self._recorder is not None and self._recorder.holder != id(self):
             self._recorder.check_holds(self)  # raises: a recorder attached mid-episode, or holding another env's episode
         actions = self.interface.as_text(actions)

@@ -232,6 +232,10 @@ def test_an_action_for_an_unknown_agent_is_ignored_with_a_warning_that_names_it(
         assert live not in infos or infos[live]["last_action"].get("kind") != "missing"  # its own action was received
         if not env.agents:
             break
+    with pytest.warns(UnknownAgentWarning, match=r"for 'ghost_0', 'ghost_1', 'ghost_2' and 9,997 more: ") as caught:
+        env.reset(seed=0)
+        env.step({f"ghost_{i}": "x" for i in range(10_000)})  # named in a message of bounded length
+    assert len(str(caught[0].message)) < 200 + len(agents)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         env.reset(seed=0)

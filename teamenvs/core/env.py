@@ -274,8 +274,9 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         """A warning naming the keys of `actions` that are no agent of this env: their actions are ignored. `step` never
         raises for what it is sent (a hostile action gets its error in the agent's next observation), but a misspelt
         agent has no observation to tell, and its action used to be dropped without a word."""
-        unknown = ", ".join(excerpt(key) for key in actions if key not in self._agent_names)
-        warnings.warn(f"step() ignored the action(s) for {unknown}: no agent of this env (agents are "
+        unknown = [key for key in actions if key not in self._agent_names]
+        named = ", ".join(excerpt(key) for key in unknown[:3]) + (f" and {len(unknown) - 3:,} more" if len(unknown) > 3 else "")
+        warnings.warn(f"step() ignored the action(s) for {named}: no agent of this env (agents are "
                       f"{', '.join(self.possible_agents)})", UnknownAgentWarning, stacklevel=3)
 
     def _check_agent(self, agent: Any) -> None:

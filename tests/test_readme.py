@@ -124,6 +124,25 @@ def test_every_docs_page_is_reached_and_every_link_resolves():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 200, "the README is the newcomer's first page: keep it short"
 
 
+def _target_rows(text: str) -> list[list[str]]:
+    """The rows of a page's `| target | measured | met |` table, as cells."""
+    table = re.search(r"^\| target \| measured \| met \|\n\|---\|---\|---\|\n((?:\|.*\n)+)", text, re.M)
+    assert table, "no speed table"
+    return [[cell.strip() for cell in row.strip().strip("|").split(" | ")] for row in table.group(1).splitlines()]
+
+
+def test_the_readmes_speed_table_is_the_latest_runs():
+    """The README's speed table is docs/performance.md's summary of the latest full run, shortened: the same targets in
+    the same order, each measured and met cell the start of the docs' (which add the run before's figures and why), so a
+    new run's figures cannot reach one page and not the other."""
+    readme, docs = _target_rows(text_of(README)), _target_rows(text_of(ROOT / "docs" / "performance.md"))
+    assert [row[0] for row in readme] == [row[0] for row in docs]
+    for short, full in zip(readme, docs):
+        assert len(short) == len(full) == 3, short
+        assert full[1].startswith(short[1]) and full[2].startswith(short[2]), (short, full)
+        assert re.search(r"\d", short[1]), short  # a figure, not only words
+
+
 def test_the_readme_lists_the_main_commands():
     commands = readme_commands()
     for expected in ("teamenvs bench --suite smoke --out results/smoke", "teamenvs report results/smoke",

@@ -12,6 +12,7 @@ observation is `_render_view(view)`, scripted baselines read `info[agent]["view"
 
 from __future__ import annotations
 
+import sys
 import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -276,8 +277,13 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         agent has no observation to tell, and its action used to be dropped without a word."""
         unknown = [key for key in actions if key not in self._agent_names]
         named = ", ".join(excerpt(key) for key in unknown[:3]) + (f" and {len(unknown) - 3:,} more" if len(unknown) > 3 else "")
+        # said where `step` was called: the first frame outside this module (a fixed stacklevel would count this
+        # module's own frames, which the compiled engine's functions do not have)
+        frame, level = sys._getframe(0), 1
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
+            frame, level = frame.f_back, level + 1
         warnings.warn(f"step() ignored the action(s) for {named}: no agent of this env (agents are "
-                      f"{', '.join(self.possible_agents)})", UnknownAgentWarning, stacklevel=3)
+                      f"{', '.join(self.possible_agents)})", UnknownAgentWarning, stacklevel=level)
 
     def _check_agent(self, agent: Any) -> None:
         """A ValueError naming the agents, for an agent that is not one of them."""

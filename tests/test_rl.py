@@ -193,8 +193,9 @@ def test_a_config_longer_than_the_registered_time_limit_is_said():
         steps += 1
         assert not terminated
     assert steps == gymnasium.spec("teamenvs/DayTrader-v0").max_episode_steps
-    with pytest.warns(UserWarning, match="cut after 48 learner steps.*pass max_episode_steps=... to gymnasium.make"):
+    with pytest.warns(UserWarning, match="cut after 48 learner steps.*pass max_episode_steps=... to gymnasium.make") as said:
         env.reset(seed=1)
+    assert said[0].filename == __file__  # at the line that reset, past Gymnasium's wrappers
     whole = gymnasium.make("teamenvs/DayTrader-v0", rounds=60, obs_type="vector", action_type="discrete",
                            max_episode_steps=-1)
     whole.reset(seed=0)

@@ -46,11 +46,25 @@ LAST_ACTION_REJECTED = "Your last action was REJECTED"  # then ": " and why
 NO_LAST_ACTION = "Your last action: none yet."  # before the agent's first action
 
 __all__ = ["IGNORED", "check_reset", "LAST_ACTION", "LAST_ACTION_REJECTED", "NO_LAST_ACTION", "SituationCache", "TeamEnv",
-           "UnknownAgentWarning", "event"]
+           "UnknownAgentWarning", "event", "warn_at_caller"]
 
 
 class UnknownAgentWarning(UserWarning):
     """`step` was sent an action for a name that is no agent of the env (a misspelt agent, say): that action is ignored."""
+
+
+# packages whose frames `warn_at_caller` passes over: this one and the env libraries' wrappers around its envs
+_LIBRARY_PACKAGES = ("teamenvs.", "gymnasium.", "pettingzoo.", "supersuit.")
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """`warnings.warn(message, category)`, said at the first line outside teamenvs and the env libraries' wrappers that
+    led here: the user's call of `step`, say. A fixed stack level would count frames the compiled engine's functions do
+    not have, and the wrappers a user may or may not have put around the env."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_LIBRARY_PACKAGES):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def check_reset(seed: Any, options: Any) -> None:
@@ -277,13 +291,8 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         agent has no observation to tell, and its action used to be dropped without a word."""
         unknown = [key for key in actions if key not in self._agent_names]
         named = ", ".join(excerpt(key) for key in unknown[:3]) + (f" and {len(unknown) - 3:,} more" if len(unknown) > 3 else "")
-        # said where `step` was called: the first frame outside this module (a fixed stacklevel would count this
-        # module's own frames, which the compiled engine's functions do not have)
-        frame, level = sys._getframe(0), 1
-        while frame is not None and frame.f_globals.get("__name__") == __name__:
-            frame, level = frame.f_back, level + 1
-        warnings.warn(f"step() ignored the action(s) for {named}: no agent of this env (agents are "
-                      f"{', '.join(self.possible_agents)})", UnknownAgentWarning, stacklevel=level)
+        warn_at_caller(f"step() ignored the action(s) for {named}: no agent of this env (agents are "
+                       f"{', '.join(self.possible_agents)})", UnknownAgentWarning)
 
     def _check_agent(self, agent: Any) -> None:
         """A ValueError naming the agents, for an agent that is not one of them."""

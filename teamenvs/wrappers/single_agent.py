@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 import weakref
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -47,7 +46,7 @@ from typing import Any, Iterator, Mapping
 import gymnasium
 
 from teamenvs.core.config import check_flag
-from teamenvs.core.env import check_reset
+from teamenvs.core.env import check_reset, warn_at_caller
 from teamenvs.core.metrics import episode_metrics
 from teamenvs.core.recorder import EpisodeRecorder, claim_log_name, step_records
 from teamenvs.core.rl import flat_info
@@ -247,11 +246,11 @@ class SingleAgentEnv(gymnasium.Env):
         # with longer ones is cut there, and only the view can notice (its team's episode was still going)
         if not self._time_limit_said:
             self._time_limit_said = True
-            warnings.warn(
+            warn_at_caller(
                 f"{self.spec.id}: the last episode was cut after {self._learner_steps} learner steps, the time limit "
                 f"Gymnasium registered for the default config, while the team's episode went on; this config's "
                 f"episodes are longer: pass max_episode_steps=... to gymnasium.make (-1: no limit, the env ends its "
-                f"own episodes)", UserWarning, stacklevel=3)
+                f"own episodes)", UserWarning)
 
     @contextmanager
     def _deferring(self) -> Iterator[None]:

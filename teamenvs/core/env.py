@@ -331,7 +331,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
             return {}, {}, {}, {}, {}
         if type(actions) is not dict and not isinstance(actions, Mapping):  # (typing.Mapping checks slowly)
             raise TypeError(f"step() takes a dict agent -> action string, got {type(actions).__name__}")
-        if not actions.keys() <= self._agent_names:  # (one set comparison in C a step)
+        if not self._agent_names.issuperset(actions):  # (one pass over the keys, in C)
             self._warn_unknown_agents(actions)
         if self._recorder is not None and self._recorder.holder != id(self):
             self._recorder.check_holds(self)  # raises: a recorder attached mid-episode, or holding another env's episode

@@ -425,9 +425,9 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
     """Send hostile actions (`hostile_action`) for `steps` steps, a missing action and one for an agent that does not
     exist now and then (ignored, with an `UnknownAgentWarning` naming it), and now and then a reset with arguments it
     must refuse (`HOSTILE_RESETS`: refused with a clear error, the episode going on as it was), starting new episodes as
-    they end: `step` never raises, its dicts hold
-    exactly the live agents, observations lie in their spaces, rewards are finite floats, the info schema holds, and every refused action gets a
-    clear error (non-empty, at most `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
+    they end: `step` never raises, its dicts hold exactly the live agents, observations lie in their spaces, rewards
+    are finite floats, the info schema holds, and every refused action gets a clear error (non-empty, at most
+    `MAX_ERROR_CHARS`) that appears verbatim in the agent's next text observation.
     `env` (optional): an env already made, e.g. one writing a log; `sent` (optional): a list to which each step's
     actions are added; `new_episode` (optional): called before each episode's reset (to give it a log of its own, as
     a log holds one episode). Returns counts of valid and refused actions and of episodes."""
@@ -437,6 +437,7 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
         new_episode()
     observations, infos = env.reset(seed=seed)
     counts = {"invalid": 0, "valid": 0, "episodes": 1}
+    passed_on: set[tuple[Any, ...]] = set()  # the other warnings the steps gave, passed on once each
     for step in range(steps):
         if not env.agents:
             if new_episode is not None:
@@ -463,8 +464,10 @@ def check_hostile_actions(env_id: str, seed: int = 0, steps: int = 400, env: Any
         if "not_an_agent" in actions and not any(issubclass(w.category, UnknownAgentWarning) and "'not_an_agent'" in str(w.message)
                                                  for w in caught):
             _fail(env_id, f"step {step}: the action for an agent that does not exist gave no UnknownAgentWarning naming it")
-        for other in caught:
-            if not issubclass(other.category, UnknownAgentWarning):
+        for other in caught:  # any other warning goes on as it came, once per message and place
+            said = (str(other.message), other.category, other.filename, other.lineno)
+            if not issubclass(other.category, UnknownAgentWarning) and said not in passed_on:
+                passed_on.add(said)
                 warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
         if not set(observations) == set(rewards) == set(terminations) == set(truncations) == set(infos) == set(live):
             _fail(env_id, f"step {step}'s dicts do not hold exactly the live agents {live}")

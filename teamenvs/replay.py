@@ -162,24 +162,24 @@ def resimulate(header: Mapping[str, Any], reset: Mapping[str, Any] | None, steps
         draw = getattr(base, "frame", None)
         has_map = callable(draw)
         observations, _ = env.reset(seed=header.get("seed"))
-        for index, logged in [(0, reset), *enumerate(steps, start=1)]:
-            step_no = index
-            if index:
-                with warnings.catch_warnings():  # an edited log's unknown agent is the difference reported below
-                    warnings.simplefilter("ignore", UnknownAgentWarning)
+        with warnings.catch_warnings():  # an edited log's unknown agent is the difference reported below
+            warnings.simplefilter("ignore", UnknownAgentWarning)
+            for index, logged in [(0, reset), *enumerate(steps, start=1)]:
+                step_no = index
+                if index:
                     observations, *_ = env.step(joint_action(logged))
-            difference = _first_difference(observations, logged.get("agents", {}))
-            if difference is not None:
-                where = "the episode's start" if index == 0 else f"step {index}"
-                sim.warning = f"re-simulation differs from the log at {where} ({difference}: {versions}). {shown(index - 1)}"
-                break
-            sim.verified = index
-            if index:
-                sim.recipients.append(_recipients(logged, base))
-            if has_map:
-                sim.frames.append(draw())
-                if ansi:
-                    sim.ansi.append(env.render() or "")
+                difference = _first_difference(observations, logged.get("agents", {}))
+                if difference is not None:
+                    where = "the episode's start" if index == 0 else f"step {index}"
+                    sim.warning = f"re-simulation differs from the log at {where} ({difference}: {versions}). {shown(index - 1)}"
+                    break
+                sim.verified = index
+                if index:
+                    sim.recipients.append(_recipients(logged, base))
+                if has_map:
+                    sim.frames.append(draw())
+                    if ansi:
+                        sim.ansi.append(env.render() or "")
     except Exception as exc:  # a log from another version, a config this one rejects, ...
         sim.warning = f"re-simulation failed at step {step_no} ({type(exc).__name__}: {exc}; {versions}). {shown(len(sim.frames) - 1)}"
     return sim

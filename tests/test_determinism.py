@@ -10,8 +10,11 @@ policy crash leaves the steps already done on disk plus an `error` line.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -342,3 +345,53 @@ def test_one_env_over_many_episodes_plays_as_a_new_env_per_episode(env_id, mode)
     reused = teamenvs.make(env_id, **mode)
     for seed in (11, 12, 13, 11):
         assert play(reused, seed) == play(teamenvs.make(env_id, **mode), seed), (env_id, seed)
+
+
+# Plays every registered env in a process of its own: each env's default scripted team and random policies with a
+# text log, and random masked-in discrete actions with vector observations; prints one digest per env and play.
+FINGERPRINT_SCRIPT = r"""
+import hashlib, json, sys, tempfile
+import numpy as np
+import agents, teamenvs
+from teamenvs.registry import list_envs
+
+out = {}
+with tempfile.TemporaryDirectory() as folder:
+    for env_id in list_envs():
+        for kind in ("scripted", "random"):
+            env = teamenvs.make(env_id)
+            result = agents.run_episode(env, agents.make_policies(env, kind, seed=5), seed=11, log_dir=folder,
+                                        log_name=f"{env_id}-{kind}")
+            out[f"{env_id} {kind} log"] = hashlib.sha256(result.log_path.read_bytes()).hexdigest()
+        env = teamenvs.make(env_id, obs_type="vector", action_type="discrete")
+        digest, rng = hashlib.sha256(), np.random.default_rng(3)
+        observations, _ = env.reset(seed=11)
+        for _ in range(300):
+            if not env.agents:
+                break
+            actions = {a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in env.agents}
+            observations, rewards, terminations, truncations, _ = env.step(actions)
+            for a in sorted(observations):
+                digest.update(a.encode() + observations[a]["observation"].tobytes() + observations[a]["action_mask"].tobytes())
+            digest.update(repr(sorted(rewards.items())).encode() + repr(sorted(terminations.items())).encode())
+            digest.update(env.state().tobytes())
+        out[f"{env_id} vector"] = digest.hexdigest()
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def test_every_env_plays_the_same_episode_whatever_the_process_s_string_hashes():
+    """Same seed, same episode, across processes: Python salts the hashes of strings per process (PYTHONHASHSEED), so
+    any rule, view, baseline or encoder that followed a set's order or a string's `hash` would play differently in
+    another process. Two processes with different salts must write byte-identical logs (scripted and random play in
+    every env) and give identical vectors, masks, rewards and states in the numeric mode."""
+    runs = []
+    for salt in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": salt}
+        done = subprocess.run([sys.executable, "-c", FINGERPRINT_SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout))
+    assert len(runs[0]) == 3 * len(teamenvs.registry.list_envs())
+    differ = sorted(key for key in runs[0] if runs[0][key] != runs[1].get(key))
+    assert not differ, f"played differently under another PYTHONHASHSEED: {differ}"

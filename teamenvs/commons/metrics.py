@@ -23,8 +23,10 @@ def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     horizon, for a complete episode); survived: no collapse up to the horizon (None for an
     episode cut before the horizon without a collapse, by a step cap or a budget: whether
     the fishery would have lasted is unknown, and survival curves treat it as censored);
-    efficiency: total catch / `max_sustainable_total` of the header's config (None where no
-    catch is sustainable, `regrowth_factor` 1); equality: 1 - Gini of the fishers' catches;
+    efficiency: total catch / `max_sustainable_total` of the header's config, at most 1 (GovSim's
+    u = 1 - max(0, benchmark - total) / benchmark: a team that overfishes at the end, or empties the
+    lake in the last month, catches more than the benchmark but is no more efficient than a
+    sustainable one; None where no catch is sustainable, `regrowth_factor` 1); equality: 1 - Gini of the fishers' catches;
     over_usage_rate: share of monthly requests above that month's sustainable per-fisher
     share (a `wait`, or a missing or invalid action, is a request of 0).
     """
@@ -48,7 +50,7 @@ def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "survived": False if collapse is not None else True if len(months) >= config.months else None,
         "total_gain": total,
         "gain": gain,
-        "efficiency": total / benchmark if benchmark else None,
+        "efficiency": min(1.0, total / benchmark) if benchmark else None,
         "equality": 1.0 - gini(gain.values()),
         "over_usage_rate": over / requests if requests else 0.0,
         "total_messages": len(message_events(records)),

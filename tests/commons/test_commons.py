@@ -394,6 +394,23 @@ def test_an_episode_cut_before_the_horizon_has_not_survived_yet():
     assert greedy["survived"] is False and greedy["survival_time"] == 1
 
 
+def test_efficiency_is_capped_at_one_for_a_team_that_empties_the_lake_at_the_end():
+    """GovSim's efficiency, 1 - max(0, benchmark - total) / benchmark, is at most 1. A team that fishes sustainably for
+    11 months and takes the whole lake in the 12th catches 650 tons, more than the sustainable 600; it read 1.083 and
+    a report declared it more efficient than the sustainable team (the metric's goal is "max")."""
+    env = make()
+    with env.recording(EpisodeRecorder()) as recorder:
+        _, infos = env.reset(seed=0)
+        while env.agents:
+            view = infos["fisher_1"]["view"]
+            amount = 20 if view["month"] == view["months"] else 10  # 5 x 20 = the whole lake in the last month
+            _, _, _, _, infos = env.step({a: f"harvest {amount}" if view["phase"] == "harvest" else "wait" for a in env.agents})
+    m = commons_metrics(recorder.records)
+    assert m["total_gain"] == 11 * 50 + 100 and m["months_played"] == 12
+    assert m["efficiency"] == 1.0
+    assert m["efficiency"] == run("sustainable").metrics["efficiency"]
+
+
 def test_efficiency_is_undefined_where_no_catch_is_sustainable():
     """With `regrowth_factor=1` nothing regrows, so the most a sustainable team can take is 0: efficiency was 0.0
     whether the team caught 50 tons or none."""

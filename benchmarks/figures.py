@@ -3,7 +3,7 @@
 Per group, each written as PNG (which report.md links), SVG and PDF (`write_figures(..., formats)`: those asked for):
 
 - `headline`: the group's headline metric (`headline_metric`) per condition and policy: the mean
-  with its 95% bootstrap CI over seeds, each seed a dot. Conditions that differ by one number of
+  with its 95% Student-t CI over seeds, each seed a dot. Conditions that differ by one number of
   their config (team size, map width: `ordered_conditions`) are drawn as lines over that number,
   one per policy, with CI bands; other conditions as bars;
 - `metrics`: the mean return and the first five metrics with a direction that vary in the group, drawn the same way;
@@ -33,12 +33,12 @@ from matplotlib.figure import Figure
 
 from benchmarks.report import MAX_MONTHS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
 from benchmarks.suite import slug
-from teamenvs.core.metrics import bootstrap_ci, flatten
+from teamenvs.core.metrics import flatten, mean_ci
 from teamenvs.core.text import printable
 
 FORMATS = PLOT_FORMATS
 DPI = 110  # PNG resolution: sharp on screen, small files; SVG and PDF are the ones for print
-CI_TEXT = "mean and 95% bootstrap CI over seeds (percentile, 2,000 resamples)"
+CI_TEXT = "mean and 95% CI over seeds (Student t)"
 STYLE = {
     "text.parse_math": False,  # labels are plain text: "$5 vs $10", "\\x" must not parse as TeX
     "svg.hashsalt": "teamenvs",  # SVG element ids from a fixed salt, not a random one: the same file on every rebuild
@@ -61,7 +61,7 @@ TEAM_SIZE = "team size"  # the number of agents in a log's header, as a config v
 # ---------------------------------------------------------------------- numbers
 @dataclass(frozen=True)
 class Estimate:
-    """A cell's mean over seeds, its 95% bootstrap CI, and the seeds' values."""
+    """A cell's mean over seeds, its 95% CI, and the seeds' values."""
 
     mean: float
     lo: float
@@ -70,11 +70,11 @@ class Estimate:
 
 
 def estimate(xs: Sequence[Any]) -> Estimate | None:
-    """Mean and 95% bootstrap CI (`bootstrap_ci`, as the report's paired comparison) of the finite numbers in `xs`; None if none."""
+    """Mean and 95% CI (`mean_ci`, as the report's paired comparison) of the finite numbers in `xs`; None if none."""
     finite = [float(x) for x in xs if _is_number(x) and math.isfinite(float(x))]
     if not finite:
         return None
-    lo, hi = bootstrap_ci(finite)
+    lo, hi = mean_ci(finite)
     return Estimate(sum(finite) / len(finite), lo, hi, tuple(finite))
 
 
@@ -450,7 +450,7 @@ def _agents(rows: Sequence[EpisodeRow]) -> list[str]:
 
 
 def agent_returns(g: GroupReport, condition: str, policy: str) -> dict[str, Estimate]:
-    """Each agent's return in one cell: the mean over seeds with its 95% bootstrap CI."""
+    """Each agent's return in one cell: the mean over seeds with its 95% CI."""
     rows = g.cells.get((condition, policy), [])
     out = {}
     for a in _agents(rows):

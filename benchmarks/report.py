@@ -20,7 +20,7 @@ configs (`split_by_config`: logs of `teamenvs run` with other `--set` values). O
   each condition x policy, the best policy of each condition in bold (best condition when
   a group compares one policy), by the metric's direction (↑ / ↓, from the paradigm);
 - `plots/`: per group, the figures `benchmarks.figures` draws (a headline metric with 95%
-  bootstrap CIs and the seeds, the metrics with a direction, per-round series, per-agent
+  Student-t CIs and the seeds, the metrics with a direction, per-round series, per-agent
   returns and actions, survival curves), each as PNG (linked from report.md), SVG and PDF by
   default (`plots`: the formats to write, or none).
 
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
-from teamenvs.core.metrics import bootstrap_ci, flatten, mean_sd
+from teamenvs.core.metrics import flatten, mean_ci, mean_sd
 from teamenvs.core.recorder import LogError, dumps, read_log, step_records
 from teamenvs.core.text import clean_text, excerpt, printable
 
@@ -579,13 +579,18 @@ def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
     return reports
 
 
+def _tie(a: float, b: float) -> bool:
+    """Equal means, up to the rounding of summing the same values in another order (relative, so large values too)."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def _best(means: dict[Any, float], goal: str | None) -> set[Any]:
     if goal not in ("max", "min") or len(means) < 2:
         return set()
     target = max(means.values()) if goal == "max" else min(means.values())
-    if all(abs(m - target) <= 1e-12 for m in means.values()):
+    if all(_tie(m, target) for m in means.values()):
         return set()  # everyone ties: nothing to mark
-    return {k for k, m in means.items() if abs(m - target) <= 1e-12}
+    return {k for k, m in means.items() if _tie(m, target)}
 
 
 def _seeds_text(seeds: Sequence[int | None]) -> str:
@@ -608,7 +613,7 @@ def constant_metrics(g: GroupReport) -> dict[str, float]:
     return out
 
 
-MIN_PAIRS = 5  # seeds both policies played, below which a bootstrap interval is not marked
+MIN_PAIRS = 5  # seeds both policies played, below which an interval is not marked (too few to check t's assumption)
 
 
 def reference_policy(g: GroupReport) -> str:
@@ -617,36 +622,51 @@ def reference_policy(g: GroupReport) -> str:
 
 
 def paired_rows(g: GroupReport, metric: str) -> list[tuple[str, str, int, float, tuple[float, float]]]:
-    """(condition, policy, pairs, mean difference policy - reference, its 95% bootstrap CI) on the seeds both played."""
+    """(condition, policy, pairs, mean difference policy - reference, its 95% CI: `mean_ci`, the paired t interval) on the
+    seeds both played. An episode without a seed pairs with none (it shares no draws with any other); a seed played
+    more than once in a cell pairs its k-th episode with the reference's k-th of that seed."""
     reference = reference_policy(g)
     out = []
     for c in g.conditions:
-        base = {r.seed: r for r in g.cells.get((c, reference), [])}
+        base = _by_seed(g.cells.get((c, reference), []))
         for p in g.policies:
             if p == reference:
                 continue
             diffs = []
-            for r in g.cells.get((c, p), []):
-                other = base.get(r.seed)
+            for key, r in _by_seed(g.cells.get((c, p), [])).items():
+                other = base.get(key)
                 if other is None:
                     continue
                 a, b = (_team_return(r), _team_return(other)) if metric == "return" else (r.metrics.get(metric), other.metrics.get(metric))
                 if _is_number(a) and _is_number(b):
                     diffs.append(float(a) - float(b))
             if diffs:
-                out.append((c, p, len(diffs), sum(diffs) / len(diffs), bootstrap_ci(diffs)))
+                out.append((c, p, len(diffs), sum(diffs) / len(diffs), mean_ci(diffs)))
+    return out
+
+
+def _by_seed(rows: Sequence[EpisodeRow]) -> dict[tuple[int, int], EpisodeRow]:
+    """A cell's seeded episodes by (seed, how many of that seed came before it in the cell)."""
+    seen: dict[int, int] = {}
+    out = {}
+    for r in rows:
+        if r.seed is None:
+            continue
+        k = seen.get(r.seed, 0)
+        seen[r.seed] = k + 1
+        out[(r.seed, k)] = r
     return out
 
 
 def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
-    """The paired comparison with the reference policy: mean differences with 95% bootstrap CIs over seeds."""
+    """The paired comparison with the reference policy: mean differences with their 95% paired t intervals over seeds."""
     reference = reference_policy(g)
     table = {m: paired_rows(g, m) for m in ["return", *metrics]}
     if not any(table.values()):
         return []
-    lines = [f"Paired with {md_code(reference)} on the same seeds: mean difference (policy - {md_text(reference)}) and its 95% bootstrap "
-             f"confidence interval (percentile, 2,000 resamples over seeds, seeded); * marks an interval that excludes 0, "
-             f"given from {MIN_PAIRS} pairs on (a bootstrap over fewer seeds is too crude to mark).", "",
+    lines = [f"Paired with {md_code(reference)} on the same seeds: mean difference (policy - {md_text(reference)}) and its 95% "
+             f"confidence interval (Student t over the seeds' differences); * marks an interval that excludes 0 (the paired "
+             f"t-test at 5%, one comparison at a time: no correction for the table's many), given from {MIN_PAIRS} pairs on.", "",
              "| condition | policy | metric | pairs | difference | 95% CI |", "|---|---|---|---:|---:|---|"]
     for metric, rows in table.items():
         d = _digits([abs(x) for _, _, _, x, _ in rows] or [1.0])

@@ -8,7 +8,7 @@ alone.
 from __future__ import annotations
 
 import math
-
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from teamenvs.core.recorder import step_records
@@ -73,19 +73,80 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
 
 
-def bootstrap_ci(values: Sequence[float], level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """A percentile bootstrap confidence interval of the mean (seeded, so a report is reproducible);
-    one value gives (value, value)."""
-    import numpy as np
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The Student-t confidence interval of the mean: mean +- t(n - 1) x sample sd / sqrt(n). For the mean of paired
+    differences it is the paired t-test's interval (it excludes 0 exactly when the test rejects at 1 - `level`).
+    One value gives (value, value); equal values give a zero-width interval.
 
+    Why t and not a percentile bootstrap (which this replaced): over the 2-10 seeds of a benchmark cell the bootstrap
+    interval is too narrow (a nominal 95% covered the true mean 48% of the time from 2 values, 84% from 5 and 89% from
+    10, for normal data), and its 2,000 resamples made marks flip with the seed; t is exact for normal data, close
+    for others at these sizes, and has no randomness."""
     if not values:
-        raise ValueError("bootstrap_ci needs at least one value")
-    xs = np.asarray(values, dtype=float)
-    if len(xs) == 1:
-        return float(xs[0]), float(xs[0])
-    means = np.random.default_rng(seed).choice(xs, size=(resamples, len(xs)), replace=True).mean(axis=1)
-    tail = (1 - level) / 2
-    return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
+        raise ValueError("mean_ci needs at least one value")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    xs = [float(x) for x in values]
+    n = len(xs)
+    mean = math.fsum(xs) / n
+    if n == 1:
+        return mean, mean
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = student_t_quantile((1.0 + level) / 2.0, n - 1) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+@lru_cache(maxsize=256)
+def student_t_quantile(p: float, df: int) -> float:
+    """The `p` quantile of Student's t distribution with `df` degrees of freedom (0.5 < p < 1), by bisection on its
+    distribution function (`_student_t_cdf`) to about 1e-12: `student_t_quantile(0.975, 9)` = 2.2622."""
+    if not 0.5 < p < 1.0 or df < 1:
+        raise ValueError(f"need 0.5 < p < 1 and df >= 1, got p={p!r}, df={df!r}")
+    lo, hi = 0.0, 1.0
+    while _student_t_cdf(hi, df) < p:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if _student_t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2.0
+
+
+def _student_t_cdf(t: float, df: int) -> float:
+    """P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2) / 2 with x = df / (df + t^2), the regularized incomplete beta."""
+    x = df / (df + t * t)
+    return 1.0 - 0.5 * _incomplete_beta(df / 2.0, 0.5, x)
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta I_x(a, b), by its continued fraction (modified Lentz), on the side where the
+    fraction converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - _incomplete_beta(b, a, 1.0 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * f / a
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -20,7 +20,7 @@ from teamenvs.core.messaging import SAY, TELL
 from teamenvs.core.rl import NOOP
 from teamenvs.shape_factory.config import ShapeFactoryConfig
 from teamenvs.shape_factory.rules import (
-    ACCEPT, CANCEL, DECLINE, FULFILL, MONEY, OFFER, PRODUCE, WAIT, Goods, Terms, shapes_of,
+    ACCEPT, CANCEL, DECLINE, FULFILL, MONEY, OFFER, PRODUCE, WAIT, Goods, Terms, max_offer_id, shapes_of,
 )
 from teamenvs.shape_factory.view import fair_price_of, goods_text, terms_text
 
@@ -152,7 +152,7 @@ def commands_for(config: ShapeFactoryConfig) -> CommandSet:
     """The command set under `config`: its shapes, order numbers and price range."""
     shapes = shapes_of(config)
     a, b = shapes[0], shapes[1]
-    offers = config.n_agents * config.max_steps  # at most one offer per agent and step
+    offers = max_offer_id(config)
     terms = TermsArg("terms", shapes, config.max_offer_shapes, config.min_price, config.max_price)
     return CommandSet(
         [

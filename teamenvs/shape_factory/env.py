@@ -52,7 +52,7 @@ class ShapeFactoryEnv(TeamEnv):
         if "_parses" not in self.__dict__:
             # (command, the situation's names) -> its parse (see `_reparsed`): kept across episodes, as a parse is a
             # function of the config's command set, the text and what `_reparsed` checks, none of them the episode's
-            # (offer ids start again at 1 every episode, so `accept offer 3` is parsed once, not once an episode)
+            # (offer ids start again every episode, so `accept offer 3` is parsed once, not once an episode)
             self._parses: dict[tuple[str, tuple], Action] = {}
             # each command's integer arguments, whose live bounds `_reparsed` checks
             self._int_args = {c.name: tuple(a for a in c.args if isinstance(a, IntArg)) for c in self.commands}
@@ -127,7 +127,7 @@ class ShapeFactoryEnv(TeamEnv):
 
     def _reparsed(self, command: str, situation: Situation) -> Action | None:
         """The action `command` parsed to in an earlier situation with the same names (of this episode or an
-        earlier one: offer ids start again at 1), if it parses to the same action in `situation` too (else None:
+        earlier one: offer ids start again), if it parses to the same action in `situation` too (else None:
         parse it). A canonical one-line command (`action.text`) goes straight to its command's arguments, and on
         success the parser reads the situation only for the denial of that command, the names (part of the key)
         and the live bounds of integer arguments."""

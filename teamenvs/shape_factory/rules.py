@@ -93,7 +93,7 @@ class Market:
     produced: dict[str, int] = field(default_factory=dict)  # shapes started, for max_production
     production: dict[str, Production | None] = field(default_factory=dict)
     offers: dict[int, Offer] = field(default_factory=dict)  # open offers by id
-    next_offer: int = 1
+    made: dict[tuple[str, str], int] = field(default_factory=dict)  # (proposer, recipient) -> offers made so far
     earned: dict[str, int] = field(default_factory=dict)  # incentives received
 
 
@@ -175,6 +175,22 @@ def all_fulfilled(m: Market) -> bool:
 
 def offers_to(m: Market, agent: str) -> list[Offer]:
     return [o for o in m.offers.values() if o.recipient == agent]
+
+
+def new_offer_id(m: Market, proposer: str, recipient: str) -> int:
+    """The id of `proposer`'s next offer to `recipient`: numbered per pair of participants, n * (n * k + i) + j + 1 for
+    its k-th offer (from 0) from the i-th to the j-th of the n participants. Unique in the session, and it says nothing
+    the two do not know: one counter for the whole market told everyone how many offers the others had made, the
+    private ones between two others included."""
+    agents = tuple(m.money)  # the session's participants, in order
+    n, k = len(agents), m.made.get((proposer, recipient), 0)
+    m.made[(proposer, recipient)] = k + 1
+    return n * (n * k + agents.index(proposer)) + agents.index(recipient) + 1
+
+
+def max_offer_id(config: ShapeFactoryConfig) -> int:
+    """The largest id an offer can get (`new_offer_id`): each participant makes at most one offer a step."""
+    return config.n_agents * config.n_agents * config.max_steps
 
 
 def offers_by(m: Market, agent: str) -> list[Offer]:
@@ -281,9 +297,8 @@ def act(m: Market, config: ShapeFactoryConfig, agent: str, command: str, args: M
         m.production[agent] = Production(shape, config.production_steps)
         return Outcome("production_started", (agent,), {"shape": shape, "cost": price})
     if command == OFFER:
-        offer = Offer(m.next_offer, agent, args["recipient"], args["terms"], step)
+        offer = Offer(new_offer_id(m, agent, args["recipient"]), agent, args["recipient"], args["terms"], step)
         m.offers[offer.id] = offer
-        m.next_offer += 1
         return Outcome("offer", (agent, offer.recipient), {"offer": offer.id, "terms": offer.terms})
     if command in (ACCEPT, DECLINE, CANCEL):
         offer = m.offers.pop(offer_id(command, args))

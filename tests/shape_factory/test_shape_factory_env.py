@@ -72,6 +72,30 @@ def test_a_trade_between_two_agents_end_to_end():
     assert infos[buyer]["view"]["inventory"]["circle"] == 1 and infos[seller]["view"]["your_offers"] == ()
 
 
+def test_offer_ids_say_nothing_of_offers_between_others():
+    """Offers are private to their two participants, and so is how many there were. The ids came from one counter for
+    the whole market, so agent_1's offer was "offer 1" or "offer 2" as agent_2 had or had not privately offered
+    agent_3 a step before: its text, events, view, valid actions and catalogue commands told it. Ids are now numbered
+    per pair of participants (`rules.new_offer_id`)."""
+    def twin(agent_2_offers: bool):
+        env = teamenvs.make("shape_factory_v0", obs_type="both", action_type="discrete")
+        env.reset(seed=0)
+        m = env.unwrapped.market
+        env.step(waits(env, **({"agent_2": f"offer agent_3 $28 for 1 {m.shapes[0]}"} if agent_2_offers else {})))
+        out = []
+        for step in range(3):  # agent_1 offers agent_4, then agent_4 offers agent_1; each sees the other's
+            actions = {0: {"agent_1": f"offer agent_4 $28 for 1 {m.shapes[1]}"}, 1: {"agent_4": f"offer agent_1 $30 for 1 {m.shapes[2]}"}}
+            observations, rewards, _, _, infos = env.step(waits(env, **actions.get(step, {})))
+            catalogue = [env.action_text("agent_1", i) for i in range(env.action_space("agent_1").n)]
+            out.append((observations["agent_1"]["text"], json.dumps(infos["agent_1"], default=str), rewards["agent_1"], catalogue))
+        return out, [o.id for o in m.offers.values()]
+
+    (alone, ids_alone), (beside, ids_beside) = twin(False), twin(True)
+    assert alone == beside
+    assert len(ids_beside) == len(ids_alone) + 1 and len(set(ids_beside)) == len(ids_beside)  # unique in the session
+    assert ids_alone == [6 * (6 * 0 + 0) + 3 + 1, 6 * (6 * 0 + 3) + 0 + 1]  # agent_1's first to agent_4, and back
+
+
 def test_views_hold_only_what_their_agent_may_know():
     env, observations, infos = started(seed=2)
     m = env.unwrapped.market

@@ -24,7 +24,7 @@ ENV = "shape_factory_v0"
 def probes(env, agent: str, view) -> list[str]:
     """The catalogue's commands now, and commands the situation may deny, bound or not name."""
     commands = [c for c in (command_for(view, label) for label in env.interface.labels) if c is not None]
-    ids = sorted({o.id for o in env.market.offers.values()} | {1, 2, env.market.next_offer})
+    ids = sorted({o.id for o in env.market.offers.values()} | {1, 2, max(env.market.offers, default=0) + 1})
     commands += [f"{verb} offer {i}" for verb in ("accept", "decline", "cancel") for i in ids]
     spec = view["specialty"]
     commands += [f"offer {agent} $28 for 1 {spec}", f"produce {spec}", "fulfill order 1", "fulfill order 9", "say hello", "wait"]

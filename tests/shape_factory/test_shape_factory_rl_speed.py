@@ -38,7 +38,7 @@ def _probes(env, agent: str, view) -> list[str]:
     commands = [c for c in (command_for(view, label) for label in env.interface.labels) if c is not None]
     others = [a for a in env.possible_agents if a != agent]
     spec = view["specialty"]
-    ids = sorted({o.id for o in env.market.offers.values()} | {1, 2, env.market.next_offer})
+    ids = sorted({o.id for o in env.market.offers.values()} | {1, 2, max(env.market.offers, default=0) + 1})
     commands += [f"accept offer {i}" for i in ids] + [f"decline offer {i}" for i in ids] + [f"cancel offer {i}" for i in ids]
     commands += [f"offer {others[0]} 1 {spec} for $28", f"offer {agent} $28 for 1 {spec}", f"produce {spec}",
                  "fulfill order 1", "fulfill order 9", "say hello", "tell agent_2 hi", "wait"]

@@ -113,10 +113,10 @@ def test_decline_and_cancel_free_what_was_committed():
     m = market()
     m.inventory["a"]["circle"] = 1
     rules.settle(m, CFG, {"a": ("offer", sell(1, "circle", 20))}, 0, AGENTS)
-    rules.settle(m, CFG, {"c": ("decline offer", {"offer": 1})}, 1, AGENTS)
+    rules.settle(m, CFG, {"c": ("decline offer", {"offer": 3})}, 1, AGENTS)  # a's first to c: 4 x (4 x 0 + 0) + 2 + 1
     assert m.offers == {} and rules.free(m, "a", "circle") == 1
     rules.settle(m, CFG, {"a": ("offer", sell(1, "circle", 20))}, 2, AGENTS)
-    outcomes, _ = rules.settle(m, CFG, {"a": ("cancel offer", {"your_offer": 2})}, 3, AGENTS)
+    outcomes, _ = rules.settle(m, CFG, {"a": ("cancel offer", {"your_offer": 19})}, 3, AGENTS)  # its second: 4 x 4 + 3
     assert [o.kind for o in outcomes] == ["cancelled"] and m.offers == {} and rules.free(m, "a", "circle") == 1
 
 
@@ -124,7 +124,7 @@ def test_an_answer_and_a_cancel_in_the_same_step_the_answer_stands():
     m = market()
     m.inventory["a"]["circle"] = 1
     rules.settle(m, CFG, {"a": ("offer", sell(1, "circle", 30))}, 0, AGENTS)
-    outcomes, refusals = rules.settle(m, CFG, {"a": ("cancel offer", {"your_offer": 1}), "c": ("accept offer", {"offer": 1})}, 1, AGENTS)
+    outcomes, refusals = rules.settle(m, CFG, {"a": ("cancel offer", {"your_offer": 3}), "c": ("accept offer", {"offer": 3})}, 1, AGENTS)
     assert refusals == {}  # both were valid when chosen
     assert [o.kind for o in outcomes] == ["trade", "too_late"]
     assert m.inventory["c"]["circle"] == 1 and m.money["a"] == 230
@@ -137,12 +137,12 @@ def test_offer_and_answer_refusals():
     assert refusal_text(rules.check(m, CFG, "a", "offer", sell(2, "circle", 30), 0)) == "it needs 2 circles and you have 1 circle free"
     assert rules.check(m, CFG, "a", "offer", {"recipient": "a", "terms": sell(1, "circle", 30)["terms"]}, 0).code == "self_offer"
     rules.settle(m, CFG, {"a": ("offer", sell(1, "circle", 30))}, 0, AGENTS)
-    short = rules.check(m, CFG, "c", "accept offer", {"offer": 1}, 1)  # c has $20, the offer asks $30
+    short = rules.check(m, CFG, "c", "accept offer", {"offer": 3}, 1)  # c has $20, the offer asks $30
     assert short.code == "short" and refusal_text(short) == "it needs $30 and you have $20 free"
-    assert rules.check(m, CFG, "b", "accept offer", {"offer": 1}, 1).code == "no_offer_to_you"
-    assert rules.check(m, CFG, "c", "accept offer", {"offer": 9}, 1).data["yours"] == (1,)
-    assert rules.check(m, CFG, "c", "cancel offer", {"your_offer": 1}, 1).code == "no_own_offer"
-    assert rules.check(m, CFG, "c", "decline offer", {"offer": 1}, 1) is None
+    assert rules.check(m, CFG, "b", "accept offer", {"offer": 3}, 1).code == "no_offer_to_you"
+    assert rules.check(m, CFG, "c", "accept offer", {"offer": 9}, 1).data["yours"] == (3,)
+    assert rules.check(m, CFG, "c", "cancel offer", {"your_offer": 3}, 1).code == "no_own_offer"
+    assert rules.check(m, CFG, "c", "decline offer", {"offer": 3}, 1) is None
     many = market()
     many.inventory["a"]["circle"] = 10
     for step in range(CFG.max_open_offers):

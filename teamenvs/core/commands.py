@@ -49,13 +49,17 @@ class Situation:
     `denied` maps a command name to the reason it is not allowed now (commands absent are
     allowed); `limits` narrows integer arguments by name to the (low, high) in force now;
     `names` gives, per name source (e.g. "agent"), the names the agent may use now;
-    `limit_reasons` explains a narrowed limit to the agent (e.g. "you have $80").
+    `limit_reasons` explains a narrowed limit to the agent (e.g. "you have $80"); `choices` gives, for an integer
+    argument whose allowed values now are not a whole range (the numbers of the offers open to an agent), those
+    values in order: the usage lists them and a sample draws one (`limits` still holds their range, which parsing
+    reads, so a number between them is refused by the rules with their own reason).
     """
 
     denied: Mapping[str, str] = field(default_factory=dict)
     limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     limit_reasons: Mapping[str, str] = field(default_factory=dict)
+    choices: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,36 +167,59 @@ class IntArg(Arg):
             raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {value})")
         return value, rest[match.end():]
 
+    def choices(self, situation: Situation | None) -> tuple[int, ...] | None:
+        """The values allowed now where the situation lists them (`Situation.choices`), else None (the whole range)."""
+        return situation.choices.get(self.name) if situation is not None and situation.choices else None
+
     def usage(self, situation=None):
+        choices = self.choices(situation)
+        if choices:
+            return f"<{self.name} {'|'.join(map(str, choices))}>"
         low, high = self.bounds(situation)
         return f"<{self.name} {low}-{high}>"
 
     def example(self, situation=None):
+        choices = self.choices(situation)
+        if choices:
+            return str(self.example_value if self.example_value in choices else choices[0])
         low, high = self.bounds(situation)
         value = self.example_value if self.example_value is not None else low
         return str(min(max(value, low), high))
 
     def sample(self, rng, situation):
+        choices = self.choices(situation)
+        if choices:
+            return str(choices[int(rng.integers(len(choices)))])
         low, high = self.bounds(situation)
         return str(int(rng.integers(low, high + 1)))
 
     def spec(self, situation=None):
         low, high = self.bounds(situation)
-        return {"name": self.name, "kind": "int", "low": low, "high": high}
+        choices = self.choices(situation)
+        return {"name": self.name, "kind": "int", "low": low, "high": high, **({"choices": list(choices)} if choices else {})}
 
     exact = True
 
     def grammar(self, situation):
-        from teamenvs.core.constrain import int_range
+        from teamenvs.core.constrain import int_range, one_of
 
+        choices = self.choices(situation)
+        if choices:
+            return one_of(map(str, choices))
         low, high = self.bounds(situation)
         return int_range(low, high) if low <= high else None
 
     def json_schema(self, situation):
+        choices = self.choices(situation)
+        if choices:
+            return {"type": "integer", "enum": list(choices)}
         low, high = self.bounds(situation)
         return {"type": "integer", "minimum": low, "maximum": high}
 
     def values(self, situation):
+        choices = self.choices(situation)
+        if choices:
+            return tuple(map(str, choices))
         low, high = self.bounds(situation)
         return tuple(str(i) for i in range(low, high + 1)) if high - low < ENUMERABLE_INTS else None
 

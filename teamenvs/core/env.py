@@ -506,7 +506,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
                 for name in ("say", "tell"):
                     if name in self.commands.commands and name not in denied:
                         denied[name] = blocked
-                situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons)
+                situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons, situation.choices)
             forms = self.commands.forms(situation)
             # the last item memoizes, in this situation, parses of catalogue commands and action masks (core.rl)
             cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)", {})

@@ -204,14 +204,17 @@ def situation(config: ShapeFactoryConfig, options: Options) -> Situation:
         denied["say"] = denied["tell"] = "communication is off in this condition"
     elif not config.private_messages:
         denied["tell"] = "there are no private messages in this condition: every message reaches everyone (use 'say')"
-    limits, reasons = {}, {}
+    limits, reasons, choices = {}, {}, {}
+    # offers are numbered per pair of participants (`rules.new_offer_id`), so the open ones are far apart: listed
     if options.to_you:
         limits["offer"] = (min(options.to_you), max(options.to_you))
         reasons["offer"] = "open offers to you: " + ", ".join(map(str, options.to_you))
+        choices["offer"] = tuple(sorted(options.to_you))
     if options.yours:
         limits["your_offer"] = (min(options.yours), max(options.yours))
         reasons["your_offer"] = "your open offers: " + ", ".join(map(str, options.yours))
-    return Situation(denied, limits, {"agent": options.others}, reasons)
+        choices["your_offer"] = tuple(sorted(options.yours))
+    return Situation(denied, limits, {"agent": options.others}, reasons, choices)
 
 
 def briefing_situation(config: ShapeFactoryConfig, others: tuple[str, ...]) -> Situation:

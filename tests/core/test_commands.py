@@ -518,3 +518,31 @@ def test_a_text_read_in_the_same_situation_a_moment_ago_is_not_read_again(monkey
     commands.parse(long, offered)
     assert reads.count(long) == 2  # longer than MEMO_TEXT_CHARS: read each time
     assert pickle.loads(pickle.dumps(commands))._recent == {}
+
+
+def test_an_integer_argument_with_choices_lists_samples_and_constrains_to_them_alone():
+    """`Situation.choices`: the numbers allowed now where they are not a whole range (the shape factory's open
+    offers, numbered per pair of participants). The usage lists them, samples draw only them, the grammar and schema
+    admit only them; parsing still reads the range (the rules refuse a number between them, with their own reason)."""
+    import re
+
+    from teamenvs.core.constrain import constraint_for
+
+    accept = Command("accept offer", (IntArg("offer", 1, 1000, 1),), "accept an offer", ("accept offer 1",))
+    commands = CommandSet([accept])
+    situation = Situation(limits={"offer": (4, 34)}, choices={"offer": (4, 19, 34)})
+    (form,) = commands.forms(situation)
+    assert form.usage == "accept offer <offer 4|19|34>"
+    assert accept.example_text(situation) == "accept offer 4"
+    rng = np.random.default_rng(0)
+    drawn = {form.sample(rng) for _ in range(200)}
+    assert drawn == {"accept offer 4", "accept offer 19", "accept offer 34"}
+    regex = re.compile(constraint_for((form,)).regex)
+    assert all(regex.fullmatch(f"ACTION: accept offer {n}") for n in (4, 19, 34))
+    assert not any(regex.fullmatch(f"ACTION: accept offer {n}") for n in (5, 18, 20, 33, 35))
+    assert accept.args[0].json_schema(situation) == {"type": "integer", "enum": [4, 19, 34]}
+    assert accept.args[0].spec(situation)["choices"] == [4, 19, 34]
+    parsed = commands.parse("accept offer 20", situation)
+    assert isinstance(parsed, Action) and parsed.args == {"offer": 20}  # the range is what parsing reads
+    plain = Situation(limits={"offer": (4, 6)})
+    assert commands.forms(plain)[0].usage == "accept offer <offer 4-6>" and "choices" not in accept.args[0].spec(plain)

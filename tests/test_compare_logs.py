@@ -3,7 +3,12 @@ the model calls' wall-clock times (`latency_s`, `queue_s`), which differ between
 
 from __future__ import annotations
 
-from benchmarks.compare_logs import log_bytes, main
+import json
+import subprocess
+
+import pytest
+
+from benchmarks.compare_logs import ROOT, compare, log_bytes, main
 from teamenvs.core.recorder import dumps
 
 
@@ -35,3 +40,38 @@ def test_ignore_timing_still_finds_every_other_difference(tmp_path, capsys):
     assert "differs: ep.jsonl" in out and "49.0" in out
     blanked = log_bytes(tmp_path / "b" / "logs" / "ep.jsonl", ignore_timing=True)
     assert b'"latency_s": null, "queue_s": null' in blanked and b"0.9" not in blanked and b'"prompt_tokens": 120' in blanked
+
+
+def _in_git_checkout() -> bool:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, timeout=30).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs the project's git repository")
+def test_rev_runs_a_suite_on_a_revision_and_on_the_working_tree_each_from_its_own_folder(tmp_path, capsys):
+    """`--rev`: the revision is extracted and benched in a process started in its own folder, so it runs its own
+    code (from this checkout, `PYTHONPATH=<before> python -m teamenvs.cli bench` imports this tree's: `python -m` puts
+    the current folder first), and the verdict is the comparison of the two runs' logs and results.csv."""
+    suite = tmp_path / "tiny.json"
+    suite.write_text(json.dumps({"name": "tiny", "seeds": 1, "max_steps": 6, "groups": [
+        {"title": "T", "env": "day_trader_v0", "conditions": ["baseline"], "policies": ["scripted", "random"]}]}))
+    status = main(["--rev", "HEAD", "--suite", str(suite), "--out", str(tmp_path / "runs")])
+    out = capsys.readouterr().out
+    lines = {line.split(":", 1)[0]: line.split(" run with ", 1)[1] for line in out.splitlines() if " run with " in line}
+    assert str(ROOT) not in lines["before"] and lines["before"].startswith("/") and lines["after"] == str(ROOT / "teamenvs")
+    same, problems = compare(tmp_path / "runs" / "before", tmp_path / "runs" / "after")
+    assert same + len(problems) == 2 and len(list((tmp_path / "runs" / "before" / "logs").iterdir())) == 2
+    same_csv = (tmp_path / "runs" / "before" / "results.csv").read_bytes() == (tmp_path / "runs" / "after" / "results.csv").read_bytes()
+    assert status == (0 if not problems and same_csv else 1)
+    assert f"{same} episode log(s) byte-identical" in out
+
+
+def test_rev_refuses_what_it_cannot_run(tmp_path, capsys):
+    assert main(["--rev", "no-such-revision-anywhere", "--out", str(tmp_path / "runs")]) == 2
+    assert "'no-such-revision-anywhere' is no commit" in capsys.readouterr().err
+    for argv in ([], [str(tmp_path)], ["--rev", "HEAD", str(tmp_path), str(tmp_path)]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2 and "Traceback" not in capsys.readouterr().err

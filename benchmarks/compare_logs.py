@@ -116,7 +116,10 @@ def extract_revision(rev: str, into: Path, repo: Path = ROOT) -> str:
         raise RunError(f"git archive {commit} failed: {tar.stderr.decode(errors='replace')[-500:]}")
     into.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as archive:
-        archive.extractall(into, filter="data")
+        try:
+            archive.extractall(into, filter="data")
+        except TypeError:  # a Python without extraction filters (3.10 before 3.10.12, 3.11 before 3.11.4): git's own archive
+            archive.extractall(into)
     return commit
 
 

@@ -3,7 +3,7 @@
 Per group, each written as PNG (which report.md links), SVG and PDF (`write_figures(..., formats)`: those asked for):
 
 - `headline`: the group's headline metric (`headline_metric`) per condition and policy: the mean
-  with its 95% Student-t CI over seeds, each seed a dot. Conditions that differ by one number of
+  with its 95% Student-t CI over seeds (from `MIN_PAIRS` seeds on), each seed a dot. Conditions that differ by one number of
   their config (team size, map width: `ordered_conditions`) are drawn as lines over that number,
   one per policy, with CI bands; other conditions as bars;
 - `metrics`: the mean return and the first five metrics with a direction that vary in the group, drawn the same way;
@@ -31,14 +31,14 @@ from typing import Any, Callable, Sequence
 import matplotlib
 from matplotlib.figure import Figure
 
-from benchmarks.report import MAX_MONTHS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
+from benchmarks.report import MAX_MONTHS, MIN_PAIRS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
 from benchmarks.suite import slug
 from teamenvs.core.metrics import flatten, mean_ci
 from teamenvs.core.text import printable
 
 FORMATS = PLOT_FORMATS
 DPI = 110  # PNG resolution: sharp on screen, small files; SVG and PDF are the ones for print
-CI_TEXT = "mean and 95% CI over seeds (Student t)"
+CI_TEXT = f"mean and 95% CI over seeds (Student t, drawn from {MIN_PAIRS} seeds on)"
 STYLE = {
     "text.parse_math": False,  # labels are plain text: "$5 vs $10", "\\x" must not parse as TeX
     "svg.hashsalt": "teamenvs",  # SVG element ids from a fixed salt, not a random one: the same file on every rebuild
@@ -61,7 +61,7 @@ TEAM_SIZE = "team size"  # the number of agents in a log's header, as a config v
 # ---------------------------------------------------------------------- numbers
 @dataclass(frozen=True)
 class Estimate:
-    """A cell's mean over seeds, its 95% CI, and the seeds' values."""
+    """A cell's mean over seeds, its 95% CI (NaN, not drawn, from fewer than `MIN_PAIRS` seeds), and the seeds' values."""
 
     mean: float
     lo: float
@@ -74,7 +74,9 @@ def estimate(xs: Sequence[Any]) -> Estimate | None:
     finite = [float(x) for x in xs if _is_number(x) and math.isfinite(float(x))]
     if not finite:
         return None
-    lo, hi = mean_ci(finite)
+    # From 2 seeds a t interval is 12.7 standard errors wide each way: drawn, it ran a rate in [0, 1] down to -1 and
+    # set the axis by it. Below MIN_PAIRS seeds (where the report marks no difference either) the dots show the spread.
+    lo, hi = mean_ci(finite) if len(finite) >= MIN_PAIRS else (math.nan, math.nan)
     return Estimate(sum(finite) / len(finite), lo, hi, tuple(finite))
 
 
@@ -211,7 +213,9 @@ def _spread(n: int, width: float) -> list[float]:
 
 
 def _errors(es: Sequence[Estimate]) -> list[list[float]]:
-    return [[max(0.0, e.mean - e.lo) for e in es], [max(0.0, e.hi - e.mean) for e in es]]
+    """Error bar lengths below and above each mean; NaN (no bar) where the estimate has no interval."""
+    return [[max(0.0, e.mean - e.lo) if e.lo == e.lo else math.nan for e in es],
+            [max(0.0, e.hi - e.mean) if e.hi == e.hi else math.nan for e in es]]
 
 
 def _finish(fig: Figure, title: str, axes: Sequence[Any], legend_title: str | None = None, handles: Sequence[Any] = (),
@@ -249,7 +253,8 @@ def _condition_ticks(ax: Any, conditions: Sequence[str]) -> None:
 
 
 def draw_bars(ax: Any, g: GroupReport, metric: str, dots: bool = True) -> None:
-    """Conditions on the x axis, a bar per policy: the mean with its CI as error bar, the seeds as dots."""
+    """Conditions on the x axis, a bar per policy: the mean with its CI as error bar, the seeds as dots (with `dots`
+    False, only for a cell whose estimate has no interval, so its spread still shows)."""
     width = 0.8 / len(g.policies)
     for j, p in enumerate(g.policies):
         xs, es = [], []
@@ -262,8 +267,8 @@ def draw_bars(ax: Any, g: GroupReport, metric: str, dots: bool = True) -> None:
             continue
         ax.bar(xs, [e.mean for e in es], width * 0.92, color=_colour(j), alpha=0.85, label=p,
                yerr=_errors(es), capsize=2.5, error_kw={"elinewidth": 1.0, "ecolor": "0.15"})
-        if dots:
-            for x, e in zip(xs, es):
+        for x, e in zip(xs, es):
+            if dots or math.isnan(e.lo):
                 ax.scatter([x + d for d in _spread(len(e.points), width * 0.5)], e.points, s=7, color="0.1", alpha=0.45,
                            linewidths=0, zorder=3)
     _condition_ticks(ax, g.conditions)
@@ -292,7 +297,8 @@ LINE_STYLES = ("-", "--", ":", "-.")
 
 
 def draw_lines(ax: Any, lines: Sequence[Line], dots: bool = True, span: float = 1.0) -> None:
-    """Each line: the means joined, the CI as a band (an error bar where it has one point), the seeds as dots.
+    """Each line: the means joined, the CI as a band (an error bar where it has one point), the seeds as dots (with
+    `dots` False, only at points whose estimate has no interval).
     Each line has its own dash pattern as well as its colour, so a line drawn over an equal one (two policies
     that both rescue no one) still shows the one beneath."""
     for k, line in enumerate(lines):
@@ -306,9 +312,9 @@ def draw_lines(ax: Any, lines: Sequence[Line], dots: bool = True, span: float = 
             ax.fill_between(xs, [e.lo for e in es], [e.hi for e in es], color=line.colour, alpha=0.15, linewidth=0)
         else:
             ax.errorbar(xs, [e.mean for e in es], yerr=_errors(es), color=line.colour, capsize=3, linewidth=1.2)
-        if dots:
-            shift = span * 0.025 * (k - (len(lines) - 1) / 2)  # each line's dots a little aside, so lines' seeds do not hide each other
-            for x, e in zip(xs, es):
+        shift = span * 0.025 * (k - (len(lines) - 1) / 2)  # each line's dots a little aside, so lines' seeds do not hide each other
+        for x, e in zip(xs, es):
+            if dots or math.isnan(e.lo):
                 ax.scatter([x + shift + d for d in _spread(len(e.points), span * 0.02)], e.points, s=7, color=line.colour,
                            alpha=0.5, linewidths=0, zorder=3)
 

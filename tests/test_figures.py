@@ -13,6 +13,7 @@ missing fields) drawn without an error.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 from benchmarks.bench import run_bench
 from benchmarks.figures import (
     DRAW,
+    _errors,
     agent_returns,
     caption,
     estimate,
@@ -31,6 +33,7 @@ from benchmarks.figures import (
     write_figures,
 )
 from benchmarks.report import (
+    MIN_PAIRS,
     SERIES,
     EpisodeRow,
     GroupReport,
@@ -96,7 +99,7 @@ def test_every_figure_is_written_as_png_svg_and_pdf_and_linked_from_the_report(r
         assert len(data) > 5_000, name
     md = (report.folder / "report.md").read_text(encoding="utf-8")
     assert "![headline: Trade](plots/Trade_headline.png)\n\n*Headline metric: mean final wealth ($) ↑ (higher is better) over team " \
-           "size (agents) and policy; mean and 95% CI over seeds (Student t); dots: single seeds.*" in md
+           "size (agents) and policy; mean and 95% CI over seeds (Student t, drawn from 5 seeds on); dots: single seeds.*" in md
     assert "![series: Fish](plots/Fish_series.png)\n\n*Per month: fish stock at the start of the month (tons; 0 after a collapse)" in md
     assert "Figures (each also as SVG and PDF beside its PNG in `plots/`):" in md
     # the svg and pdf carry no date, so a rebuild is the same file
@@ -281,7 +284,8 @@ def test_cooperation_per_round_is_the_logs_group_investment_share(runs):
             expected = [(t + 1, hand_mean(curves, t)) for t in range(max(len(x) for x in curves)) if hand_mean(curves, t) is not None]
             assert [(t, pytest.approx(e.mean)) for t, e in points] == expected
             if p == "cooperator":
-                assert all(e.mean == e.lo == e.hi == 1.0 for _, e in points)
+                assert all(e.mean == 1.0 and (e.lo == e.hi == 1.0 if len(e.points) >= MIN_PAIRS else math.isnan(e.lo))
+                           for _, e in points)
     random_means = {e.mean for c in trade.conditions for _, e in series_points(trade, spec, c, "random")}
     assert len(random_means) > 2  # the random traders' share moves from round to round
 
@@ -315,7 +319,8 @@ def test_each_agents_return_is_the_logs_return(runs):
             assert list(got) == list(ends[0])
             for agent, e in got.items():
                 assert e.mean == pytest.approx(sum(end[agent] for end in ends) / len(ends))
-                assert e.points == tuple(end[agent] for end in ends) and e.lo <= e.mean <= e.hi
+                assert e.points == tuple(end[agent] for end in ends)
+                assert e.lo <= e.mean <= e.hi if len(ends) >= MIN_PAIRS else math.isnan(e.lo) and math.isnan(e.hi)
     trade = group(report, "Trade")
     fig = DRAW["agents"](trade)
     assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["baseline", "group_size_6"]
@@ -376,6 +381,24 @@ def test_bad_input_is_drawn_without_an_error(tmp_path):
     (point,) = series_points(odd, SERIES["day_trader_v0"], "c", "only")
     assert point[0] == 2 and point[1].mean == 1.0  # round 1 had no investment in any seed: no point, not a zero
     assert estimate([float("nan"), None]) is None and estimate([1.0, float("inf")]).points == (1.0,)
+
+
+def test_an_interval_is_drawn_from_as_many_seeds_as_the_report_marks_one():
+    """From 2 seeds a t interval spans 12.7 standard errors each way: it drew a rate in [0, 1] down to -1 and set the
+    axis by it. Below MIN_PAIRS seeds an estimate has no interval (NaN: no error bar, no band); the dots show the seeds."""
+    from teamenvs.core.metrics import mean_ci
+
+    few = estimate([0.0, 1.0])
+    assert few.mean == 0.5 and math.isnan(few.lo) and math.isnan(few.hi) and few.points == (0.0, 1.0)
+    assert [[math.isnan(x) for x in side] for side in _errors([few])] == [[True], [True]]
+    enough = [0.0, 1.0, 0.0, 1.0, 1.0][:MIN_PAIRS]
+    e = estimate(enough)
+    assert (e.lo, e.hi) == mean_ci(enough) and _errors([e]) == [[e.mean - e.lo], [e.hi - e.mean]]
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    ax.bar([0], [few.mean], yerr=_errors([few]))
+    assert ax.get_ylim()[0] >= 0.0  # no bar below the data
 
 
 def test_control_characters_of_suite_text_are_drawn_as_escapes():

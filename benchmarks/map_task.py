@@ -13,7 +13,7 @@ ddof=0). Metrics are those of `teamenvs.map_task.metrics` at the end of each epi
    conditions (presets `baseline`, `communication_bandwidth`, `canvas_visibility`, all at
    the default mismatch 1: one kind of discrepancy, drawn per map pair) times the policy
    pairs. Route accuracy (F1 of drawn vs route cells, in %),
-   communication efficiency (route cells reproduced per message: accuracy x route cells /
+   communication efficiency (route progress per message: accuracy x route cells /
    messages, the scale of CollabSim's figures), revision rate (erase + undo +
    reset over all accepted drawing actions, in %), messages sent by both players; and,
    beyond the paper, the share of episodes whose drawing joins start to finish and the
@@ -124,7 +124,7 @@ def section_table5(seeds: int) -> None:
     print(
         "Mismatch 1 (the default): one kind of discrepancy (one-map-only, renamed or moved), drawn per map pair. "
         "Route Acc.: F1 of drawn vs route cells; "
-        "Comm. Efficiency: route cells reproduced (accuracy x route cells) per message (at least one); "
+        "Comm. Efficiency: route progress (accuracy x route cells) per message (at least one); "
         "Revision: erase + undo + reset over accepted drawing actions; # Msg.: messages sent by both players. "
         "Completed and Deviation are not in the paper. " + policy_note()
     )

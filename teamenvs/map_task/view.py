@@ -216,8 +216,9 @@ def role_briefing(agent: str, cfg: MapTaskConfig) -> str:
     """The role and rules part of `agent`'s briefing."""
     common = (
         "Map Task. Two players, a guide and a follower, hold maps of the same place. Only the guide's map shows "
-        "the route, from the start S to the finish F. The maps differ in some landmarks (a landmark may be on one "
-        "map only, have another name, or be somewhere else), and neither player sees the other's map. Blocked "
+        "the route, from the start S to the finish F. The maps were drawn separately and may differ in some "
+        "landmarks (a landmark may be on one map only, have another name, or be somewhere else), and neither player "
+        "sees the other's map. Blocked "
         "landmarks (upper-case letters) cannot be crossed. Messages arrive the next step"
         + (f" and are cut to {cfg.max_words} words" if cfg.max_words else "")
         + f". The task ends after {cfg.max_steps} steps or when the follower says 'done'. "

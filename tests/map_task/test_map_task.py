@@ -588,6 +588,18 @@ def test_allow_coordinates_lets_the_guide_use_them():
     assert "Do not use grid coordinates" in make_hand().briefing("guide")
 
 
+def test_the_briefing_neither_reveals_the_mismatch_level_nor_says_the_maps_differ():
+    # at mismatch 0 the maps are identical, so a briefing saying they differ would be false; one that changed with
+    # the level would tell the players their condition
+    briefings = set()
+    for mismatch in range(4):
+        env = teamenvs.make("map_task_v0", mismatch=mismatch)
+        env.reset(seed=0)
+        briefings.add((env.briefing("guide"), env.briefing("follower")))
+        assert "may differ" in env.briefing("follower") and "maps differ" not in env.briefing("follower")
+    assert len(briefings) == 1
+
+
 def test_follower_may_mention_coordinates():
     env = make_hand()
     *_, infos = step(env, follower="say I am at (3,5), row 5")

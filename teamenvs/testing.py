@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from teamenvs.core.commands import Action, ActionForm
-from teamenvs.core.env import UnknownAgentWarning
+from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED, UnknownAgentWarning
 from teamenvs.core.metrics import episode_metrics, flatten
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, as_logged, read_log
@@ -200,6 +200,39 @@ def check_copies(env_id: str, seed: int = 0, steps: int = 10) -> None:
             twin_obs, twin_rewards, _, _, _ = twin.step(actions)
             if twin_obs != observations or twin_rewards != rewards:
                 _fail(env_id, f"a {how} copy made after reset diverged from the original")
+
+
+def check_decision_feedback(env_id: str, seed: int = 0, max_steps: int = 300, **config: Any) -> int:
+    """Play as `agents.run_episode` asks policies, only at their decisions, each a valid action or, one time in four,
+    an unknown command; check that each decision's observation tells what became of the agent's decision before it
+    (refused or accepted), however many steps without a decision came between. Returns the decisions checked."""
+    env = make(env_id, **config)
+    rng = np.random.default_rng(seed)
+    observations, infos = env.reset(seed=seed)
+    outcome: dict[str, dict[str, Any]] = {}  # agent -> what became of its last decision
+    checked = 0
+    for step in range(max_steps):
+        if not env.agents:
+            break
+        asking = [a for a in env.agents if infos[a]["needs_action"]]
+        for agent in asking:
+            last = outcome.get(agent)
+            if last is None:
+                continue
+            line = infos[agent]["view"]["last_action"]
+            told = line.startswith(LAST_ACTION_REJECTED) if last["ok"] is False else line == f"{LAST_ACTION}{last['text']} (accepted)."
+            if not told:
+                _fail(env_id, f"{agent}'s decision at step {step} reads {line!r}, but its last decision was {last!r}")
+            checked += 1
+        actions = _valid_actions(infos, asking, rng)
+        for agent in asking:
+            if rng.random() < 0.25:
+                actions[agent] = "xyzzy plugh"
+        observations, _, _, _, infos = env.step(actions)
+        for agent in asking:
+            if agent in infos:
+                outcome[agent] = infos[agent]["last_action"]
+    return checked
 
 
 def check_single_agent_view(env_id: str) -> None:
@@ -705,6 +738,7 @@ def check_rl_interface(env_id: str) -> None:
 CHECKS = (
     ("pettingzoo api", check_pettingzoo_api),
     ("valid-action episode", check_valid_action_episode),
+    ("decisions told their outcome", check_decision_feedback),
     ("presets", check_presets),
     ("logs, metrics and replay", check_logs_metrics_and_replay),
     ("pickle and deepcopy", check_copies),
@@ -730,6 +764,6 @@ def check_team_env(env_id: str) -> list[str]:
     return passed
 
 
-__all__ = ["check_team_env", "check_valid_action_episode", "check_logs_metrics_and_replay", "check_presets",
+__all__ = ["check_team_env", "check_valid_action_episode", "check_decision_feedback", "check_logs_metrics_and_replay", "check_presets",
            "check_copies", "check_single_agent_view", "check_pettingzoo_api", "check_exact_masks", "check_rl_interface",
            "check_hostile_actions", "check_hostile_input", "hostile_action", "check_message_isolation", "check_messages"]

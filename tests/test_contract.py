@@ -121,6 +121,6 @@ def test_a_new_paradigm_is_one_folder_and_nothing_else(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     done = subprocess.run([sys.executable, "-c", NEW_PARADIGM], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert ("contract: pettingzoo api, valid-action episode, presets, logs, metrics and replay, pickle and deepcopy, "
+    assert ("contract: pettingzoo api, valid-action episode, decisions told their outcome, presets, logs, metrics and replay, pickle and deepcopy, "
             "single-agent view, rl interface") in done.stdout
     assert done.stdout.strip().endswith("ok")

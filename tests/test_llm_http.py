@@ -222,10 +222,20 @@ def test_a_status_error_carries_the_servers_message_and_retry_after():
     (ok(b'{"choices": [{"message": {"content": 42}}]}'), "the message content is not text"),
     (ok(b'{"error": {"message": "quota exceeded"}}'), "an error with a success status: quota exceeded"),
     (ok(json.dumps({**COMPLETION, "usage": {"prompt_tokens": "many"}}).encode()), "usage counts are not numbers"),
+    (ok(b'{"id": "chatcmpl-1", "object": "chat.completion"}'), "not a chat completion: it has no 'choices'"),
     (ok(b'{"a":' * 100_000), "the reply could not be read"),
 ])
 def test_garbled_replies_fail_clearly(data, match):
     fails(reply(data, close=True), match)
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
+@pytest.mark.parametrize("count", [10**200, -10**9, 10**9 + 1])
+def test_usage_counts_no_call_can_have_fail_clearly(transport, count):
+    """Found by review: 10^200 prompt tokens were recorded, and the log then refused by its own reader (numbers at most
+    1e100); negative counts undid a token budget. A count outside 0 to 10^9 a call is the endpoint's nonsense."""
+    data = ok(json.dumps({**COMPLETION, "usage": {"prompt_tokens": count, "completion_tokens": 1}}).encode())
+    fails(reply(data, close=True), "not a chat completion: a usage count outside 0 to 1,000,000,000 tokens", transport=transport)
 
 
 @pytest.mark.parametrize("data, match", [

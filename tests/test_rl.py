@@ -253,6 +253,21 @@ def test_supersuit_vectorises_the_multi_agent_env(env_id):
         vec.close()
 
 
+def test_mask_in_info_strips_the_learners_masks_and_passes_text_agents_through():
+    from gymnasium.spaces import Box, Text
+    from teamenvs.wrappers import MaskInInfo
+
+    env = MaskInInfo(teamenvs.make("commons_v0", obs_type="vector", action_type="discrete", learners=["fisher_2"]))
+    assert isinstance(env.observation_space("fisher_2"), Box) and isinstance(env.observation_space("fisher_1"), Text)
+    observations, infos = env.reset(seed=0)
+    for _ in range(3):
+        assert isinstance(observations["fisher_1"], str) and env.observation_space("fisher_1").contains(observations["fisher_1"])
+        assert env.observation_space("fisher_2").contains(observations["fisher_2"])
+        actions = {a: "wait" for a in env.agents}
+        actions["fisher_2"] = int(np.flatnonzero(infos["fisher_2"]["action_mask"])[0])
+        observations, _, _, _, infos = env.step(actions)
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_flat_info_gives_numbers_only_the_same_keys_every_step(env_id):
     """`FlatInfo`: each agent's info is needs_action, action_rejected and action_mask, equal to the full info's,
@@ -324,7 +339,9 @@ def _rollout_masks(env, seed: int, steps: int) -> list[tuple]:
     for _ in range(steps):
         if not env.agents:
             _, infos = env.reset(seed=int(rng.integers(2**31)))
-        seen.append(tuple((a, infos[a]["action_mask"].tobytes(), tuple(env.action_text(a, i) for i in range(len(infos[a]["action_mask"]))))
+        # the mask, and the command of each action it marks valid (what masked play can send; a large fair's catalogue
+        # holds hundreds of actions an agent, nearly all masked out)
+        seen.append(tuple((a, infos[a]["action_mask"].tobytes(), tuple(env.action_text(a, int(i)) for i in np.flatnonzero(infos[a]["action_mask"])))
                           for a in env.agents))
         _, _, _, _, infos = env.step(random_masked_actions(infos, rng, env.agents))
     return seen

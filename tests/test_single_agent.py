@@ -198,3 +198,54 @@ def test_log_dir_writes_each_episode_to_a_log_of_its_own(tmp_path):
     assert complete == ended  # the two episodes cut by close() have none
     with pytest.raises(ValueError, match="log_dir must be a folder's path or None, got 5"):
         gymnasium.make("teamenvs/Commons-v0", log_dir=5)
+
+
+@pytest.mark.parametrize("obs_type", ["text", "vector"])
+def test_a_refused_action_is_reported_after_the_steps_the_learner_skips(obs_type):
+    # under round_robin the medic's turn passes with its action: the learner step covers the teammates' turns, and
+    # its info, text and vector tell what became of the medic's own action, not "none needed" of the last turn
+    import numpy as np
+
+    from teamenvs.core.env import LAST_ACTION_REJECTED
+
+    env = gymnasium.make("teamenvs/SearchRescue-v0", agent="medic", preset="round_robin", obs_type=obs_type,
+                         action_type="discrete" if obs_type == "vector" else "text")
+    obs, info = env.reset(seed=0)
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0]) if obs_type == "vector" else "fly to the moon"
+    obs, _, _, _, info = env.step(bad)
+    assert info["skipped_steps"] == 2 and info["needs_action"]
+    if obs_type == "text":
+        assert info["last_action"]["ok"] is False
+        assert f"\n{LAST_ACTION_REJECTED}: unknown command 'fly to the moon'" in obs
+        obs, _, _, _, info = env.step("wait")
+        assert info["last_action"]["ok"] is True and "Your last action: wait (accepted)." in obs
+    else:
+        assert info["action_rejected"] is True
+        from teamenvs.search_rescue.view import features
+
+        table = features(env.unwrapped.team_env.unwrapped.config)
+        start = sum(f.size for f in table[: [f.name for f in table].index("last_action")])
+        assert obs["observation"][start: start + 4].tolist() == [0.0, 0.0, 1.0, 0.0]  # none yet, accepted, rejected, idle
+
+
+def test_the_learner_s_return_is_its_return_in_the_team_env_steps_before_its_first_decision_included():
+    # under round_robin the transporter's first turn is the third step: a reward paid to it in the steps the view's
+    # reset plays comes with its first step's (each step here pays every agent 1, so none is lost or counted twice)
+    env = gymnasium.make("teamenvs/SearchRescue-v0", agent="transporter", preset="round_robin", max_episode_steps=-1)
+    team = env.unwrapped.team_env
+    original, paid = team.step, []
+
+    def paying(actions):
+        observations, rewards, terminations, truncations, infos = original(actions)
+        rewards = {a: r + 1.0 for a, r in rewards.items()}
+        paid.append(rewards.get("transporter", 0.0))
+        return observations, rewards, terminations, truncations, infos
+
+    team.step = paying
+    _, info = env.reset(seed=0)
+    assert info["env_steps"] == 2 and len(paid) == 2
+    total = 0.0
+    for _ in range(30):
+        _, reward, terminated, truncated, info = env.step("wait")
+        total += reward
+    assert total == sum(paid) and len(paid) == 2 + 30 * 3

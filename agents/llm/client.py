@@ -477,8 +477,8 @@ class LLMClient:
             text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
             finish_reason = getattr(choice, "finish_reason", None) if choice is not None else None
             used = response.usage
-            prompt = int(used.prompt_tokens or 0) if used is not None else 0
-            completion = int(used.completion_tokens or 0) if used is not None else 0
+            prompt = token_count(used.prompt_tokens) if used is not None else 0
+            completion = token_count(used.completion_tokens) if used is not None else 0
         except (AttributeError, TypeError, IndexError, ValueError) as exc:
             raise ProtocolError(f"not a chat completion: {type(exc).__name__}") from None
         if not isinstance(text, str):
@@ -565,6 +565,8 @@ def completion_fields(data: Any) -> tuple[str, str | None, int, int]:
         raise ProtocolError(f"not a chat completion: a JSON {type(data).__name__}, not an object")
     choices = data.get("choices")
     text, finish_reason = "", None
+    if choices is None and "error" not in data:  # no model's answer at all: an endpoint's fault, not the model's empty reply
+        raise ProtocolError("not a chat completion: it has no 'choices'")
     if choices:
         choice = choices[0] if isinstance(choices, list) else None
         message = choice.get("message") if isinstance(choice, dict) else None
@@ -579,12 +581,26 @@ def completion_fields(data: Any) -> tuple[str, str | None, int, int]:
     elif choices is None and "error" in data:  # an error sent with a 2xx status
         raise ProtocolError(f"an error with a success status: {status_message(200, json.dumps(data))}")
     used = data.get("usage")
+    prompt = token_count(used.get("prompt_tokens")) if isinstance(used, dict) else 0
+    completion = token_count(used.get("completion_tokens")) if isinstance(used, dict) else 0
+    return text, finish_reason if isinstance(finish_reason, str) else None, prompt, completion
+
+
+MAX_TOKENS_PER_CALL = 10**9
+"""The most tokens a reply's usage may count for one call (a hundred times the largest context windows): a count
+beyond it, or below 0, is an endpoint's nonsense, which would write a log no reader takes or undo a token budget."""
+
+
+def token_count(value: Any) -> int:
+    """A usage count of a reply as an int (0 where there is none); ProtocolError when it is not a count of tokens."""
     try:
-        prompt = int(used.get("prompt_tokens") or 0) if isinstance(used, dict) else 0
-        completion = int(used.get("completion_tokens") or 0) if isinstance(used, dict) else 0
+        count = int(value or 0)
     except (TypeError, ValueError, OverflowError):
         raise ProtocolError("not a chat completion: its usage counts are not numbers") from None
-    return text, finish_reason if isinstance(finish_reason, str) else None, prompt, completion
+    if not 0 <= count <= MAX_TOKENS_PER_CALL:
+        raise ProtocolError(f"not a chat completion: a usage count outside 0 to {MAX_TOKENS_PER_CALL:,} tokens for one "
+                            f"call ({excerpt(value)})")
+    return count
 
 
 def cache_note(total: Mapping[str, Any] | Usage) -> str:

@@ -313,6 +313,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         self._situations = self.__dict__.setdefault("_lasting_situations", SituationCache()) if self.situations_outlast_episodes else SituationCache()
         self._messages_cache: dict[str, tuple[int, dict[str, tuple[str, ...]], int]] = {}
         self._last_action: dict[str, dict[str, Any] | None] = {a: None for a in self.agents}
+        self._decided: dict[str, dict[str, Any]] = {}  # agent -> what became of its last decision (its last step's action)
         self._events: dict[str, list[dict[str, Any]]] = {a: [] for a in self.agents}
         self.global_events: list[dict[str, Any]] = []
         self.reset_options = dict(options or {})
@@ -359,7 +360,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
                     if type(text) is str and len(text) <= MEMO_TEXT_CHARS and len(offered[3]) < MEMO_ENTRIES:
                         self._situations.remember(offered[3], text, result)  # parsing reads only the text and the situation
             parsed[agent] = result if isinstance(result, Action) else None
-            self._last_action[agent] = result.to_json()
+            self._last_action[agent] = self._decided[agent] = result.to_json()
         for agent, action in parsed.items():
             if action is not None and action.command in ("say", "tell"):
                 self._send(agent, action)
@@ -484,7 +485,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     def reject(self, agent: str, why: str) -> None:
         """Mark `agent`'s well-formed action of this step as refused by the rules."""
         previous = self._last_action.get(agent) or {}
-        self._last_action[agent] = ActionError(why, "rejected", previous.get("command")).to_json()
+        self._last_action[agent] = self._decided[agent] = ActionError(why, "rejected", previous.get("command")).to_json()
 
     def tell_agent(self, agent: str, ev: dict[str, Any]) -> None:
         """Add an event to `agent`'s events of this step (shown in its next observation)."""
@@ -577,12 +578,20 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         return Observation(text)
 
     def last_action_line(self, agent: str) -> str:
-        """One line telling the agent what became of its last action."""
+        """One line telling the agent what became of its last action: after a step in which it had nothing to decide,
+        the idle line while it still has nothing to decide, and at its next decision what became of its last one (a
+        policy asked only at its decisions, an LLM's or a learner's, would else never read that its action was
+        refused when its turn passed, or it was busy, right after it). An action sent while the agent had nothing to
+        decide is ignored, and changes no line: only decisions are reported (`info["last_action"]` marks the step)."""
         last = self._last_action.get(agent)
         if last is None:
             return NO_LAST_ACTION
         if last.get("ignored"):
-            return self.idle_line
+            if self._offered.get(agent) is None:
+                return self.idle_line
+            last = self._decided.get(agent)
+            if last is None:  # no decision yet
+                return self.idle_line
         if last["ok"]:
             return f"{LAST_ACTION}{last['text']} (accepted)."
         return f"{LAST_ACTION_REJECTED}: {last['error']}"

@@ -39,7 +39,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from teamenvs.core.text import excerpt, printable
+from teamenvs.core.text import excerpt, printable, quote
 
 MAX_LOGGED_ACTION_CHARS = 20_000
 
@@ -616,6 +616,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
     """
     text = _LogText(path)
     records: list[dict[str, Any]] = []
+    numbers: list[int] = []
     size = values = 0
     try:
         for number, line in text.lines():
@@ -628,12 +629,36 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
                 raise LogError(path, number, "type", "a second header: a log holds one episode, and this one's steps "
                                                      "would mix two (one EpisodeRecorder per episode)")
             records.append(record)
+            numbers.append(number)
+        _check_order(path, records, numbers)
     except LogError:
         text.read_rest()  # damage to the gzip stream, found at its end, is the likelier cause: that is said instead
         raise
     if text.cut and records and records[-1].get("type") == "end":
         records.pop()
     return records
+
+
+def _check_order(path: str | Path, records: list[dict[str, Any]], numbers: list[int]) -> None:
+    """`LogError` where a log's well-formed lines do not make one episode in order: a bench header whose env is not
+    its run's, step lines that do not run 1, 2, 3, ... (a line lost, repeated or moved), an `end` line that counts
+    other steps than the log holds. Every line may be sound and the episode still not the one its end line scores."""
+    due = 1
+    for record, number in zip(records, numbers):
+        kind = record.get("type")
+        if kind == "step":
+            if record.get("step", due) != due:  # (a field left out is a reader's to miss, as `RECORD_CHECKS` has it)
+                raise LogError(path, number, "step", f"step {record['step']} where step {due} is due: a log's steps run "
+                                                     f"1, 2, 3, ... (a line lost, repeated or moved by an edit)")
+            due += 1
+        elif kind == "end" and record.get("steps", due - 1) != due - 1:
+            raise LogError(path, number, "steps", f"the end line counts {record['steps']} steps where the log holds "
+                                                  f"{due - 1}: an edited log")
+        elif kind == "header":
+            run = record.get("run")
+            if run and run.get("env") is not None and run["env"] != record["env_id"]:
+                raise LogError(path, number, "env_id", f"the header's env {quote(record['env_id'])} is not its run's "
+                                                       f"({quote(run['env'])}): an edited log")
 
 
 def log_text(path: str | Path) -> bytes:

@@ -633,7 +633,7 @@ def _layout_of(config: SearchRescueConfig) -> _Layout:
                                 "critical rescued / victims; points / (victims x the larger of the two points)"),
         Feature("time", 1, doc="step / max_steps"),
         Feature("last_action", 4 + len(COMMAND_KINDS),
-                doc="what became of the agent's last action, one-hot: none yet, accepted, rejected, none needed (busy); "
+                doc="what became of the agent's last action, one-hot: none yet, accepted, rejected, none needed (busy; at a decision after such steps, what became of its last decision); "
                     "then the accepted command, one-hot: " + ", ".join(COMMAND_KINDS)),
         Feature("events", len(EVENT_KINDS), doc="this step, the agent: " + ", ".join(k for k, _ in EVENT_KINDS)),
         Feature("new_messages", 1, doc="messages not yet shown at a decision (received since the agent last decided) / 4, at most 1"),

@@ -21,21 +21,32 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 
 class MaskInInfo(BaseParallelWrapper):
-    """A numeric, discrete team env whose observations are the Box alone (masks in `info`)."""
+    """A numeric, discrete team env whose learners' observations are the Box alone (masks in `info`); agents
+    that are not learners (`teamenvs.make(..., learners=...)`) keep their text observations."""
 
     def __init__(self, env: Any) -> None:
         super().__init__(env)
-        space = env.observation_space(env.possible_agents[0])
-        if not (isinstance(space, spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}):
+        self._masked = frozenset(a for a in env.possible_agents if _masked(env.observation_space(a)))
+        if not self._masked:
             raise ValueError("MaskInInfo wraps an env made with obs_type='vector', action_type='discrete'")
 
-    def observation_space(self, agent: str) -> spaces.Box:
-        return self.env.observation_space(agent)["observation"]
+    def observation_space(self, agent: str) -> spaces.Space:
+        space = self.env.observation_space(agent)
+        return space["observation"] if agent in self._masked else space
+
+    def _boxes(self, observations: dict[str, Any]) -> dict[str, Any]:
+        masked = self._masked
+        return {a: o["observation"] if a in masked else o for a, o in observations.items()}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         observations, infos = self.env.reset(seed=seed, options=options)
-        return {a: o["observation"] for a, o in observations.items()}, infos
+        return self._boxes(observations), infos
 
     def step(self, actions: dict[str, Any]):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        return {a: o["observation"] for a, o in observations.items()}, rewards, terminations, truncations, infos
+        return self._boxes(observations), rewards, terminations, truncations, infos
+
+
+def _masked(space: spaces.Space) -> bool:
+    """Whether an agent's observation space is a vector with its action mask (PettingZoo's convention)."""
+    return isinstance(space, spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}

@@ -20,7 +20,9 @@ With `skip_idle=True` (the default), steps in which the learner need not act (bu
 turn) are played by the teammates alone and their rewards for the learner are summed into the
 step's reward: one learner step may cover several env steps, a semi-MDP. `info["env_steps"]`
 says how many env steps the learner step covered (and `info["skipped_steps"]` how many of them
-the learner had nothing to decide). With `skip_idle=False` every env step is a learner step;
+the learner had nothing to decide); its `last_action` (`action_rejected` in a flat info) is what became of the
+learner's action, and so is the last-action line of its next observation. A reward for the learner in steps before its
+first decision comes with its first step's. With `skip_idle=False` every env step is a learner step;
 in idle ones the learner's action is ignored (`info["needs_action"]` is false).
 
 With numeric observations `info` is flat (needs_action, action_rejected, action_mask, env_steps,
@@ -116,6 +118,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.action_space = self.team_env.action_space(self.agent)
         self._teammates: dict[str, Any] = {}
         self._unread: frozenset[str] = frozenset()
+        self._reward_before = 0.0
 
     def _check_teammates(self) -> None:
         """Refuse, when the view is made, a teammate spec its first reset would refuse or quietly misread: a mapping
@@ -171,10 +174,11 @@ class SingleAgentEnv(gymnasium.Env):
             if bind is not None:  # as agents.run_episode does: constrained decoding may ask the rules, as a mask does
                 bind(functools.partial(self.team_env.accepts, agent))
         self._obs, self._infos = observations, infos
-        steps = 0
+        steps, self._reward_before = 0, 0.0
         if self.skip_idle:
             with self._deferring():
-                steps = self._advance_teammates()[3]
+                # (a reward for the learner in the steps before its first decision is paid with its first step's)
+                self._reward_before, _, _, steps = self._advance_teammates()
         self._episode_live, self._learner_steps = bool(self.team_env.agents), 0
         return self._obs[self.agent], self._learner_info(steps, steps)
 
@@ -293,8 +297,12 @@ class SingleAgentEnv(gymnasium.Env):
             steps += 1
         return total, terminated, truncated, steps
 
-    def _learner_info(self, env_steps: int, skipped: int) -> dict[str, Any]:
+    def _learner_info(self, env_steps: int, skipped: int, acted: Mapping[str, Any] | None = None) -> dict[str, Any]:
         full = self._infos.get(self.agent, {})
+        if acted is not None and skipped:
+            # the learner step's `last_action` is what became of the learner's action, in the first of its env steps,
+            # not the idle mark of the last one (the observation's last-action line says the same: `last_action_line`)
+            full = {**full, "last_action": acted}
         if not self.flat_info:
             info = {**full, "env_steps": env_steps, "skipped_steps": skipped}
             if self.team_env.views_share_parts_across_steps and info.get("view") is not None:
@@ -315,15 +323,19 @@ class SingleAgentEnv(gymnasium.Env):
         actions = self._teammate_actions()
         actions[self.agent] = action
         skipped = 0
+        reward_before, self._reward_before = self._reward_before, 0.0
         with self._deferring() if self.skip_idle else nullcontext():
             reward, terminated, truncated = self._step_team(actions)
+            acted = self._infos[self.agent]["last_action"] if self.agent in self._infos else None
             if self.skip_idle and not (terminated or truncated):
                 more, terminated, truncated, skipped = self._advance_teammates()
                 reward += more
+            if reward_before:
+                reward += reward_before
         self._episode_live, self._learner_steps = bool(self.team_env.agents), self._learner_steps + 1
         if not self._episode_live:
             self._close_log(ended=True)  # the episode's log complete as soon as it is over
-        return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped)
+        return self._obs[self.agent], reward, terminated, truncated, self._learner_info(1 + skipped, skipped, acted)
 
     def render(self) -> str | None:
         return self.team_env.render()

@@ -292,6 +292,41 @@ def test_an_edited_field_is_a_log_error_naming_file_line_and_field(tiny, tmp_pat
         assert err.startswith("error: ") and f"{path}:{line}: {field}: " in err, err
 
 
+def test_sound_lines_out_of_order_are_damage_and_rerun_by_bench(tiny, tmp_path):
+    """Found by review: a step line repeated or deleted, an end line counting other steps, or a header naming another
+    env than its run left every line sound, and report and bench counted the log complete (replay alone saw it)."""
+    episode, log, records = tiny
+    assert [r.get("step") for r in records if r["type"] == "step"] == [1, 2, 3, 4]
+    step_2 = next(i for i, r in enumerate(records) if r.get("step") == 2)
+    repeated = records[:step_2 + 1] + records[step_2:]
+    dropped = records[:step_2] + records[step_2 + 1:]
+    cases = {
+        "repeated": (repeated, step_2 + 2, "step", "step 2 where step 3 is due"),
+        "dropped": (dropped, step_2 + 1, "step", "step 3 where step 2 is due"),
+        "end": (edited(records, "end", ["steps"], 3)[0], len(records), "steps", "the end line counts 3 steps where the log holds 4"),
+        "env": (edited(records, "header", ["env_id"], "commons_v0")[0], 1, "env_id",
+                "the header's env 'commons_v0' is not its run's ('day_trader_v0')"),
+    }
+    for name, (bad, line, field, why) in cases.items():
+        path = write_edited(tmp_path / f"{name}.jsonl", bad)
+        with pytest.raises(LogError) as caught:
+            read_log(path)
+        assert (caught.value.line, caught.value.field) == (line, field), name
+        assert why in str(caught.value), name
+    # bench takes such a log for damage and reruns it
+    out = log.parent.parent
+    data = log.read_bytes()
+    try:
+        with gzip.open(log, "wt", encoding="utf-8") as file:
+            file.write("".join(dumps(r) + "\n" for r in repeated))
+        outcome = run_bench(load_suite(out.parent / "tiny.json"), out, workers=1, progress=False, report=False)
+        assert (outcome.ran, outcome.skipped) == (1, 0)
+        assert "damaged log, rerun:" in outcome.summary() and "step 2 where step 3 is due" in outcome.summary()
+        assert log.read_bytes() == data
+    finally:
+        log.write_bytes(data)
+
+
 def test_report_leaves_an_edited_log_out_and_says_which_and_why(tiny, tmp_path):
     _, log, records = tiny
     logs = tmp_path / "logs"

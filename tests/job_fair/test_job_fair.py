@@ -190,7 +190,9 @@ def test_say_out_of_turn_is_ignored():
     assert infos[seeker]["valid_actions"] == ()
     observations, _, _, _, infos = env.step({"recruiter_1": "say Hello there.", seeker: "say I interrupt you!"})
     assert infos[seeker]["last_action"] == {"ok": None, "ignored": True}
-    assert env.idle_line in observations[seeker]
+    # its turn now: its observation tells what became of its last decision, and nothing of the ignored words
+    line = infos[seeker]["view"]["last_action"]
+    assert line.startswith("Your last action: ") and line.endswith(" (accepted).") and "interrupt" not in line
     assert interview.lines == ["Morgan Ellery: Hello there."]
     assert interview.said == {"recruiter": 1, "seeker": 0} and interview.turn == "seeker"
     assert "I interrupt you" not in observations["recruiter_1"]

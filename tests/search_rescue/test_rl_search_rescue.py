@@ -168,7 +168,10 @@ def test_hand_checked_slots_on_a_drawn_map():
     assert rooms[1, fields["rubble"]] == 1 and rooms[2, fields["rubble"]] == 1 and rooms[2, fields["known"]] == 1
     local = vec[slots(config, "local_map")].reshape(9, 9, 5)
     assert list(local[4, 7]) == [0, 0, 0, 0, 1]  # the rubble in the doorway at (8,2)
-    assert list(vec[slots(config, "last_action")][:4]) == [0, 0, 0, 1]  # walking: no decision asked
+    # its decision after the walk: what became of its last decision, the accepted 'go to'
+    status = vec[slots(config, "last_action")]
+    assert infos["medic"]["needs_action"] and list(status[:4]) == [0, 1, 0, 0]
+    assert status[4 + V.COMMAND_KINDS.index("go to")] == 1 and status.sum() == 2
     assert vec[slots(config, "events")][[k for k, _ in V.EVENT_KINDS].index("arrived")] == 1
     observations, _, _, _, _ = env.step({a: 0 for a in env.agents})
     status = observations["medic"]["observation"][slots(config, "last_action")]

@@ -259,6 +259,15 @@ def test_a_model_can_be_retrieved_by_id(client):
         client.models.retrieve("gpt-4o")
 
 
+def test_a_query_string_is_no_part_of_the_endpoint_s_path(server):
+    # Azure-style clients add ?api-version=...; it was read as part of the path, a 404
+    status, _, body = post(server, {"model": "random-valid", "messages": [{"role": "user", "content": "hi"}]},
+                           path="/chat/completions?api-version=2024-06-01")
+    assert status == 200 and json.loads(body)["choices"]
+    status, _, _ = post(server, {"model": "random-valid", "messages": []}, path="/chat/nothing?x=1")
+    assert status == 404
+
+
 def test_an_unknown_model_id_is_a_json_404(server):
     for model in ("nope", "echo+explode=1"):
         with pytest.raises(urllib.error.HTTPError) as raised:

@@ -812,7 +812,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = self.rfile.read(length)
             if len(data) < length:
                 raise _Refused(400, f"the body ended after {len(data)} of its {length} bytes", close=True)
-            path = self.path.rstrip("/")
+            path = urllib.parse.urlsplit(self.path).path.rstrip("/")  # (a query string, e.g. Azure's api-version, is no part of it)
             if path in ("/v1/chat/completions", "/chat/completions"):
                 self._chat(parse_body(data))
             elif path in ("/v1/embeddings", "/embeddings"):

@@ -492,6 +492,8 @@ def briefing_situation(game: FairState, agent: str) -> Situation:
     """The commands of `agent`'s role, for its briefing."""
     mine = SEEKER_COMMANDS if agent in game.persona else RECRUITER_COMMANDS
     denied = {c: "another role's command" for c in COMMANDS.commands if c not in mine}
+    if not game.config.communication:  # no interviews: their commands are never valid, and the briefing does not list them
+        denied.update(dict.fromkeys(("say", "end interview"), "there are no interviews"))
     return Situation(denied, _limits(game), {"company": tuple(c.name for c in game.fair.companies)})
 
 

@@ -7,8 +7,9 @@ Booleans per run, as MetaAgents counts them over 50 runs:
 - `workflow` (2.2): every recruiter's workflow maps onto its canonical steps, complete and in
   order; `workflow_per_team` gives it per business, the rows of MetaAgents Table 2;
 - `assignment` (2.3, as the paper defines it: "successful if all workflow steps have qualified
-  agents"): every recruiter assigned a qualified hire to each canonical step. A redundant or
-  unqualified hire placed on a step beside a qualified one does not fail it;
+  agents"): every recruiter assigned a qualified hire to each canonical step and placed no capable
+  hire on a step it is not qualified for (5.3: "misplacing capable agents" fails skill matching).
+  A redundant hire placed on a step beside a qualified one does not fail it (E.2);
 - `misplacement`: some recruiter placed a hire on a step the hire is not qualified for
   (MetaAgents' *misplacement*, redundant hires' placements included), reported on its own:
   `misplacements` counts them, `misplacement_rate` is the share of recruiters with one;

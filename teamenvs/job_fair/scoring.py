@@ -146,8 +146,9 @@ def valid_team(fair: Fair, company: str, members: Iterable[str]) -> bool:
 
 @dataclass(frozen=True)
 class AssignmentCheck:
-    """Metric 2.3 for one recruiter: `ok` (every canonical step has a qualified hire), the steps left
-    without one, and the misplacements beside it: (hire, free-text step) for hires on a step they are not qualified for."""
+    """Metric 2.3 for one recruiter: `ok` (every canonical step has a qualified hire, and no capable hire is on a
+    step it is not qualified for), the steps left without one, and every misplacement, a redundant hire's included:
+    (hire, free-text step) for hires on a step they are not qualified for."""
 
     ok: bool
     uncovered: tuple[str, ...]
@@ -164,8 +165,10 @@ def check_assignment(
 ) -> AssignmentCheck:
     """Metric 2.3 for `company`'s decision: (member, free-text step) assignments against its workflow.
 
-    A misplaced hire beside a qualified one leaves the step covered (MetaAgents E.2: recruiters who
-    hired a redundant seeker along with every qualified one still pass 2.3).
+    It passes when every canonical step has a qualified hire and no capable hire (one who fits a role of the
+    company) is placed on a step it is not qualified for: MetaAgents 5.3 counts "misplacing capable agents" among
+    the cases that "fail to perform correct skill matching". A redundant hire's placement does not fail it
+    (MetaAgents E.2: recruiters who hired a redundant seeker along with every qualified one still pass 2.3).
     """
     business = fair.business_of(company)
     mapped = dict(zip(workflow, mapper(business, workflow)))
@@ -174,6 +177,7 @@ def check_assignment(
     allowed = set(members)
     covered: set[str] = set()
     misplaced: list[tuple[str, str]] = []
+    capable_misplaced = False
     for name, step in assignments:
         canonical = mapped.get(step, ())
         if name not in allowed or name not in seekers:
@@ -182,8 +186,9 @@ def check_assignment(
         covered.update(fit)
         if canonical and not fit:
             misplaced.append((name, step))
+            capable_misplaced = capable_misplaced or fair.fits(seekers[name], company)
     uncovered = tuple(s.name for s in business.workflow if s.name not in covered)
-    return AssignmentCheck(not uncovered, uncovered, tuple(misplaced))
+    return AssignmentCheck(not uncovered and not capable_misplaced, uncovered, tuple(misplaced))
 
 
 def confusion(fair: Fair, company: str, applicants: Iterable[str], hired: Iterable[str]) -> dict[str, int]:

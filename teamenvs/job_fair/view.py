@@ -79,6 +79,7 @@ def build_view(game: FairState, agent: str, envelope: Mapping[str, Any], compani
         "phase": game.phase,
         "phase_start": game.phase_start,  # the step the phase began (its "phase begins" event); not rendered
         "interview_turns": game.config.interview_turns,
+        "interviews_held": game.config.communication,  # (False: `no_interviews`, recruiters decide from names)
         "interview": _interview_view(game, current, agent) if current is not None else None,
         "past_interviews": _past_interviews(game, agent, current) if mine else (),
     }
@@ -165,7 +166,8 @@ def render_view(view: Mapping[str, Any], memo: dict[Any, Any] | None = None) -> 
         if view["applicants"]:
             out.append(f"Waiting to be interviewed: {', '.join(view['applicants'])}.")
         if view["candidates"]:
-            out.append(f"Candidates you interviewed: {', '.join(view['candidates'])}.")
+            out.append(f"Candidates you interviewed: {', '.join(view['candidates'])}." if view["interviews_held"]
+                       else f"Your candidates (they applied; there are no interviews): {', '.join(view['candidates'])}.")
     for past in view["past_interviews"]:
         out.append(_past_interview_text(past, memo))
     if view["interview"] is not None:
@@ -250,12 +252,15 @@ def frame(game: FairState, step: int) -> str:
 def role_briefing(game: FairState, agent: str) -> str:
     """The role and rules part of `agent`'s briefing."""
     fair = game.fair
+    interviews = (
+        f"then each recruiter interviews its applicants one at a time (the recruiter speaks first, up to "
+        f"{game.config.interview_turns} turns each, and only the two of you hear the conversation); "
+        if game.config.communication else "there are no interviews; "
+    )
     common = (
         "You are at a job fair. Recruiters assemble teams for their companies; job seekers look for a company "
-        "where their skills fit. First seekers apply to companies; then each recruiter interviews its applicants "
-        f"one at a time (the recruiter speaks first, up to {game.config.interview_turns} turns each, and only the two of "
-        "you hear the conversation); then recruiters decide whom to hire, the workflow of their team and who does "
-        "which step; last, seekers accept or decline their job offers."
+        f"where their skills fit. First seekers apply to companies; {interviews}then recruiters decide whom to hire, "
+        "the workflow of their team and who does which step; last, seekers accept or decline their job offers."
     )
     if agent in game.persona:
         return (

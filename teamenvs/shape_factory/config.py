@@ -10,9 +10,9 @@ What the paper leaves open, and the choices made here:
 
 - **Shapes per order and orders per agent.** One shape per order (`shape_amount_per_order=1`)
   and, in the BASELINE, three orders per agent (as many as there are shapes; B.1 gives 4 and 5
-  orders for the 8- and 10-agent conditions, one per shape). Table 2's wealth figures fit this
-  reading: the best team ends at 200 + orders x (60 - 15) per agent, $335 with 3 orders (GPT-5.5
-  and Claude reach exactly $335 in several 6-agent conditions) and $380 with 4 (a Table 2 cell).
+  orders for the 8- and 10-agent conditions, one per shape). The best team ends at 200 + orders x
+  (60 - 15) per agent, $335 with 3 orders and $380 with 4, figures Table 2 shows, though beside
+  order fulfilment that cannot give them here (docs/envs/shape_factory_v0.md, "Readings").
 - **Maximum production.** 10 shapes per agent (Table 8 names `max_production_num` but gives no
   value): more than any agent needs in a cooperative market, so the limit binds only a
   factory that overproduces.
@@ -52,7 +52,7 @@ class ShapeFactoryConfig(MessagingConditions):
     n_shapes: int = setting(3, low=2, high=len(SHAPES), doc=f"shape types in play, the first of {', '.join(SHAPES)}")
     orders_per_agent: int = setting(3, low=1, high=10, doc="orders each agent holds (never of its own specialty)")
     shape_amount_per_order: int = setting(
-        1, low=1, high=5, doc="shapes in one order (1: Table 2's wealth figures fit one shape per order; see the module doc)"
+        1, low=1, high=5, doc="shapes in one order (1: the paper gives no number; see the module doc)"
     )
     starting_money: int = setting(200, low=0, high=100_000, doc="each agent's money at the start, in dollars")
     specialty_cost: int = setting(15, low=0, high=10_000, doc="cost of making a shape of one's specialty")

@@ -703,6 +703,13 @@ def test_without_communication_recruiters_decide_from_names():
     env = teamenvs.make("job_fair_v0", preset="no_interviews", scenario="S3").unwrapped
     assert env.config.communication is False
     observations, infos = env.reset(seed=0)
+    # the briefings describe no interviews and list none of their commands (they had, and the view said "interviewed")
+    for agent in ("seeker_1", "recruiter_1"):
+        assert "there are no interviews" in env.briefing(agent) and "interviews its applicants" not in env.briefing(agent)
+        assert "say <message>" not in env.briefing(agent) and "end interview" not in env.briefing(agent)
+    with_interviews = teamenvs.make("job_fair_v0", scenario="S3")
+    with_interviews.reset(seed=0)
+    assert "interviews its applicants" in with_interviews.briefing("seeker_1") and "say <message>" in with_interviews.briefing("seeker_1")
     companies = [c.name for c in env.game.fair.companies]
     applied = {s: companies[i % 3] for i, s in enumerate(env.game.seekers)}
     observations, _, _, _, infos = step(env, infos, {s: f"apply {c}" for s, c in applied.items()} | {r: "wait" for r in env.game.recruiters})
@@ -711,7 +718,7 @@ def test_without_communication_recruiters_decide_from_names():
     for r, company in zip(env.game.recruiters, companies):
         names = tuple(env.game.persona[s].name for s in env.game.seekers if applied[s] == company)
         assert env.game.candidates[r] == names and infos[r]["view"]["past_interviews"] == ()
-        assert f"Candidates you interviewed: {', '.join(names)}." in observations[r]
+        assert f"Your candidates (they applied; there are no interviews): {', '.join(names)}." in observations[r]
         assert {f.command for f in infos[r]["valid_actions"]} == {"hire", "workflow", "submit"}
     first = env.game.candidates["recruiter_1"][0]
     observations, _, _, _, infos = env.step({"recruiter_1": f"hire {first}"})

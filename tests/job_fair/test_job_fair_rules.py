@@ -473,7 +473,8 @@ def test_film_production_misplacement_on_post_production_is_detected():
               (who["film editor"], "Post-production"), (who["cinematographer"], "Post-production")]
     check = check_assignment(f, company, workflow, assign, list(who.values()))
     assert check.misplaced == ((who["cinematographer"], "Post-production"),)
-    assert check.ok  # the film editor covers Post-production: Metric 2.3 holds, the misplacement is reported beside it
+    # the film editor covers Post-production, but a capable hire is misplaced: Metric 2.3 fails (MetaAgents 5.3)
+    assert check.uncovered == () and not check.ok
     assert not team_right(f, company, list(who.values()), workflow, assign)  # the reward allows none
 
 
@@ -536,9 +537,10 @@ def test_check_assignment_misplacement():
     f = fair("S2")
     assign = [*SW_ASSIGN, (TEST, "Designing")]  # a tester assigned to Designing, beside the designer
     check = check_assignment(f, SW, SW_STEPS, assign, SW_TEAM)
-    assert check.ok  # every step still has a qualified hire (MetaAgents 3.5)
+    # every step still has a qualified hire, but a capable one is misplaced: "misplacing capable agents" fails skill
+    # matching (MetaAgents 5.3; App. D's example is a code tester on the designing phase)
     assert check.misplaced == ((TEST, "Designing"),)
-    assert check.uncovered == ()
+    assert check.uncovered == () and not check.ok
     # tester and designer swapped: two misplacements, and their two steps are left uncovered
     swapped = [(TEST, "Designing"), (PROG, "Coding"), (UI, "Testing"), (PM, "Documenting")]
     check = check_assignment(f, SW, SW_STEPS, swapped, SW_TEAM)
@@ -560,9 +562,11 @@ def test_check_assignment_only_members_count():
     # Ben, not a member, assigned to Coding: neither a misplacement nor coverage
     check = check_assignment(f, SW, SW_STEPS, [*SW_ASSIGN, (BEN, "Coding")], SW_TEAM)
     assert check.ok and check.misplaced == ()
-    # Ben as a member assigned to Coding is a misplacement
+    # Ben as a member assigned to Coding is a misplacement; he is the redundant seeker, whose placement beside the
+    # qualified team does not fail 2.3 (MetaAgents E.2)
     check = check_assignment(f, SW, SW_STEPS, [*SW_ASSIGN, (BEN, "Coding")], [*SW_TEAM, BEN])
     assert check.misplaced == ((BEN, "Coding"),)
+    assert not f.fits(next(s for s in f.seekers if s.name == BEN), SW) and check.ok
 
 
 def test_check_assignment_to_unmapped_step_is_neither_coverage_nor_misplacement():
@@ -744,7 +748,8 @@ def test_assignment_edit_misplacement():
     records, _ = honest("S2")
     decision(records, SW)["assign"].append([TEST, "Designing"])
     m = job_fair_metrics(records)
-    assert m["assignment"] is True and m["overall_success"] is True  # the designer still covers Designing
+    # the designer still covers Designing, but the tester, capable, is misplaced: 2.3 fails (MetaAgents 5.3)
+    assert m["assignment"] is False and m["overall_success"] is False
     assert m["misplacement"] is True and m["misplacement_rate"] == 1.0
     assert m["misplacements"] == 1 and m["per_company"][SW]["misplaced"] == [[TEST, "Designing"]]
     assert m["per_company"][SW]["misplacement"] is True

@@ -180,7 +180,11 @@ async def arun_episode(
                     if extras:
                         recorder.annotate(agent, **extras)
                 if probes is not None and probes.due(steps):
-                    for agent, answers in (await probes.ask(policies, asking)).items():
+                    try:
+                        answered = await probes.ask(policies, asking)
+                    except BudgetExceeded as exc:  # spent at the probe: the step's actions are played, then a clean stop
+                        stopped, answered = exc, {}
+                    for agent, answers in answered.items():
                         recorder.annotate(agent, probe=answers)
                 observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))
                 for agent, reward in rewards.items():
@@ -188,6 +192,8 @@ async def arun_episode(
                 steps += 1
                 if on_step is not None:
                     on_step(steps, usage_summary(policies).get("total", {}))
+                if stopped is not None:
+                    break
             records = recorder.records  # with a log file: unpacked metrics views, read once
             metrics = episode_metrics(records)
             extra: dict[str, Any] = {}
@@ -200,10 +206,13 @@ async def arun_episode(
 
                         embedder = HashingEmbedder()
                     metrics["probes"] = probing.probe_metrics(records, embedder)
-                if interview:
+                if interview and stopped is None:
                     outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
-                    extra["interview"] = await probing.interview(policies, outcome)
-                    metrics["interview"] = probing.interview_summary(extra["interview"])
+                    try:
+                        extra["interview"] = await probing.interview(policies, outcome)
+                        metrics["interview"] = probing.interview_summary(extra["interview"])
+                    except BudgetExceeded as exc:  # the episode is whole and counted; its interview is left out
+                        extra["warning"] = f"no interview: {exc}"
             usage = usage_summary(policies)
             if usage:
                 extra["usage"] = usage

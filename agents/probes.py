@@ -98,7 +98,8 @@ class Prober:
     async def ask(self, policies: Mapping[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The parsed answers of the `agents` whose policies can be asked."""
         askable = [a for a in agents if hasattr(policies[a], "ask")]
-        replies = await asyncio.gather(*(policies[a].ask(self.prompt()) for a in askable))
+        replies = await asyncio.gather(*(policies[a].ask(self.prompt()) for a in askable), return_exceptions=True)
+        _raise_first(replies)
         return {a: parse_probe(r) for a, r in zip(askable, replies)}
 
 
@@ -221,8 +222,17 @@ async def interview(policies: Mapping[str, Any], outcome: str = "") -> dict[str,
         return answers
 
     askable = {a: p for a, p in policies.items() if hasattr(p, "ask")}
-    results = await asyncio.gather(*(one(p) for p in askable.values()))
+    results = await asyncio.gather(*(one(p) for p in askable.values()), return_exceptions=True)
+    _raise_first(results)
     return dict(zip(askable, results))
+
+
+def _raise_first(results: Sequence[Any]) -> None:
+    """Raise the first failure among `asyncio.gather(..., return_exceptions=True)`'s results: every agent's questions
+    run to their end first, so that each call made is counted (a spent budget, say, stops the others at their next call)."""
+    failure = next((r for r in results if isinstance(r, BaseException)), None)
+    if failure is not None:
+        raise failure
 
 
 def interview_summary(answers: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:

@@ -666,13 +666,17 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
         return []
     lines = [f"Paired with {md_code(reference)} on the same seeds: mean difference (policy - {md_text(reference)}) and its 95% "
              f"confidence interval (Student t over the seeds' differences); * marks an interval that excludes 0 (the paired "
-             f"t-test at 5%, one comparison at a time: no correction for the table's many), given from {MIN_PAIRS} pairs on.", "",
+             f"t-test at 5%, one comparison at a time: no correction for the table's many); the interval is given from "
+             f"{MIN_PAIRS} pairs on (\"–\" below: too few seeds to check the t interval's assumption, as in the figures).", "",
              "| condition | policy | metric | pairs | difference | 95% CI |", "|---|---|---|---:|---:|---|"]
     for metric, rows in table.items():
         d = _digits([abs(x) for _, _, _, x, _ in rows] or [1.0])
         for c, p, n, diff, (lo, hi) in rows:
-            mark = "" if lo <= 0 <= hi or n < MIN_PAIRS else " *"
-            lines.append(f"| {md_cell(c)} | {md_cell(p)} | {md_cell(metric)} | {n} | {diff:+,.{d}f} | [{lo:,.{d}f}, {hi:,.{d}f}]{mark} |")
+            if n < MIN_PAIRS:
+                interval = "–"
+            else:
+                interval = f"[{lo:,.{d}f}, {hi:,.{d}f}]" + ("" if lo <= 0 <= hi else " *")
+            lines.append(f"| {md_cell(c)} | {md_cell(p)} | {md_cell(metric)} | {n} | {diff:+,.{d}f} | {interval} |")
     lines.append("")
     return lines
 
@@ -732,8 +736,13 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
         lines.append("|---|---|" + "---:|" * len(USAGE_KEYS))
         for c, p in usage_cells:
             cell = g.cells[(c, p)]
-            means = [sum(float(r.usage.get(k, 0)) for r in cell) / len(cell) for k in USAGE_KEYS]
-            lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(f"{v:,.4f}" if k == "cost_usd" else f"{v:,.1f}" for k, v in zip(USAGE_KEYS, means)) + " |")
+            shown = []
+            for k in USAGE_KEYS:
+                counted = [float(r.usage[k]) for r in cell if r.usage.get(k) is not None] if k == "cost_usd" else \
+                    [float(r.usage.get(k, 0)) for r in cell]
+                # a cost is known only where the run was given prices (--price): a cell without is "–", not free
+                shown.append("–" if not counted else f"{sum(counted) / len(counted):,.4f}" if k == "cost_usd" else f"{sum(counted) / len(counted):,.1f}")
+            lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(shown) + " |")
         lines.append("")
         lines += sources_markdown(g, usage_cells)
     lines += probes_markdown(g)

@@ -32,6 +32,7 @@ quote short excerpts of the values at fault, never a whole value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -150,16 +151,36 @@ class Episode:
             "policy": self.policy.to_json(), "seed": self.seed, "max_steps": self.group.max_steps,
             "index": list(self.index), "description": self.description,
         }
+        if self.env_max_steps is not None:  # only then, so that the run headers of other logs stay as they were
+            meta["env_max_steps"] = self.env_max_steps
         if self.policy.is_llm:
             meta["model"] = model
             if settings is not None:
                 meta["settings"] = dict(settings)
         return meta
 
+    @functools.cached_property
+    def env_max_steps(self) -> int | None:
+        """The group's step cap where the env has a `max_steps` setting above it (the map task, search and rescue, the
+        shape factory): the env is then made with that many steps, so that it ends the episode itself, as its
+        observations say, and pays what it pays at its end (the map task's score), where the step loop's cut would
+        leave it unpaid. None where the condition sets `max_steps` itself, or the env has no such setting."""
+        cap = self.group.max_steps
+        if cap is None or "max_steps" in self.condition.overrides:
+            return None
+        from teamenvs.core.config import build_config
+        from teamenvs.registry import spec
+
+        env_class = spec(self.group.env).load_env_class()
+        steps = getattr(build_config(env_class.config_class, env_class.presets, self.condition.preset, self.condition.overrides),
+                        "max_steps", None)
+        return cap if isinstance(steps, int) and steps > cap else None
+
     def make_env(self) -> Any:
         from teamenvs import make
 
-        return make(self.group.env, preset=self.condition.preset, **self.condition.overrides)
+        steps = {"max_steps": self.env_max_steps} if self.env_max_steps is not None else {}
+        return make(self.group.env, preset=self.condition.preset, **self.condition.overrides, **steps)
 
 
 @dataclass(frozen=True)

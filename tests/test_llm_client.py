@@ -405,6 +405,14 @@ def test_an_identical_call_is_served_from_the_cache(server, tmp_path):
     assert chat(rerun, ask("cache hit")).cached and rerun.requests == 0
 
 
+def test_a_reply_served_from_the_cache_keeps_its_finish_reason(server, tmp_path):
+    # found by review: the cache kept only the text, so a rerun's log lost "length" on replies cut at the output limit
+    first = chat(make_client(server, cache=None, cache_dir=tmp_path, max_tokens=3), ask("cut short"))
+    assert not first.cached and first.finish_reason == "length"
+    again = chat(make_client(server, cache=None, cache_dir=tmp_path, max_tokens=3), ask("cut short"))
+    assert again.cached and (again.text, again.finish_reason) == (first.text, "length")
+
+
 def test_a_cache_hit_spends_no_budget(server, tmp_path):
     client = make_client(server, cache=None, cache_dir=tmp_path)
     chat(client, ask("cache budget"))

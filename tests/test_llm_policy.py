@@ -666,6 +666,21 @@ def test_reusing_policies_over_seeds_starts_each_episode_with_a_fresh_memory_unl
         assert texts == ["I am the team's treasurer."]
 
 
+def test_a_kept_memory_ages_its_earlier_episodes_memories(server):
+    # found by review: the step restarted at 0 each episode, so the memories of the episode before (stored at later
+    # steps) counted as newer than this episode's and were retrieved first
+    env = teamenvs.make("commons_v0")
+    policies = policies_for(env, server, memory=True, keep_memory=True, max_repairs=0)
+    lead = env.possible_agents[0]
+    first = agents.run_episode(env, policies, seed=0, max_steps=6)
+    played = acted_steps(first)[lead]
+    first_steps = {m.step for m in policies[lead].memory.memories()}
+    assert max(first_steps) == played - 1
+    agents.run_episode(env, policies, seed=1, max_steps=2)
+    second_steps = {m.step for m in policies[lead].memory.memories()} - first_steps
+    assert second_steps and min(second_steps) == played  # this episode's memories come after the last one's
+
+
 def test_memory_is_retrieved_into_the_prompt(server):
     sent = []
 
@@ -1181,3 +1196,18 @@ def test_the_single_agent_view_gives_llm_teammates_the_rules(server, tmp_path):
     acted = sum(1 for record in step_records(read_log(tmp_path / "view.jsonl"))
                 for agent, entry in record["agents"].items() if agent != "medic" and entry["raw_action"] is not None)
     assert acted > 20 and refused == []
+
+
+def test_a_failed_question_still_counts_its_calls_and_retries(server):
+    # found by review: `ask` (probes, interviews) added its usage only after a reply, where `aact` counts a failed step
+    import asyncio
+
+    from agents.llm.client import LLMError
+
+    env = teamenvs.make("commons_v0")
+    policies = policies_for(env, server, model="random-valid+p500=1", max_retries=2)
+    policy = policies[env.possible_agents[0]]
+    policy.reset(env.possible_agents[0], env.briefing(env.possible_agents[0]))
+    with pytest.raises(LLMError, match="after 3 attempts"):
+        asyncio.run(policy.ask("How is it going?"))
+    assert (policy.usage.calls, policy.usage.retries) == (1, 2)

@@ -116,3 +116,23 @@ def test_a_paradigm_can_ship_its_own_wording_of_the_probe_questions():
     assert prober.every == 3 and hidden["plan"] in prober.prompt()
     with pytest.raises(ValueError, match="keyed"):
         Prober(questions={"plan": "?"})
+
+
+def test_a_budget_spent_at_a_probe_or_the_interview_stops_cleanly_and_counts_every_call(server, tmp_path):
+    """Found by review: a budget spent by a probe or an interview question raised out of the episode, which was
+    logged as an error (and a bench counted it failed), with the calls of the questions still running uncounted."""
+    env = teamenvs.make("day_trader_v0")
+    # 3 action calls, then probes: the budget of 4 runs out at the second probe question; the step is played, then stop
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=4)
+    result = agents.run_episode(env, policies, seed=0, max_steps=6, probes=Prober(every=1), log_dir=tmp_path)
+    end = read_log(result.log_path)[-1]
+    assert (result.status, result.steps, end["type"], end["status"]) == ("budget", 1, "end", "budget")
+    assert "budget of 4 model calls is spent" in result.warning
+    assert result.usage["total"]["calls"] == 4
+    # 6 action calls, then the interview: spent at its third question; the episode is whole, its interview left out
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=8)
+    result = agents.run_episode(env, policies, seed=0, max_steps=2, interview=True, log_dir=tmp_path / "interview")
+    end = read_log(result.log_path)[-1]
+    assert (result.status, result.steps, end["type"]) == ("done", 2, "end") and "status" not in end
+    assert end["warning"].startswith("no interview: ") and "interview" not in result.metrics and "interview" not in end
+    assert result.usage["total"]["calls"] == 8

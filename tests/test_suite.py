@@ -516,3 +516,21 @@ def test_missing_file_and_wrong_extension(tmp_path):
         load_suite(text)
     with pytest.raises(SuiteError, match=r"unknown suite 'smok'"):
         load_suite("smok")
+
+
+def test_a_step_cap_is_given_to_envs_that_have_a_max_steps_setting():
+    """Found by review: llm-smoke cut the map task at 32 of its 120 steps in the loop, so its score, paid at its own end,
+    was never paid (every policy's return read 0) and its agents read "step 1/120". An env with a `max_steps` setting is
+    now made with the cap and ends its episode itself; the others are cut by the loop as before."""
+    suite = load_suite("llm-smoke")
+    by_env = {e.group.env: e for e in suite.episodes()}
+    capped = {env: e.env_max_steps for env, e in by_env.items()}
+    assert capped == {**dict.fromkeys(by_env), "map_task_v0": 32, "search_rescue_v0": 32, "shape_factory_v0": 32}
+    env = by_env["map_task_v0"].make_env()
+    assert env.unwrapped.config.max_steps == 32 and by_env["map_task_v0"].run_meta()["env_max_steps"] == 32
+    assert "env_max_steps" not in by_env["day_trader_v0"].run_meta()
+    # a condition that sets max_steps keeps its own; no cap, no change (the paper and smoke suites' headers as before)
+    own = parse_suite({"name": "own", "seeds": 1, "max_steps": 32, "groups": [
+        {"title": "t", "env": "map_task_v0", "conditions": [{"name": "long", "set": {"max_steps": 60}}], "policies": ["scripted"]}]}, "test")
+    assert own.episodes()[0].env_max_steps is None and own.episodes()[0].make_env().unwrapped.config.max_steps == 60
+    assert all(e.env_max_steps is None for e in load_suite("smoke").episodes())

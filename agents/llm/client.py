@@ -382,7 +382,8 @@ class LLMClient:
                 usage = Usage(calls=1, cached=1)
                 if ledger is not None:
                     ledger.add(usage)
-                return ChatResult(stored["text"], usage, self.model, cached=True)
+                reason = stored.get("finish_reason")  # (entries written before it was stored have none)
+                return ChatResult(stored["text"], usage, self.model, cached=True, finish_reason=reason if isinstance(reason, str) else None)
         if budget is not None:
             budget.check()
             budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
@@ -426,16 +427,17 @@ class LLMClient:
         if ledger is not None:
             ledger.add(usage)
         if path is not None and text:
-            self._store(path, text)
+            self._store(path, text, finish_reason)
         return ChatResult(text, usage, self.model, finish_reason=finish_reason)
 
-    def _store(self, path: Path, text: str) -> None:
+    def _store(self, path: Path, text: str, finish_reason: str | None = None) -> None:
         """Write a cache entry through a temporary file of its own (processes sharing the cache may write the same
         entry at once); a failure is a warning, never the loss of the answer."""
         tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"model": self.model, "text": text}), encoding="utf-8")
+            entry = {"model": self.model, "text": text, **({"finish_reason": finish_reason} if finish_reason else {})}
+            tmp.write_text(json.dumps(entry), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
             with contextlib.suppress(OSError):

@@ -333,6 +333,7 @@ class LLMPolicy:
         self.usage = Usage()
         self._recent: list[str] = []
         self.step = 0
+        self._memory_clock = 0  # the memory's time: `step`, counted on across the episodes a kept memory spans
 
     # ------------------------------------------------------------------ Policy protocol
     def bind_rules(self, accepts: Callable[[str], bool]) -> None:
@@ -347,12 +348,20 @@ class LLMPolicy:
         self.rules_accept = None  # bound again for the new episode's env
         self.usage = Usage()
         self._recent = []
+        if self.keep_memory:
+            # a kept memory's last episode is in its past: its memories must age, not read as newer than this episode's
+            self._memory_clock += self.step
         self.step = 0
         self.last_extras = {}
         if self.budget is not None:
             self.budget.reset()
         if self.memory is not None and not self.keep_memory:
             self._restart_memory()
+
+    @property
+    def memory_time(self) -> int:
+        """The step the memory is told now: the episode's step, after those of the earlier episodes a kept memory holds."""
+        return self._memory_clock + self.step
 
     def _restart_memory(self) -> None:
         """Put the memory back as the first episode found it (the first call only takes that snapshot)."""
@@ -396,7 +405,7 @@ class LLMPolicy:
     async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
         retrieved: list[str] = []
         if self.memory is not None and str(observation).strip():
-            retrieved = [m.text for m in await self.memory.aretrieve(str(observation), self.step, k=self.memories)]
+            retrieved = [m.text for m in await self.memory.aretrieve(str(observation), self.memory_time, k=self.memories)]
         messages: list[dict[str, str]] = [
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": self.user_prompt(observation, info, retrieved)},
@@ -435,8 +444,8 @@ class LLMPolicy:
         self._recent = (self._recent + [str(observation)])[-(self.window - 1):] if self.window > 1 else []
         if self.memory is not None:
             if str(observation).strip():
-                await self.memory.aadd(str(observation), self.step, kind="observation")
-            await self.memory.aadd(f"I did: {action or '(nothing)'}" + (f" because {rationale}" if rationale else ""), self.step, kind="action")
+                await self.memory.aadd(str(observation), self.memory_time, kind="observation")
+            await self.memory.aadd(f"I did: {action or '(nothing)'}" + (f" because {rationale}" if rationale else ""), self.memory_time, kind="action")
         self.step += 1
         return action
 
@@ -493,7 +502,7 @@ class LLMPolicy:
 
     async def ask(self, question: str, context: str = "") -> str:
         """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""
-        retrieved = [m.text for m in await self.memory.aretrieve(question, self.step, k=self.memories)] if self.memory is not None else []
+        retrieved = [m.text for m in await self.memory.aretrieve(question, self.memory_time, k=self.memories)] if self.memory is not None else []
         content = "\n\n".join(p for p in (
             "Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved) if retrieved else "",
             "Your latest observations:\n" + "\n---\n".join(self._recent) if self._recent else "",
@@ -502,8 +511,10 @@ class LLMPolicy:
         ) if p)
         messages = [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": content}]
         ledger = Usage()
-        result = await self.client.chat(messages, budget=self.budget, ledger=ledger)
-        self.usage.add(ledger)
+        try:
+            result = await self.client.chat(messages, budget=self.budget, ledger=ledger)
+        finally:  # a question that fails after retries still counts its calls and retries, as `aact` does
+            self.usage.add(ledger)
         return result.text
 
     async def aclose(self) -> None:

@@ -134,6 +134,7 @@ ENUMERABLE_INTS = 64  # an integer argument with at most this many values now ca
 # and it cost a backtracking pass over a long run (1 ms for 10,000 spaces before a non-digit).
 _INT_RE = re.compile(r"(?<!\s)(?=(?P<ws>\s*))(?P=ws)(?:[:=](?=(?P<ws2>\s*))(?P=ws2))?(?:\$(?=(?P<ws3>\s*))(?P=ws3))?"
                      r"(?P<digits>-?\d[\d,_]*)(?P<decimals>\.\d+)?")
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+")  # digits grouped by commas, as numbers are written in English
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,18 @@ class IntArg(Arg):
                 f"'{command.name}' needs {self.name}: a whole number from {low} to {high}, "
                 f"e.g. '{command.example_text(situation)}'"
             )
-        digits, decimals = match.group("digits").replace(",", "").replace("_", ""), match.group("decimals")
+        written, decimals = match.group("digits"), match.group("decimals")
+        tail = rest[match.end():match.end() + 2]
+        if tail[:1].isalnum() or tail[:1] in ("%", "/", "_") or (tail[:1] in ("-", "+") and tail[1:2].isdigit()):
+            # "10k", "1e1", "0x10", "10%", "3/4", "5-10": not the number its first digits spell (read as it, the rest
+            # would be dropped without a word to the agent)
+            word = (written + (decimals or "") + rest[match.end():]).split(None, 1)[0]
+            raise ArgError(f"{self.name} must be a whole number from {low} to {high}, written in digits alone (got {quote(word, 24)})")
+        grouped = written.rstrip(",")
+        if "," in grouped and not _THOUSANDS.fullmatch(grouped):  # "1,5": a decimal comma or two numbers, not 15
+            raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {quote(grouped, 24)}: "
+                           f"commas may only group thousands, as in 1,000)")
+        digits = written.replace(",", "").replace("_", "")
         if decimals and set(decimals[1:]) != {"0"}:
             raise ArgError(f"{self.name} must be a whole number from {low} to {high} (got {digits}{decimals})")
         if len(digits.lstrip("-")) > 12:

@@ -130,7 +130,9 @@ def test_code_fences_and_quotes(raw):
 
 def test_dollar_sign_and_thousands_separator():
     is_invest_group_40(ok("invest group $40"))
-    assert dict(ok("invest group 1,00", Situation()).args) == {"amount": 100}
+    assert "(got 1000)" in err("invest group 1,000").error  # read as one thousand (and out of range)
+    # a comma that groups no thousands is a decimal comma or two numbers: refused, not read as 100
+    assert "commas may only group thousands" in err("invest group 1,00", Situation()).error
 
 
 def test_bare_command_in_prose_loses_to_a_command_with_arguments():
@@ -178,6 +180,22 @@ def test_non_integer_amount(raw):
     assert e.kind == "bad_argument"
     assert e.command == "invest group"
     assert "whole number from 15 to 100" in e.error
+
+
+@pytest.mark.parametrize("raw, shown", [("invest group 40k", "'40k'"), ("invest group 4e1", "'4e1'"), ("invest group 0x40", "'0x40'"),
+                                         ("invest group 40%", "'40%'"), ("invest group 30/40", "'30/40'"),
+                                         ("invest group 20-40", "'20-40'"), ("invest group 4,0", "'4,0'")])
+def test_a_number_run_into_other_characters_is_refused_not_read_by_its_first_digits(raw, shown):
+    # found by review: "harvest 10k" was read as 10 and "1,5" as 15, and the agent never told
+    e = err(raw)
+    assert e.kind == "bad_argument" and e.command == "invest group" and "whole number from 15 to 100" in e.error
+    assert f"(got {shown}" in e.error
+
+
+@pytest.mark.parametrize("raw", ["invest group 40.", "invest group 40, as agreed", "invest group 40 dollars", "invest group 4_0",
+                                 "I will invest group 40!", "invest group 40-ish"])
+def test_a_number_followed_by_punctuation_or_prose_is_read(raw):
+    is_invest_group_40(ok(raw))
 
 
 def test_trailing_zero_decimals_are_whole_numbers():

@@ -7,7 +7,8 @@ data (`view.narrate` turns each into the events agents read and the log keeps). 
 
 1. applications: seekers apply (within the fair's limit), recruiters think or wait;
 2. interviews: each recruiter interviews its applicants one at a time in application order
-   (an applicant still in another company's interview is taken after the next free one);
+   (applications sent in one step in a seeded random order; an applicant still in another
+   company's interview is taken after the next free one);
    the recruiter speaks first, the sides alternate for up to `interview_turns` turns each,
    and either may end the interview; any action, valid or not, uses up the turn;
 3. decisions: each recruiter drafts its hires, workflow and assignments, then submits;
@@ -86,6 +87,7 @@ class FairState:
 
     def __init__(self, config: JobFairConfig, rng: np.random.Generator) -> None:
         self.config = config
+        self._rng = rng  # the episode's generator: it orders the applications sent in one step
         self.fair: Fair = make_fair(config, rng)
         self.recruiters, self.seekers = agent_ids(config)
         self.company: dict[str, Company] = dict(zip(self.recruiters, self.fair.companies))
@@ -227,14 +229,19 @@ class FairState:
         self._note("phase", phase=phase)
 
     def _applications(self, actions: Mapping[str, Action | None]) -> None:
+        applying = [agent for agent, action in actions.items() if action is not None and action.command == "apply"]
+        if len(applying) > 1:
+            # applications sent in one step reach the recruiters in a seeded random order, not by seat (a seat says
+            # nothing of its holder): the order they are interviewed in, which is the order their candidates are listed
+            applying = [applying[int(i)] for i in self._rng.permutation(len(applying))]
+        for agent in applying:
+            companies = actions[agent].args["companies"]
+            self.applied[agent] = companies
+            self._note("application", seeker=agent, name=self.persona[agent].name, companies=list(companies))
         for agent, action in actions.items():
             if action is None:
                 continue
-            if action.command == "apply":
-                companies = action.args["companies"]
-                self.applied[agent] = companies
-                self._note("application", seeker=agent, name=self.persona[agent].name, companies=list(companies))
-            elif action.command in ("think", "wait"):
+            if action.command in ("think", "wait"):
                 text = action.args.get("thought")
                 self.thought[agent] = text
                 if text is not None:

@@ -333,9 +333,11 @@ def test_interviews_follow_application_order_alternate_and_close_after_the_turns
     talk(env, infos, record)
     turns = env.config.interview_turns
     assert env.game.phase == "decisions"
-    # only applicants, each once, in application order (all applied at the same step: agent id order)
+    # only applicants, each once, in application order (all applied at the same step: the seeded order the
+    # applications were taken in, `applied`'s order)
+    assert list(env.game.applied) != list(env.game.seekers)  # (not by seat, at this seed)
     for r, company in zip(env.game.recruiters, companies):
-        expected = [env.game.persona[s].name for s in env.game.seekers if applied[s] == company]
+        expected = [env.game.persona[s].name for s in env.game.applied if applied[s] == company]
         assert [env.game.persona[i.seeker].name for i in env.game.mine[r]] == expected
         assert env.game.candidates[r] == tuple(expected)
     assert len(env.game.interviews) == len(env.game.seekers)
@@ -357,7 +359,7 @@ def test_interview_text_is_shown_to_its_two_participants():
     assert "Your interview with Morgan Ellery of Brightloop Software begins; they speak first." in observations[seeker]
     assert "It is your turn (3 of your 3 turns left)." in observations["recruiter_1"]
     assert "Waiting for Morgan Ellery to speak." in observations[seeker]
-    others = [s for s in env.game.seekers if s != seeker]
+    others = [s for s in env.game.applied if s != seeker]  # in the order the applications were taken
     assert all(not infos[s]["needs_action"] for s in others)
     waiting = infos["recruiter_1"]["view"]["applicants"]
     assert waiting == tuple(env.game.persona[s].name for s in others)
@@ -716,7 +718,7 @@ def test_without_communication_recruiters_decide_from_names():
     assert env.game.phase == "decisions" and env.game.interviews == []
     assert not any(e["type"] == "interview_start" for e in env.global_events)
     for r, company in zip(env.game.recruiters, companies):
-        names = tuple(env.game.persona[s].name for s in env.game.seekers if applied[s] == company)
+        names = tuple(env.game.persona[s].name for s in env.game.applied if applied[s] == company)
         assert env.game.candidates[r] == names and infos[r]["view"]["past_interviews"] == ()
         assert f"Your candidates (they applied; there are no interviews): {', '.join(names)}." in observations[r]
         assert {f.command for f in infos[r]["valid_actions"]} == {"hire", "workflow", "submit"}
@@ -917,3 +919,22 @@ def test_observations_formatted_once_per_step_equal_views_rendered_alone(preset,
         actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
         observations, _, _, _, infos = env.step(actions)
     assert reused > 0  # closed interviews were shown (and their text reused) along the way
+
+
+def test_applications_sent_in_one_step_are_queued_in_a_seeded_random_order_not_by_seat():
+    # found by review: they were queued by seat id, so seeker_1 was always interviewed (and listed, and by the scripted
+    # recruiters hired) first: in S2 under boastful seekers, seat 5 was never hired in 40 seeds, whoever held it
+    firsts = []
+    for seed in range(12):
+        env = teamenvs.make("job_fair_v0", preset="S3").unwrapped
+        env.reset(seed=seed)
+        company = env.game.company["recruiter_1"].name
+        env.step({a: (f"apply {company}" if a in env.game.persona else "wait") for a in env.agents if env.game.needs_action(a)})
+        order = [env.game.current["recruiter_1"].seeker, *env.game.queue["recruiter_1"]]
+        assert sorted(order) == sorted(env.game.seekers)
+        again = teamenvs.make("job_fair_v0", preset="S3").unwrapped
+        again.reset(seed=seed)
+        again.step({a: (f"apply {company}" if a in again.game.persona else "wait") for a in again.agents if again.game.needs_action(a)})
+        assert [again.game.current["recruiter_1"].seeker, *again.game.queue["recruiter_1"]] == order  # the seed decides
+        firsts.append(order[0])
+    assert len(set(firsts)) >= 4

@@ -114,8 +114,10 @@ def test_hand_checked_slots():
         assert s["my_areas"].tolist() == [float(a in person.skills) for a in SOFTWARE_AREAS]
         assert s["application_limit"][0] == 1 and s["company_areas"].tolist() == [1, 0, 0, 0]
         assert s["company_fit"][0] == pytest.approx(0.25 * (SOFTWARE_AREAS[0] in person.skills)) and s["applied_any"][0] == 0
-    # everyone applies, the recruiter thinks: the interviews begin with seeker_1 (the first to apply)
+    # everyone applies, the recruiter thinks: the interviews begin with the first application taken (in a seeded order)
     env.step({a: index(env, "think" if a == "recruiter_1" else "apply company 1") for a in env.agents})
+    first = env.game.current["recruiter_1"].seeker
+    assert first == next(iter(env.game.applied))
     r = vec(env, "recruiter_1")
     think = list(COMMANDS.commands).index("think")
     assert r["phase"].tolist() == [0, 1, 0, 0, 0] and r["phase_left"][0] == 0 and r["step"][0] == pytest.approx(1 / 54)
@@ -123,20 +125,20 @@ def test_hand_checked_slots():
     assert r["interview"].tolist() == [1, 1, 1, 0, 0]
     assert r["cand_present"].tolist() == [1, 0, 0, 0] and r["cand_interviewing"].tolist() == [1, 0, 0, 0]
     assert r["waiting"][0] == pytest.approx(3 / 4) and r["candidates"][0] == pytest.approx(1 / 4)
-    s = vec(env, "seeker_1")
+    s = vec(env, first)
     assert s["applied"].tolist() == [1] and s["applied_any"][0] == 1 and s["interviewing"].tolist() == [1]
     assert s["interview"].tolist() == [1, 0, 1, 0, 0] and s["asked_areas"][0] == 0
     env.step({"recruiter_1": index(env, "say ask about areas")})
-    s = vec(env, "seeker_1")
+    s = vec(env, first)
     assert s["interview"].tolist() == pytest.approx([1, 1, 1, 0, 1 / 3]) and s["asked_areas"][0] == 1
-    env.step({"seeker_1": index(env, "say claim all areas")})
+    env.step({first: index(env, "say claim all areas")})
     r = vec(env, "recruiter_1")
     assert r["cand_claims"].reshape(4, 4)[0].tolist() == [1, 1, 1, 1] and not r["cand_claims"].reshape(4, 4)[1:].any()
     assert r["interview"].tolist() == pytest.approx([1, 1, 2 / 3, 1 / 3, 1 / 3])
     env.step({"recruiter_1": index(env, "end interview")})
     r = vec(env, "recruiter_1")
     assert r["cand_interviewed"].tolist() == [1, 0, 0, 0] and r["cand_interviewing"].tolist() == [0, 1, 0, 0]
-    assert vec(env, "seeker_1")["interviewed"].tolist() == [1] and vec(env, "seeker_1")["interviewing"].tolist() == [0]
+    assert vec(env, first)["interviewed"].tolist() == [1] and vec(env, first)["interviewing"].tolist() == [0]
     # the other three interviews end at once; then the decisions
     for _ in range(3):
         env.step({"recruiter_1": index(env, "end interview")})

@@ -215,6 +215,22 @@ def test_a_worker_error_is_raised_in_the_parent_with_its_worker_and_envs() -> No
         envs.step(np.zeros(4, np.int64))
 
 
+def test_a_call_stopped_half_way_closes_the_vector_env_instead_of_reading_stale_answers_later() -> None:
+    """Found by review: an action that cannot be pickled for worker 1 after worker 0's was sent (or an interrupt while
+    waiting) left worker 0's answer in its pipe, and every later step read the answer of the step before, silently."""
+    def commons():
+        return gymnasium.make("teamenvs/Commons-v0", obs_type="vector", action_type="discrete")
+
+    envs = ProcessVectorEnv([commons, commons], 2)
+    envs.reset(seed=0)
+    with pytest.raises(Exception) as raised:
+        envs.step([1, lambda: 0])  # env 1's action cannot be pickled
+    assert not isinstance(raised.value, RuntimeError)  # the pickling error itself
+    assert envs.closed and not any(p.is_alive() for p in envs._processes)
+    with pytest.raises(RuntimeError, match="is closed \\(a call was stopped half way by .*make it again to go on\\)"):
+        envs.step(np.array([10, 10]))
+
+
 def test_a_worker_that_dies_is_reported_not_waited_for() -> None:
     envs = ProcessVectorEnv([lambda: Failing(fail_at=1, exit=True)] * 2, 2)
     envs.reset(seed=0)

@@ -348,7 +348,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
     A worker whose env raises makes the call raise `RuntimeError` naming the worker, its envs and the error (the
     worker's traceback is the exception's note); a worker that died makes it raise too. Either way the vector env
     is closed, but for an error of `call`, `get_attr` or `set_attr` (a name that is not there, say), which leaves it
-    open. Each worker is pinned to one CPU, round robin, unless `pin_workers` is false or the platform
+    open. A call stopped half way (an interrupt while it waits, an action that cannot be pickled) closes it too: the
+    workers' unread answers would be taken for a later call's. Each worker is pinned to one CPU, round robin, unless `pin_workers` is false or the platform
     cannot pin (`worker_cpus`).
     """
 
@@ -377,6 +378,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
         self._pipes: list[Any] = []
         self._processes: list[Any] = []
         self.closed = False
+        self._pending = False  # messages sent whose answers are not all read yet (`_exchange`)
+        self._closed_why = ""  # why it was closed, where a later call should be told
         for w, (start, end) in enumerate(self.shares):
             mine, theirs = ctx.Pipe()
             process = ctx.Process(target=_serve, name=f"ProcessVectorEnv-{w}", daemon=True,
@@ -405,7 +408,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             start, end = self.shares[w]
             try:
                 answer = pipe.recv()
-            except (EOFError, OSError):
+            except (EOFError, ConnectionError):  # (not any OSError: a signal handler's TimeoutError is no dead worker)
                 failure = failure or (f"ProcessVectorEnv worker {w} (envs {start}-{end - 1}) {ended(self._processes[w])}", None)
                 died = True
                 continue
@@ -414,6 +417,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
                                       f"{printable(answer[1], keep_newlines=False)}", printable(answer[2]))
                 continue
             answers.append(answer[1])
+        self._pending = False
         if failure is not None:
             if died or close_on_error:
                 self.close(terminate=True)
@@ -423,13 +427,29 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             raise error
         return answers
 
-    def _send(self, messages: Sequence[Any]) -> None:
+    def _exchange(self, messages: Sequence[Any], close_on_error: bool = True) -> list[Any]:
+        """Send each worker its message and read every answer (`_receive`). An exchange is never left half done: where
+        something stops it between the two (an interrupt while waiting, a message that cannot be pickled after others
+        were sent), answers would stay in the pipes for later calls to read as their own, one step late for good, so
+        the vector env is closed (at once) and the exception raised."""
         if self.closed:
-            raise RuntimeError("this ProcessVectorEnv is closed")
+            raise RuntimeError(f"this ProcessVectorEnv is closed{self._closed_why}")
+        self._pending = True
+        try:
+            self._send(messages)
+            return self._receive(close_on_error)
+        except BaseException as exc:
+            if self._pending and not self.closed:
+                self.close(terminate=True)
+                self._closed_why = (f" (a call was stopped half way by {type(exc).__name__}, which left its workers' "
+                                    f"answers unread: make it again to go on)")
+            raise
+
+    def _send(self, messages: Sequence[Any]) -> None:
         for w, (pipe, message) in enumerate(zip(self._pipes, messages)):
             try:
                 pipe.send(message)
-            except (BrokenPipeError, OSError):
+            except (EOFError, ConnectionError):
                 start, end = self.shares[w]
                 how = ended(self._processes[w])
                 self.close(terminate=True)
@@ -454,8 +474,7 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             chosen = np.asarray(options.pop("reset_mask"))
             if chosen.shape != (self.num_envs,) or chosen.dtype != np.bool_ or not chosen.any():
                 raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at least one True")
-        self._send([("reset", (seeds[s:e], options, None if chosen is None else chosen[s:e].tolist())) for s, e in self.shares])
-        answers = self._receive()
+        answers = self._exchange([("reset", (seeds[s:e], options, None if chosen is None else chosen[s:e].tolist())) for s, e in self.shares])
         return (_join(self.single_observation_space, [a[0] for a in answers]),
                 _join_infos([a[1] for a in answers], self.shares, self.num_envs))
 
@@ -466,17 +485,16 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             split = list(iterate(self.action_space, actions))
             if len(split) != self.num_envs:
                 raise ValueError(f"step() takes one action per env ({self.num_envs}), got {len(split)}")
-        self._send([("step", split[s:e]) for s, e in self.shares])
-        answers = self._receive()
+        answers = self._exchange([("step", split[s:e]) for s, e in self.shares])
         return (_join(self.single_observation_space, [a[0] for a in answers]),
                 *(np.concatenate([a[k] for a in answers]) for k in (1, 2, 3)),
                 _join_infos([a[4] for a in answers], self.shares, self.num_envs))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call method `name` of every env (or read attribute `name`), as `SyncVectorEnv.call`: one result per env."""
-        self._send([("call", (name, args, kwargs))] * len(self.shares))
         # a method or attribute that is not there (a typo) leaves the envs as they were: the vector env stays open
-        return tuple(result for share in self._receive(close_on_error=False) for result in share)
+        return tuple(result for share in self._exchange([("call", (name, args, kwargs))] * len(self.shares), close_on_error=False)
+                     for result in share)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Attribute `name` of every env."""
@@ -488,8 +506,8 @@ class ProcessVectorEnv(gymnasium.vector.VectorEnv):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
             raise ValueError(f"set_attr takes one value per env ({self.num_envs}) or one for all, got {len(values)}")
-        self._send([("set_attr", (name, list(values[s:e]))) for s, e in self.shares])
-        self._receive(close_on_error=False)  # (as SyncVectorEnv, the envs before the failing one keep their new value)
+        # (as SyncVectorEnv, the envs before the failing one keep their new value)
+        self._exchange([("set_attr", (name, list(values[s:e]))) for s, e in self.shares], close_on_error=False)
 
     def close(self, terminate: bool = False) -> None:
         """Stop the workers (at once with `terminate`, else after they close their envs)."""

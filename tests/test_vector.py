@@ -231,6 +231,22 @@ def test_a_call_stopped_half_way_closes_the_vector_env_instead_of_reading_stale_
         envs.step(np.array([10, 10]))
 
 
+def test_after_an_env_error_gymnasium_s_async_vector_env_is_closed_not_left_with_a_dropped_pipe() -> None:
+    # found by review: Gymnasium drops the failed worker's pipe, so the next step failed with "'NoneType' object has
+    # no attribute 'send'"; now the error is raised and the vector env closed, and the next call says so
+    from gymnasium.error import ClosedEnvironmentError
+
+    envs = vector.AsyncVectorEnv([Failing] * 2)
+    envs.reset(seed=0)
+    envs.step(np.zeros(2, np.int64))
+    envs.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="the rubble fell on the engineer"):
+        envs.step(np.zeros(2, np.int64))
+    assert envs.closed
+    with pytest.raises(ClosedEnvironmentError):
+        envs.step(np.zeros(2, np.int64))
+
+
 def test_a_worker_that_dies_is_reported_not_waited_for() -> None:
     envs = ProcessVectorEnv([lambda: Failing(fail_at=1, exit=True)] * 2, 2)
     envs.reset(seed=0)

@@ -162,6 +162,12 @@ def _saying_which_worker_died(method: Callable[..., Any]) -> Callable[..., Any]:
             self.close(terminate=True)
             raise RuntimeError(f"AsyncVectorEnv worker {i} (env {i}) {how}: its env is lost, and the vector env is now "
                                f"closed (make it again to go on)") from None
+        except Exception:
+            # an env's error: Gymnasium has dropped that worker's pipe (None), so its next call would fail on None;
+            # closed now, the next call says the vector env is closed
+            if any(pipe is None for pipe in self.parent_pipes) and not self.closed:
+                self.close(terminate=True)
+            raise
 
     call.__name__, call.__doc__ = method.__name__, method.__doc__
     return call

@@ -13,7 +13,8 @@ at the end of each episode.
    does) against Metric 1.1 (`company_identification`: every capable seeker applied to a
    company it fits), 2.1 (`identification`: every recruiter hired exactly a full team), 2.2
    (`workflow`: every recruiter's workflow is the canonical one, in order), 2.3
-   (`assignment`: every workflow step has a qualified hire, as the paper defines it) and
+   (`assignment`: every workflow step has a qualified hire, as the paper defines it, and no
+   capable hire is misplaced, 5.3) and
    `overall_success` (all four), as the percentage of `--seeds` episodes (default 50, the
    paper's number of runs) in which the metric held; then `misplacement` (some hire placed
    on a step they are not qualified for) over all episodes and over those in which 2.1 held

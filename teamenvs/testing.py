@@ -10,7 +10,8 @@ It runs the PettingZoo parallel, seed and AEC API tests; then episodes with *val
 drawn from `info["valid_actions"]` (an API test with `action_space.sample()` only exercises
 the rejection path), checking the info schema, that each observation is the rendering of
 `info["view"]`, that valid forms parse, and that infos are plain data no two steps share;
-that every preset builds and steps; that a scripted episode's log is byte-identical for the
+that each decision is told what became of the one before it, however many steps without a
+decision came between (`check_decision_feedback`); that every preset builds and steps; that a scripted episode's log is byte-identical for the
 same seed, that metrics recomputed from the log read back equal the episode's, that
 `metric_goals` name metrics the paradigm reports, and that the replay re-simulates the log;
 that the env survives `pickle` and `deepcopy` after reset and continues identically;

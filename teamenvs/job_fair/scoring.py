@@ -11,9 +11,9 @@
   each role filled by someone qualified for it (a bipartite matching).
 - `check_assignment` (Metric 2.3, as MetaAgents 3.5 defines it: "successful if all workflow
   steps have qualified agents"): every canonical step has an assigned hire qualified for one
-  of its roles. Hires assigned to a step they are not qualified for (MetaAgents'
-  *misplacement*, a redundant hire's placement among them) are reported beside it and do not
-  fail it; the recruiter's reward (`team_right`) still requires none.
+  of its roles, and no capable hire is on a step it is not qualified for (5.3). Every
+  misplacement (MetaAgents' *misplacement*) is reported beside it; a redundant hire's does not
+  fail 2.3 (E.2), and the recruiter's reward (`team_right`) requires none at all.
 - `confusion`: a recruiter's decisions over its applicants (TP capable hired, FN capable not
   hired, FP not capable hired, TN not capable not hired).
 - `best_teams`: the best achievable teams of a whole fair, a maximum matching of every
@@ -246,7 +246,7 @@ def team_right(
     mapper: StepMapper = synonym_mapper,
 ) -> bool:
     """The recruiter's reward: who joined is a full team, the workflow is right, and the assignment of who
-    joined covers every step and misplaces nobody (stricter than Metric 2.3, which allows misplacements)."""
+    joined covers every step and misplaces nobody (stricter than Metric 2.3, which allows a redundant hire's misplacement)."""
     joined = list(joined)
     business = fair.business_of(company)
     if not valid_team(fair, company, joined) or not workflow_correct(mapper(business, workflow), [s.name for s in business.workflow]):

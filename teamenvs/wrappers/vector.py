@@ -6,7 +6,8 @@
     envs = make_async("day_trader_v0", num_envs=32, workers=2, obs_type="vector", action_type="discrete")
 
 With one env per worker (the default) this is the `AsyncVectorEnv` a user would build with
-`gymnasium.make`, except that a worker that dies is named (this module's `AsyncVectorEnv`), and that
+`gymnasium.make`, except that a worker that dies is named, and the vector env closed after it or after an env's error
+(this module's `AsyncVectorEnv`), and that
 each worker process pins itself to one CPU of those this process may use (worker i to the i-th,
 round robin). Why pin: the parent wakes its workers through pipes, and Linux tends to queue the
 woken workers on the parent's CPU, so that one worker waits for the other to finish its step while
@@ -177,7 +178,8 @@ class AsyncVectorEnv(gymnasium.vector.AsyncVectorEnv):
     """Gymnasium's `AsyncVectorEnv` (what `make_async` gives with one env per worker) that says which worker died, and
     how, when one does (killed, say, by the out-of-memory killer): Gymnasium's raises a bare BrokenPipeError or
     EOFError at the next call, and again at `close`. Here that call raises a RuntimeError naming the worker, the
-    other workers are stopped, and `close` then succeeds."""
+    other workers are stopped, and `close` then succeeds. After an env's error (raised as it is) the vector env is
+    closed too: Gymnasium has dropped that worker's pipe, so its next call would fail on None."""
 
     reset_async = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.reset_async)
     reset_wait = _saying_which_worker_died(gymnasium.vector.AsyncVectorEnv.reset_wait)

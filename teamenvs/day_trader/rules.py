@@ -9,8 +9,8 @@ bonus, are its net money change from investing that round (returns received minu
 amount invested), so a trader who waits earns its pool share.
 
 Money is exact: whole dollars are `int`, and a pool share that is not a whole number of dollars
-(a pool split among 6 or 9 traders) a `fractions.Fraction`, which a balance then stays. Logs, views
-and rewards show floats rounded to 6 decimals.
+(a pool split among 6 or 9 traders) a `fractions.Fraction`, which a balance then stays. Logs and views
+show floats rounded to 6 decimals; a reward is the exact change in a balance as the nearest float.
 """
 
 from __future__ import annotations

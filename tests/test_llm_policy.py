@@ -1211,3 +1211,34 @@ def test_a_failed_question_still_counts_its_calls_and_retries(server):
     with pytest.raises(LLMError, match="after 3 attempts"):
         asyncio.run(policy.ask("How is it going?"))
     assert (policy.usage.calls, policy.usage.retries) == (1, 2)
+
+
+def test_a_reply_cut_off_inside_its_reasoning_plays_no_command_it_names():
+    # found by review: a reply stopped at the output limit inside <think> had its action read from the reasoning
+    from agents.llm.client import ChatResult, Usage
+    from agents.llm.policy import CUT_IN_THINKING
+
+    class Cut(_Scripted):
+        async def chat(self, messages, **kwargs):
+            result = await super().chat(messages, **kwargs)
+            cut = result.text.startswith("<think>") and "</think>" not in result.text
+            return ChatResult(result.text, result.usage, self.model, finish_reason="length" if cut else "stop")
+
+    env = teamenvs.make("commons_v0")
+    observations, infos = env.reset(seed=0)
+    agent = env.possible_agents[0]
+    client = Cut(["<think>The lake is full. ACTION: harvest 50 would be greedy, maybe harvest", "ACTION: harvest 10"])
+    policy = LLMPolicy(client=client, max_repairs=1)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    assert policy.act(observations[agent], infos[agent]) == "harvest 10"
+    assert client.sent[1][3]["content"].startswith(f"That action was rejected: {CUT_IN_THINKING}")
+    # no repair left: no action at all, not the reasoning's
+    client = Cut(["<think>ACTION: harvest 50 or"])
+    policy = LLMPolicy(client=client, max_repairs=0)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    assert policy.act(observations[agent], infos[agent]) == "" and policy.last_extras["source"] == "cut"
+    # a closed block, or a reply that simply ended, reads as before
+    client = Cut(["<think>maybe 50</think>\nACTION: harvest 12"])
+    policy = LLMPolicy(client=client, max_repairs=0)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    assert policy.act(observations[agent], infos[agent]) == "harvest 12"

@@ -67,7 +67,20 @@ def strip_thinking(text: str) -> str:
     return "".join(parts) + text[pos:]
 
 
-SOURCES = ("json", "action line", "single line", "prose", "echo")  # where `read_reply` found the action ("echo": none)
+SOURCES = ("json", "action line", "single line", "prose", "echo", "cut")  # where the action was found ("echo", "cut": none)
+CUT_IN_THINKING = ("your reply was cut off inside its reasoning (a <think> never closed) before any action: think more "
+                   "briefly, then end with the action")
+
+
+def cut_in_thinking(text: str, finish_reason: str | None) -> bool:
+    """Whether a reply stopped at the output limit inside a `<think>` block: whatever command its unfinished
+    reasoning names is no decision (read as one, a model's "maybe harvest 50... no" would be played)."""
+    if finish_reason != "length":
+        return False
+    opening = None
+    for opening in _THINK_OPEN.finditer(text):
+        pass
+    return opening is not None and _THINK_CLOSE.search(text, opening.end()) is None
 _ECHO_STRIP = " \t\r`'\"*_>#-."
 
 
@@ -420,8 +433,11 @@ class LLMPolicy:
             while True:
                 result = await self._chat(messages, step_usage, constrained)
                 action, rationale, source = read_reply(result.text, echoed)
+                if cut_in_thinking(result.text, result.finish_reason):
+                    action, source = "", "cut"
                 error = ("your reply was empty" if not result.text.strip()
                          else "your reply only repeated lines of your prompt: write your own action" if source == "echo"
+                         else CUT_IN_THINKING if source == "cut"
                          else self._check(action, info))
                 if error is None or len(repairs) >= self.max_repairs:
                     break

@@ -736,12 +736,10 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
         lines.append("|---|---|" + "---:|" * len(USAGE_KEYS))
         for c, p in usage_cells:
             cell = g.cells[(c, p)]
-            shown = []
-            for k in USAGE_KEYS:
-                counted = [float(r.usage[k]) for r in cell if r.usage.get(k) is not None] if k == "cost_usd" else \
-                    [float(r.usage.get(k, 0)) for r in cell]
-                # a cost is known only where the run was given prices (--price): a cell without is "–", not free
-                shown.append("–" if not counted else f"{sum(counted) / len(counted):,.4f}" if k == "cost_usd" else f"{sum(counted) / len(counted):,.1f}")
+            shown = [f"{sum(float(r.usage.get(k, 0)) for r in cell) / len(cell):,.1f}" for k in USAGE_KEYS if k != "cost_usd"]
+            # a cost is known only where the run was given prices (--price): a cell without is "–", not free
+            costs = [float(r.usage["cost_usd"]) for r in cell if r.usage.get("cost_usd") is not None]
+            shown.append(f"{sum(costs) / len(costs):,.4f}" if costs else "–")
             lines.append(f"| {md_cell(c)} | {md_cell(p)} | " + " | ".join(shown) + " |")
         lines.append("")
         lines += sources_markdown(g, usage_cells)

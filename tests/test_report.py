@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -185,7 +186,8 @@ AGENTS = ["trader_1", "trader_2"]
 
 def write_log(folder: Path, name: str, *, group: str, condition: str, policy: str, seed: int, index=(0, 0, 0),
               metrics=None, returns=None, end: str | None = "end", env: str = "day_trader_v0", config=None,
-              suite: str = "hand", compress: bool = True, steps=(), run_extra=None, error: str = "RuntimeError: boom") -> Path:
+              suite: str = "hand", compress: bool = True, steps=(), run_extra=None, error: str = "RuntimeError: boom",
+              usage=None) -> Path:
     """An episode log as `teamenvs bench` writes it: header with run meta, a reset, and an end (or error) line."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.jsonl{'.gz' if compress else ''}"
@@ -197,7 +199,8 @@ def write_log(folder: Path, name: str, *, group: str, condition: str, policy: st
              {"type": "reset", "observations": {}}]
     lines += [{"type": "step", "step": i + 1, "agents": agents} for i, agents in enumerate(steps)]
     if end == "end":
-        lines.append({"type": "end", "steps": len(steps), "returns": returns or {a: 0.0 for a in AGENTS}, "metrics": metrics or {}})
+        lines.append({"type": "end", "steps": len(steps), "returns": returns or {a: 0.0 for a in AGENTS}, "metrics": metrics or {},
+                      **({"usage": {"total": usage}} if usage is not None else {})})
     elif end == "error":
         lines.append({"type": "error", "step": 2, "error": error})
     text = "".join(dumps(r) + "\n" for r in lines).encode()
@@ -717,3 +720,30 @@ def test_a_metric_no_episode_of_a_cell_defines_shows_a_dash_the_report_explains(
     assert rows["sustainable"]["survived ↑"] == "–" and rows["greedy"]["survived ↑"].startswith("0.000")
     assert rows["sustainable"]["survival_time ↑"].startswith("**3.00")  # 10 steps (with discussions): 3 of 12 months
     assert "and – in none" in md
+
+
+@pytest.mark.parametrize("seeds", [2, 5])
+def test_a_paired_interval_is_given_from_5_pairs_and_a_cost_only_where_prices_were(tmp_path, seeds):
+    """Below 5 pairs the t interval is "–" (2 pairs gave [-2.986, 1.325] for a difference bounded to -1..1, and zero
+    widths for repeated episodes), as the figures draw none; a cell whose runs had no prices shows cost "–", not 0."""
+    logs = tmp_path / "logs"
+    for seed in range(seeds):
+        for pi, policy in enumerate(("scripted", "llm")):
+            usage = {"calls": 3, "prompt_tokens": 100, "completion_tokens": 10}
+            if policy == "llm" and seeds == 5:
+                usage["cost_usd"] = 0.002 * (seed + 1)
+            write_log(logs, f"G__c__{policy}__seed{seed}", group="G", condition="c", policy=policy, seed=seed, index=(0, 0, pi),
+                      metrics={"mean_final_wealth": 100 + seed + (seed % 2) * pi * 10}, returns={a: float(seed) for a in AGENTS},
+                      usage=usage)
+    build_report(tmp_path, plots=False)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    paired = {r["metric"]: r for r in table(md, "Paired with")}
+    wealth = paired["mean_final_wealth"]
+    assert wealth["pairs"] == str(seeds)
+    if seeds < 5:
+        assert wealth["95% CI"] == "–"
+    else:
+        assert re.fullmatch(r"\[-?[\d.,]+, [\d.,]+\]", wealth["95% CI"]), wealth
+    usage = {r["policy"]: r for r in table(md, "Model usage per episode")}
+    assert usage["scripted"]["cost_usd"] == "–" and usage["scripted"]["calls"] == "3.0"
+    assert usage["llm"]["cost_usd"] == ("–" if seeds < 5 else "0.0060")

@@ -398,8 +398,11 @@ def test_an_identical_call_is_served_from_the_cache(server, tmp_path):
     second = chat(client, ask("cache hit"), ledger=ledger)
     assert server.requests == server_before and client.requests == client_before
     assert second.cached and second.text == first.text
-    assert second.usage.calls == 1 and second.usage.cached == 1 and second.usage.prompt_tokens == 0
-    assert ledger.calls == 2 and ledger.cached == 1
+    # the hit counts as the call it stands for, with the tokens that call took; only its cost is nothing
+    assert second.usage.calls == 1 and second.usage.cached == 1
+    assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (first.usage.prompt_tokens, first.usage.completion_tokens)
+    assert first.usage.prompt_tokens > 0 and second.usage.largest_prompt_tokens == first.usage.prompt_tokens
+    assert ledger.calls == 2 and ledger.cached == 1 and ledger.prompt_tokens == 2 * first.usage.prompt_tokens
     # a fresh client on the same folder (a re-run) hits too
     rerun = make_client(server, cache=None, cache_dir=tmp_path)
     assert chat(rerun, ask("cache hit")).cached and rerun.requests == 0
@@ -413,13 +416,41 @@ def test_a_reply_served_from_the_cache_keeps_its_finish_reason(server, tmp_path)
     assert again.cached and (again.text, again.finish_reason) == (first.text, "length")
 
 
-def test_a_cache_hit_spends_no_budget(server, tmp_path):
+def test_a_cache_hit_counts_against_the_budget_as_the_call_it_stands_for(server, tmp_path):
+    # found by review: hits were free, so an episode under --max-calls or --token-budget played further with the
+    # cache warm than cold, and how far depended on which concurrent episode had filled the cache first
     client = make_client(server, cache=None, cache_dir=tmp_path)
-    chat(client, ask("cache budget"))
-    budget = Budget(max_calls=0)
-    assert chat(client, ask("cache budget"), budget=budget).cached  # free, so allowed
+    first = chat(client, ask("cache budget"))
     with pytest.raises(BudgetExceeded):
-        chat(client, ask("cache budget, new"), budget=budget)
+        chat(client, ask("cache budget"), budget=Budget(max_calls=0))
+    budget = Budget(max_calls=1, token_budget=10**6)
+    assert chat(client, ask("cache budget"), budget=budget).cached
+    assert (budget.calls, budget.tokens) == (1, first.usage.prompt_tokens + first.usage.completion_tokens)
+    spent = Budget(token_budget=first.usage.prompt_tokens)
+    chat(client, ask("cache budget"), budget=spent)
+    with pytest.raises(BudgetExceeded, match="tokens"):
+        chat(client, ask("cache budget"), budget=spent)
+
+
+def test_a_cache_entry_without_its_tokens_is_asked_again(server, tmp_path):
+    # entries written before the cache kept the tokens could not count them: the call is made again and its entry
+    # rewritten, rather than counted as a call of no tokens
+    client = make_client(server, cache=True, cache_dir=tmp_path)
+    first = chat(client, ask("old entry"))
+    [path] = tmp_path.glob("*.json")
+    path.write_text(json.dumps({"model": "random-valid", "text": first.text}), encoding="utf-8")
+    before = server.requests
+    again = chat(client, ask("old entry"))
+    assert not again.cached and server.requests == before + 1
+    assert json.loads(path.read_text(encoding="utf-8"))["prompt_tokens"] == first.usage.prompt_tokens
+    assert chat(client, ask("old entry")).cached
+
+
+def test_a_cached_call_costs_nothing_where_prices_are_given(server, tmp_path):
+    # so that an episode served from the cache has a cost (0), and a report's mean cost counts it
+    client = make_client(server, cache=True, cache_dir=tmp_path, prices={"random-valid": (1.0, 2.0)})
+    assert chat(client, ask("priced")).usage.cost_usd > 0
+    assert chat(client, ask("priced")).usage.cost_usd == 0.0
 
 
 def test_the_cache_misses_on_other_messages_params_or_model(server, tmp_path):

@@ -364,6 +364,25 @@ def test_a_budget_stopped_episode_is_reported_but_not_counted(server, tmp_path):
 # ---------------------------------------------------------------------------- mixed teams
 
 
+@pytest.mark.parametrize("budget", [{"max_calls": 10}, {"token_budget": 3000}])
+def test_a_budgeted_episode_plays_alike_with_the_cache_cold_or_warm(server, tmp_path, budget):
+    # found by review: cache hits were free, so the warm rerun of a budgeted episode played twice as far (6 steps
+    # against 3 under 10 calls); a hit now counts as the call it stands for, with its tokens
+    def play(name):
+        env = teamenvs.make("day_trader_v0")
+        policies = make_llm_policies(env, "random-valid", base_url=server.url, cache_dir=tmp_path / "cache", **budget)
+        return agents.run_episode(env, policies, seed=0, log_dir=tmp_path / name)
+
+    cold, warm = play("cold"), play("warm")
+    assert cold.status == warm.status == "budget" and cold.steps == warm.steps
+    assert warm.usage["total"]["cached"] == warm.usage["total"]["calls"] > 0
+    for key in ("calls", "prompt_tokens", "completion_tokens"):
+        assert warm.usage["total"][key] == cold.usage["total"][key]
+    actions = [[{a: d["raw_action"] for a, d in s["agents"].items()} for s in step_records(read_log(next((tmp_path / name).glob("*.jsonl"))))]
+               for name in ("cold", "warm")]
+    assert actions[0] == actions[1]
+
+
 def test_a_team_mixing_models(server):
     env = teamenvs.make("day_trader_v0")
     fast = LLMClient("random-valid", base_url=server.url, cache=False)

@@ -128,6 +128,19 @@ class Usage:
         return out
 
 
+def _cache_hit(stored: Any) -> tuple[str, str | None, int, int] | None:
+    """(text, finish_reason, prompt tokens, completion tokens) of a cache entry, or None where it cannot stand for the
+    call: damaged, or written before entries held their tokens (such a call is made again and its entry rewritten, as
+    a hit that counted no tokens would let a token budget run further with the cache warm than cold)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("text"), str):
+        return None
+    tokens = stored.get("prompt_tokens"), stored.get("completion_tokens")
+    if not all(type(t) is int and 0 <= t <= MAX_TOKENS_PER_CALL for t in tokens):
+        return None
+    reason = stored.get("finish_reason")
+    return stored["text"], reason if isinstance(reason, str) else None, tokens[0], tokens[1]
+
+
 @dataclass
 class Budget:
     """A per-episode limit on calls and tokens, shared by the policies of one episode."""
@@ -378,12 +391,21 @@ class LLMClient:
                 stored = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 stored = None  # a damaged cache entry is ignored and overwritten
-            if isinstance(stored, dict) and isinstance(stored.get("text"), str):
-                usage = Usage(calls=1, cached=1)
+            hit = _cache_hit(stored)
+            if hit is not None:
+                # A cached reply counts as the call it stands for: against the budget, with the tokens it took (only its
+                # cost is 0), so that an episode with --max-calls or --token-budget plays alike with the cache warm or
+                # cold, and whatever the order in which concurrent episodes filled it.
+                text, reason, prompt_tokens, completion_tokens = hit
+                if budget is not None:
+                    budget.check()
+                    budget.calls += 1
+                    budget.tokens += prompt_tokens + completion_tokens
+                usage = Usage(calls=1, cached=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                              largest_prompt_tokens=prompt_tokens, cost_usd=self.cost(0, 0))
                 if ledger is not None:
                     ledger.add(usage)
-                reason = stored.get("finish_reason")  # (entries written before it was stored have none)
-                return ChatResult(stored["text"], usage, self.model, cached=True, finish_reason=reason if isinstance(reason, str) else None)
+                return ChatResult(text, usage, self.model, cached=True, finish_reason=reason)
         if budget is not None:
             budget.check()
             budget.calls += 1  # reserved now, so that concurrent calls cannot all pass the check
@@ -427,16 +449,17 @@ class LLMClient:
         if ledger is not None:
             ledger.add(usage)
         if path is not None and text:
-            self._store(path, text, finish_reason)
+            self._store(path, text, finish_reason, usage.prompt_tokens, usage.completion_tokens)
         return ChatResult(text, usage, self.model, finish_reason=finish_reason)
 
-    def _store(self, path: Path, text: str, finish_reason: str | None = None) -> None:
+    def _store(self, path: Path, text: str, finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> None:
         """Write a cache entry through a temporary file of its own (processes sharing the cache may write the same
         entry at once); a failure is a warning, never the loss of the answer."""
         tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            entry = {"model": self.model, "text": text, **({"finish_reason": finish_reason} if finish_reason else {})}
+            entry = {"model": self.model, "text": text, **({"finish_reason": finish_reason} if finish_reason else {}),
+                     "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
             tmp.write_text(json.dumps(entry), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:

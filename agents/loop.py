@@ -180,10 +180,11 @@ async def arun_episode(
                     if extras:
                         recorder.annotate(agent, **extras)
                 if probes is not None and probes.due(steps):
-                    try:
-                        answered = await probes.ask(policies, asking)
-                    except BudgetExceeded as exc:  # spent at the probe: the step's actions are played, then a clean stop
-                        stopped, answered = exc, {}
+                    answered, failure = await probes.answers(policies, asking)
+                    if failure is not None and not isinstance(failure, BudgetExceeded):
+                        raise failure
+                    if failure is not None:  # spent at the probe: the answers given and the step's actions are recorded, then a clean stop
+                        stopped = failure
                     for agent, answers in answered.items():
                         recorder.annotate(agent, probe=answers)
                 observations, rewards, _, _, infos = env.step(dict(zip(asking, actions)))

@@ -61,13 +61,17 @@ INTERVIEW_ITEMS: tuple[tuple[str, str], ...] = (
     ("team_processes", "The team kept positive interactions throughout the task."),
 )
 DIMENSIONS = tuple(dict.fromkeys(d for d, _ in INTERVIEW_ITEMS))
-_RATING = re.compile(r"(?i)\brating\s*(?:[:=]\s*)?(\d{1,2})\b|^\s*(\d{1,2})\s*(?:/\s*10)?\b")
+# a rating is a whole number: "8." ends a sentence, "8.5" is no rating (not 8); a "Rating" label anywhere (markdown around
+# it too) wins over a number at a line's start ("1. Rating: 8", "10/10 would be too generous. Rating: 6")
+_WHOLE = r"(\d{1,2})(?!\d|[.,]\d)"
+_RATING_LABEL = re.compile(r"(?i)\brating\b[\s*_:=-]*" + _WHOLE)
+_RATING_LEADING = re.compile(r"^[\s*_]*" + _WHOLE)
 _PROBE_LABELS = {
     key: re.compile(rf"(?im)^[^\w\n]*{label}[^\w\n]*[:\-]\s*(.+)$")
     for key, label in {"task_state": r"task\s*state", "teammates": r"teammates?", "plan": r"(?:my\s+)?plan"}.items()
 }
-_CONFIDENCE = re.compile(r"(?i)confidence\W*([0-9]*\.?[0-9]+)")
-_RATING_PREFIX = re.compile(r"(?i)^\s*rating\s*(?:[:=]\s*)?\d{1,2}\s*(?:/\s*10\s*)?(?:[.,;:-]\s*)?")
+_CONFIDENCE = re.compile(r"(?i)confidence\W*([0-9]*\.?[0-9]+\s*%?)")
+_RATING_PREFIX = re.compile(r"(?i)^[\s*_]*rating[\s*_:=-]*\d{1,2}(?!\d|[.,]\d)\s*(?:/\s*10\s*)?(?:[.,;:-]\s*)?")
 _JUSTIFICATION_PREFIX = re.compile(r"(?i)^\s*justification\s*[:\-]\s*")
 
 
@@ -96,11 +100,20 @@ class Prober:
         return "\n".join(f"- {q}" for q in self.questions.values()) + "\n" + PROBE_FORMAT
 
     async def ask(self, policies: Mapping[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The parsed answers of the `agents` whose policies can be asked."""
+        """The parsed answers of the `agents` whose policies can be asked (raises the first failure, after every
+        question has ended)."""
+        answered, failure = await self.answers(policies, agents)
+        if failure is not None:
+            raise failure
+        return answered
+
+    async def answers(self, policies: Mapping[str, Any], agents: Sequence[str]) -> tuple[dict[str, dict[str, Any]], BaseException | None]:
+        """(the parsed answers of the agents whose question was answered, the first failure or None): where one
+        question fails (a budget spent), the answers the others paid for are still there to record."""
         askable = [a for a in agents if hasattr(policies[a], "ask")]
         replies = await asyncio.gather(*(policies[a].ask(self.prompt()) for a in askable), return_exceptions=True)
-        _raise_first(replies)
-        return {a: parse_probe(r) for a, r in zip(askable, replies)}
+        answered = {a: parse_probe(r) for a, r in zip(askable, replies) if not isinstance(r, BaseException)}
+        return answered, next((r for r in replies if isinstance(r, BaseException)), None)
 
 
 def task_questions(env_id: str) -> dict[str, str]:
@@ -125,7 +138,7 @@ def parse_probe(reply: str) -> dict[str, Any]:
     if start >= 0 and end > start:
         try:
             obj = json.loads(text[start : end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):  # (nesting deeper than the parser's stack: no answer, not a crash)
             obj = None
     if isinstance(obj, dict):
         for k in PROBE_QUESTIONS:
@@ -137,14 +150,23 @@ def parse_probe(reply: str) -> dict[str, Any]:
             out[key] = m.group(1).strip() if m else ""
         m = _CONFIDENCE.search(text)
         confidence = m.group(1) if m else None
-    try:
-        value = float(confidence) if confidence is not None else None
-    except (TypeError, ValueError):
-        value = None
-    if value is not None and value > 1 and value <= 100:
-        value /= 100  # a percentage
-    out["confidence"] = value if value is not None and 0 <= value <= 1 else None
+    out["confidence"] = _share(confidence)
     return out
+
+
+def _share(confidence: Any) -> float | None:
+    """A confidence as a share in [0, 1]: a number in [0, 1], a percentage ("65%", or a number above 10 and at most
+    100), else None. A number above 1 and at most 10 is no share: a 1-10 rating, or a mistake (7 is not 7%)."""
+    percent = isinstance(confidence, str) and confidence.strip().endswith("%")
+    try:
+        value = float(confidence.strip().rstrip("%")) if isinstance(confidence, str) else float(confidence) if confidence is not None else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if value is None or isinstance(confidence, bool) or value != value:
+        return None
+    if percent or 10 < value <= 100:
+        value /= 100
+    return value if 0 <= value <= 1 else None
 
 
 def _thirds(steps: Sequence[int]) -> dict[int, str]:
@@ -194,13 +216,11 @@ def parse_rating(reply: str) -> tuple[int | None, str]:
     """(rating 1-10 or None, one-line justification) from an interview answer."""
     text = (reply or "").strip()
     rating = None
-    for line in text.splitlines():
-        m = _RATING.search(line)
-        if m:
-            value = int(m.group(1) or m.group(2))
-            if 1 <= value <= 10:
-                rating = value
-                break
+    labelled = _RATING_LABEL.search(text)
+    found = [labelled] if labelled else [_RATING_LEADING.search(line) for line in text.splitlines()]
+    m = next((m for m in found if m), None)
+    if m is not None and 1 <= int(m.group(1)) <= 10:
+        rating = int(m.group(1))
     justification = _RATING_PREFIX.sub("", text)
     justification = _JUSTIFICATION_PREFIX.sub("", justification.strip())
     return rating, " ".join(justification.split())[:500]

@@ -66,6 +66,8 @@ def acted(entry) -> bool:
         ("```\ninvest group 40\n```", "invest group 40", ""),
         ("<think>maybe ACTION: wait\nor not</think>\nGroup it is.\nACTION: invest group 40", "invest group 40", "Group it is."),
         ("<THINK>hidden</THINK>invest group 40", "invest group 40", ""),
+        # a template that opens <think> in the prompt: the reply holds the reasoning and its closing tag only
+        ("Option A:\nACTION: invest group 100\nToo risky.\n</think>\nI will hold.\nACTION: wait", "wait", "I will hold."),
         ('ok\nACTION: "invest group 40"', "invest group 40", "ok"),
         ("ok\nACTION: `invest group 40`", "invest group 40", "ok"),
         ("ok\nAction: 'invest group 40'", "invest group 40", "ok"),
@@ -716,6 +718,30 @@ def test_memory_is_retrieved_into_the_prompt(server):
     assert len({id(s) for s in streams}) == len(streams)  # one stream per agent
     assert all(s.config.capacity == 3 and s.config.decay == 0.9 and len(s) == 3 for s in streams)
     assert any("Things you remember:\n- " in prompt for prompt in sent)
+
+
+def test_a_long_prose_reply_is_remembered_by_its_start_only():
+    # found by review: a reply with no ACTION line is its own action, and memory kept it whole ("I did: <1 MB>"), so
+    # every later prompt that retrieved it carried it
+    from agents.llm.client import ChatResult, Usage
+    from agents.llm.policy import REPAIR_ECHO_CHARS, LLMPolicy
+    from agents.memory import MemoryStream
+
+    class Prose:
+        max_tokens = 512
+
+        async def chat(self, messages, **kwargs):
+            return ChatResult("I think it over. " * 6_000 + "So I will wait.", Usage(calls=1), "fake", finish_reason="stop")
+
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    agent = env.agents[0]
+    policy = LLMPolicy(client=Prose(), commands=env.unwrapped.commands, memory=MemoryStream(), max_repairs=0)
+    policy.reset(agent, env.unwrapped.briefing(agent))
+    action = policy.act(observations[agent], infos[agent])
+    assert len(action) > 100_000  # the env reads its command from the whole reply
+    [did] = [m.text for m in policy.memory.retrieve("I did", 1, k=10) if m.text.startswith("I did: ")]
+    assert did == "I did: " + action[:REPAIR_ECHO_CHARS]
 
 
 def test_make_llm_policies_memory_option_and_its_errors(server):

@@ -20,6 +20,13 @@ def test_parse_probe_reads_json_lines_and_percentages():
     assert (lines["task_state"], lines["teammates"], lines["plan"], lines["confidence"]) == ("early", "cautious", "wait", 0.65)
     assert parse_probe("no idea")["confidence"] is None
     assert parse_probe('{"confidence": 7000}')["confidence"] is None
+    # a share, a percentage, else nothing: 7 (a 1-10 answer) is not 7%, 1.5 is not 1.5%
+    shares = {"Confidence: 0.4": 0.4, "Confidence: 65%": 0.65, "Confidence: 5%": 0.05, '{"confidence": "80%"}': 0.8,
+              "Confidence: 7": None, "Confidence: 1.5": None, '{"confidence": 10}': None, '{"confidence": true}': None,
+              '{"confidence": 1e400}': None}
+    assert {reply: parse_probe(reply)["confidence"] for reply in shares} == shares
+    # an answer nested deeper than the JSON parser's stack is no answer, not a crash (found by review)
+    assert parse_probe('{"plan": "x", "confidence": ' + "[" * 5000 + "]" * 5000 + "}")["confidence"] is None
 
 
 def test_parse_rating():
@@ -27,6 +34,12 @@ def test_parse_rating():
     assert parse_rating("8/10 - fine") [0] == 8
     assert parse_rating("Rating: 11. too high")[0] is None
     assert parse_rating("I cannot say")[0] is None
+    # found by review: a leading number won over the label, markdown hid the label, a fraction was cut to its whole part
+    assert parse_rating("1. Rating: 8. Good communication.")[0] == 8
+    assert parse_rating("10/10 would be too generous. Rating: 6.")[0] == 6
+    assert parse_rating("**Rating:** 8. good") == (8, "good")
+    assert parse_rating("Rating: 8.5. mostly agree") == (None, "Rating: 8.5. mostly agree")
+    assert parse_rating("Rating: 100")[0] is None
 
 
 def records_with(probes_by_step):
@@ -136,3 +149,26 @@ def test_a_budget_spent_at_a_probe_or_the_interview_stops_cleanly_and_counts_eve
     assert (result.status, result.steps, end["type"]) == ("done", 2, "end") and "status" not in end
     assert end["warning"].startswith("no interview: ") and "interview" not in result.metrics and "interview" not in end
     assert result.usage["total"]["calls"] == 8
+
+
+def test_probes_leave_the_memory_they_read_as_it_was(server):
+    """Found by review: a probe question retrieved memories as a decision does, which moved their last access, so
+    the probed episode's later prompts retrieved other memories and played other actions than the same episode
+    unprobed (returns 895/565/900 against 855/660/995 over 15 steps)."""
+    def play(probes):
+        env = teamenvs.make("day_trader_v0")
+        policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, memory=True)
+        result = agents.run_episode(env, policies, seed=0, max_steps=15, probes=probes)
+        return result.returns, [{a: e["raw_action"] for a, e in s["agents"].items()} for s in step_records(result.records)]
+
+    assert play(None) == play(Prober(every=1))
+
+
+def test_probe_answers_given_before_the_budget_ran_out_are_recorded(server, tmp_path):
+    # 3 action calls, then the probe: 1 answered, the next question refused; the answer paid for is kept
+    env = teamenvs.make("day_trader_v0")
+    policies = make_llm_policies(env, "random-valid", base_url=server.url, cache=False, max_calls=4, concurrency=1)
+    result = agents.run_episode(env, policies, seed=0, max_steps=6, probes=Prober(every=1), log_dir=tmp_path)
+    assert result.status == "budget" and result.usage["total"]["calls"] == 4
+    probed = [e["probe"] for s in step_records(read_log(result.log_path)) for e in s["agents"].values() if "probe" in e]
+    assert len(probed) == 1 and probed[0]["task_state"]

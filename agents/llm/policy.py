@@ -52,12 +52,17 @@ ANSWER_FORMAT = "Think briefly about what to do, then end your answer with one l
 
 
 def strip_thinking(text: str) -> str:
-    """`text` with every `<think>...</think>` block replaced by a space (an unclosed one is kept).
+    """`text` with every `<think>...</think>` block replaced by a space (an unclosed one is kept), and before a first
+    `</think>` that no `<think>` opened, everything: models whose chat template opens the block in the prompt
+    (DeepSeek-R1's distills, QwQ) reply with their reasoning and its closing tag only.
 
     A lazy `<think>.*?</think>` regex rescans the rest of the reply from every unclosed tag
     (quadratic in a reply of many tags); this scans it once.
     """
     parts, pos = [], 0
+    closing = _THINK_CLOSE.search(text)
+    if closing is not None and not _THINK_OPEN.search(text, 0, closing.start()):
+        parts, pos = [" "], closing.end()
     while (opening := _THINK_OPEN.search(text, pos)) is not None:
         closing = _THINK_CLOSE.search(text, opening.end())
         if closing is None:
@@ -461,7 +466,10 @@ class LLMPolicy:
         if self.memory is not None:
             if str(observation).strip():
                 await self.memory.aadd(str(observation), self.memory_time, kind="observation")
-            await self.memory.aadd(f"I did: {action or '(nothing)'}" + (f" because {rationale}" if rationale else ""), self.memory_time, kind="action")
+            # a prose reply is its own action (the env finds the command in it): memory keeps its start, as a repair
+            # turn does, or one long reply would ride along in every later prompt that retrieves it
+            done = action[:REPAIR_ECHO_CHARS] if action else "(nothing)"
+            await self.memory.aadd(f"I did: {done}" + (f" because {rationale}" if rationale else ""), self.memory_time, kind="action")
         self.step += 1
         return action
 
@@ -518,7 +526,7 @@ class LLMPolicy:
 
     async def ask(self, question: str, context: str = "") -> str:
         """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""
-        retrieved = [m.text for m in await self.memory.aretrieve(question, self.memory_time, k=self.memories)] if self.memory is not None else []
+        retrieved = [m.text for m in await self.memory.aretrieve(question, self.memory_time, k=self.memories, touch=False)] if self.memory is not None else []
         content = "\n\n".join(p for p in (
             "Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved) if retrieved else "",
             "Your latest observations:\n" + "\n---\n".join(self._recent) if self._recent else "",

@@ -484,7 +484,7 @@ def agents_figure(g: GroupReport) -> Figure:
                 ax.bar([i - 0.4 + width * (j + 0.5) for i, _ in shown], [e.mean for _, e in shown], width * 0.92, color=_colour(j),
                        alpha=0.85, label=p, yerr=_errors([e for _, e in shown]), capsize=2, error_kw={"elinewidth": 0.9, "ecolor": "0.15"})
         many = len(agents) > 4
-        ax.set_xticks(range(len(agents)), agents, rotation=45 if many else 0, ha="right" if many else "center")
+        ax.set_xticks(range(len(agents)), [printable(a) for a in agents], rotation=45 if many else 0, ha="right" if many else "center")
         ax.grid(False, axis="x")
         ax.set_title(wrap(c, 44))
     for ax in axes[:, 0]:
@@ -521,7 +521,7 @@ def actions_figure(g: GroupReport) -> Figure:
         top = max(top, *bottom)
         ax.set_title(wrap(f"{c} · {p}", 40))
         many = len(agents) > 4
-        ax.set_xticks(range(len(agents)), agents, rotation=45 if many else 0, ha="right" if many else "center")
+        ax.set_xticks(range(len(agents)), [printable(a) for a in agents], rotation=45 if many else 0, ha="right" if many else "center")
         ax.grid(False, axis="x")
     axes[0, 0].set_ylim(0, top * 1.05)  # (shared) bars' sticky edges would otherwise pin the top to the tallest stack
     for ax in axes[:, 0]:

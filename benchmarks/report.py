@@ -518,11 +518,25 @@ def load_results(folder: str | Path) -> list[dict[str, str]]:
 MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "`": "\\`"})
 
 
+# What GitHub's Markdown would still make of escaped text: a bare URL (`https://...`, `www.`) a live link, `*`, `~` and
+# a `_` at a word's edge emphasis (one inside a word, as in `mean_final_wealth`, is none), `$` math. (A mail address
+# stays a `mailto:` link: no escape stops GitHub's extension from linking one.)
+_MARKDOWN_LIVE = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*(?=://)|\bwww(?=\.)|[*~$]|(?<![a-z0-9])_|_(?![a-z0-9])")
+
+
+def _inert(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if len(found) > 1 or found.isalpha():  # a URL's scheme or `www`: escape what follows it
+        return found + "\\"
+    return "\\" + found
+
+
 def md_text(text: Any) -> str:
     """Outside text (suite, group, condition, policy and metric names, descriptions, errors) as Markdown prose: one
-    line, no control characters, HTML escaped, no link, image or code span (`[`, `]` and backticks escaped), a
-    leading `#` not a heading."""
-    line = clean_text(str(text)).translate(MARKDOWN_ESCAPES)
+    line, no control characters, HTML escaped, no link, image or code span (`[`, `]` and backticks escaped, bare URLs
+    kept from linking), no emphasis or math (`*`, `~`, `$` and `_` at a word's edge escaped), a leading `#` not a
+    heading."""
+    line = _MARKDOWN_LIVE.sub(_inert, clean_text(str(text)).translate(MARKDOWN_ESCAPES))
     return "\\" + line if line.startswith("#") else line
 
 

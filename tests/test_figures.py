@@ -13,6 +13,7 @@ missing fields) drawn without an error.
 from __future__ import annotations
 
 import json
+from collections import Counter
 import math
 import shutil
 from pathlib import Path
@@ -414,3 +415,19 @@ def test_control_characters_of_suite_text_are_drawn_as_escapes():
     _finish(fig, "Trade \x1b[31m red", [ax])
     assert fig._suptitle.get_text() == "Trade \\x1b[31m red" and ax.get_title() == "cond\\x07ition"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["co\\x1b[31mop"]
+
+
+def test_agent_names_from_a_log_are_drawn_as_escapes():
+    """Found by review: the agents and actions figures took agent names as tick labels unescaped, and a lone surrogate
+    in a (foreign or edited) log's agent name made matplotlib raise, so `teamenvs report` stopped with a traceback."""
+    from benchmarks.figures import actions_figure, agents_figure
+
+    odd = "t\ud800\x1b[2J"
+    rows = [EpisodeRow(path=Path(f"x{seed}.jsonl"), suite="", group="Odd", env="day_trader_v0", condition="c", preset=None,
+                       overrides={}, policy="only", seed=seed, order=(0, 0, 0), status="complete", metrics={"rate": 0.5},
+                       returns={odd: 1.0 + seed, "b": 2.0}, series={}, config={}, agents=[odd, "b"], actions={odd: Counter({"wait": 1})})
+            for seed in (0, 1)]
+    g = GroupReport("Odd", "day_trader_v0", ["c"], ["only"], {("c", "only"): rows}, ["rate"], {"rate": "max"})
+    for draw in (agents_figure, actions_figure):
+        ticks = [t.get_text() for ax in draw(g).axes for t in ax.get_xticklabels()]
+        assert "t\\ud800\\x1b[2J" in ticks and not any("\x1b" in t for t in ticks), draw.__name__

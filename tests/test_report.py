@@ -584,7 +584,11 @@ def test_markdown_escaping_of_outside_text():
     assert md_cell(evil) == "a\\|b &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &amp;\\[2J\\\\\\|"
     assert md_text("# not a heading") == "\\# not a heading" and md_text("plain text_1 (x)") == "plain text_1 (x)"
     # no live link, image or code span from outside text
-    assert md_text("![t](http://evil/p.png) [click](javascript:x) `code`") == "!\\[t\\](http://evil/p.png) \\[click\\](javascript:x) \\`code\\`"
+    assert md_text("![t](http://evil/p.png) [click](javascript:x) `code`") == "!\\[t\\](http\\://evil/p.png) \\[click\\](javascript:x) \\`code\\`"
+    # found by review: GitHub's Markdown made a server's error text live links and emphasis; names stay as they read
+    assert md_text("renew at https://evil.example or www.evil.example *now* _please_ ~~x~~ $5 and $6") == \
+        "renew at https\\://evil.example or www\\.evil.example \\*now\\* \\_please\\_ \\~\\~x\\~\\~ \\$5 and \\$6"
+    assert md_text("mean_final_wealth group_size_8+dashboard") == "mean_final_wealth group_size_8+dashboard"
     assert md_code("name.jsonl.gz") == "`name.jsonl.gz`" and md_code("a`b\x1b") == "`` a`b\\x1b ``"
 
 

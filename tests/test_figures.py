@@ -13,9 +13,9 @@ missing fields) drawn without an error.
 from __future__ import annotations
 
 import json
-from collections import Counter
 import math
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest

@@ -328,11 +328,21 @@ class NameArg(Arg):
         return self._names(situation)
 
 
+def too_many_words(words: int, limit: int) -> str:
+    """Why a message of `words` words is refused under a limit of `limit` words a message."""
+    return f"it has {words} words, and a message may hold at most {limit} words: say it in fewer"
+
+
 @dataclass(frozen=True)
 class TextArg(Arg):
-    """Free text to the end of the input (a message, a thought)."""
+    """Free text to the end of the input (a message, a thought). A `Situation` limit by the argument's name,
+    (1, n), caps its words at n (a bandwidth condition's words per message)."""
 
     example_value: str = "hello"
+
+    def word_limit(self, situation: Situation | None) -> int | None:
+        bounds = situation.limits.get(self.name) if situation is not None else None
+        return bounds[1] if bounds is not None else None
 
     def parse(self, rest, situation, command):
         text = clean_text(rest, MAX_TEXT_ARG_CHARS).strip(" :-\"'`")
@@ -342,16 +352,24 @@ class TextArg(Arg):
         if placeholder is not None:
             raise ArgError(f"{self.name} still holds the placeholder {quote(placeholder, 34)} from the command list: "
                            f"write your own text, e.g. '{command.example_text(situation)}'")
+        limit = self.word_limit(situation)
+        if limit is not None and len(text.split()) > limit:
+            raise ArgError(f"{self.name} not sent: {too_many_words(len(text.split()), limit)}")
         return text, ""
 
     def example(self, situation=None):
-        return self.example_value
+        limit = self.word_limit(situation)
+        return self.example_value if limit is None else " ".join(self.example_value.split()[:limit])
 
     def sample(self, rng, situation):
-        n = int(rng.integers(1, 9))
+        limit = self.word_limit(situation)
+        n = int(rng.integers(1, 9 if limit is None or limit >= 8 else limit + 1))
         return " ".join(_RANDOM_WORDS[int(i)] for i in rng.integers(len(_RANDOM_WORDS), size=n))
 
     exact = True  # the base class's free text is exactly what a text argument takes
+
+    def exact_for(self, situation: Situation) -> bool:
+        return self.word_limit(situation) is None  # (the free-text grammar does not count words)
 
 
 @dataclass(frozen=True)

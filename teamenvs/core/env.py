@@ -23,7 +23,7 @@ from pettingzoo import ParallelEnv
 
 from teamenvs.core.commands import MEMO_TEXT_CHARS, Action, ActionError, ActionForm, CommandSet, Situation
 from teamenvs.core.config import build_config, check_seed
-from teamenvs.core.messaging import Conversation, Messenger, event
+from teamenvs.core.messaging import Conversation, Messenger, event, word_limits
 from teamenvs.core.recorder import EpisodeRecorder, header_record
 from teamenvs.core.rl import Feature, Interface, integer_of
 from teamenvs.core.text import OBSERVATION_MAX_CHARS, Briefing, Observation, excerpt
@@ -497,17 +497,20 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         return offered[2] if offered is not None else "nothing (you are busy)"
 
     def _situation_for(self, agent: str) -> tuple[Situation, tuple[ActionForm, ...], str, dict[str, Any]]:
-        blocked = self.messenger.blocked(agent, self.step_count) if "say" in self.commands.commands else None
+        talks = "say" in self.commands.commands
+        blocked = self.messenger.blocked(agent, self.step_count) if talks else None
         key = (self._situation_key(agent), blocked)
         cached = self._situations.get(key)
         if cached is None:
             situation = self._situation(agent)
-            if blocked is not None:
+            words = word_limits(self.messenger.conditions) if talks else None  # (the same for every situation of the env)
+            if blocked is not None or words:
                 denied = dict(situation.denied)
                 for name in ("say", "tell"):
-                    if name in self.commands.commands and name not in denied:
+                    if blocked is not None and name in self.commands.commands and name not in denied:
                         denied[name] = blocked
-                situation = Situation(denied, situation.limits, situation.names, situation.limit_reasons, situation.choices)
+                situation = Situation(denied, {**situation.limits, **words} if words else situation.limits, situation.names,
+                                      situation.limit_reasons, situation.choices)
             forms = self.commands.forms(situation)
             # the last item memoizes, in this situation, parses of catalogue commands and action masks (core.rl)
             cached = (situation, forms, " | ".join(f.usage for f in forms) or "nothing (wait for your turn)", {})

@@ -3,8 +3,8 @@
 Messages sent during a step are delivered when the step ends, so they appear in the
 recipients' next observation and nobody reads a message before acting in the step it was
 sent. The communication conditions of the team-science literature are configuration:
-`communication` (on/off, or a paradigm's named modes such as radio range), `max_words` per message (longer messages are cut, and the sender
-is told), `min_steps_between_messages` (earlier messages are rejected, and the sender is told).
+`communication` (on/off, or a paradigm's named modes such as radio range), `max_words` per message (a longer message is
+refused with the reason, as CollabSim's controller refuses one: B.3's "limited to a maximum of 15 words"), `min_steps_between_messages` (earlier messages are rejected, and the sender is told).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, ClassVar, Sequence
 
-from teamenvs.core.commands import Action, Command, NameArg, TextArg
+from teamenvs.core.commands import Action, Command, NameArg, TextArg, too_many_words
 from teamenvs.core.config import ConfigError, TeamConfig, setting
 from teamenvs.core.text import clean_text, excerpt
 
@@ -39,7 +39,7 @@ class MessagingConditions(TeamConfig):
     communication_modes: ClassVar[tuple[str, ...]] = ()
 
     communication: bool | str = setting(True, doc="whether agents may message (or, where the paradigm has modes, which mode)")
-    max_words: int | None = setting(None, low=1, doc="words per message (longer ones are cut); None: unlimited")
+    max_words: int | None = setting(None, low=1, doc="the most words a message may hold (longer ones are refused); None: unlimited")
     min_steps_between_messages: int = setting(0, low=0, doc="steps an agent must wait between two messages")
     message_history: int = setting(8, low=0, high=1_000_000, doc="recent messages kept in view")
 
@@ -75,9 +75,14 @@ class Message:
         return {"step": self.step, "sender": self.sender, "to": self.to, "text": self.text}
 
 
+def word_limits(conditions: "MessagingConditions") -> dict[str, tuple[int, int]]:
+    """The `Situation` limits a messaging condition puts on the text of `say` and `tell` (by their argument's name)."""
+    return {} if conditions.max_words is None else {"message": (1, conditions.max_words)}
+
+
 @dataclass(frozen=True)
 class SendResult:
-    """Outcome of a send: the message (None if rejected) and a notice for the sender, if any."""
+    """Outcome of a send: the message, or None and why it was refused (`notice`)."""
 
     message: Message | None
     notice: str | None = None
@@ -124,13 +129,10 @@ class Messenger:
         if to is not None and to == sender:
             return SendResult(None, "message not sent: you cannot send a message to yourself")
         text = clean_text(text, MAX_MESSAGE_CHARS)
-        notice = None
         words = text.split()
         limit = self.conditions.max_words
-        if limit is not None and len(words) > limit:
-            text = " ".join(words[:limit])
-            notice = f"your message was cut to its first {limit} words (limit: {limit} words per message)"
-            words = words[:limit]
+        if limit is not None and len(words) > limit:  # (a parsed message never is: the limit is in its situation)
+            return SendResult(None, f"message not sent: {too_many_words(len(words), limit)}")
         if not text:
             return SendResult(None, "message not sent: it was empty after removing control characters")
         message = Message(step, sender, text, to)
@@ -138,7 +140,7 @@ class Messenger:
         self._last_sent[sender] = step
         self.sent[sender] += 1
         self.words[sender] += len(words)
-        return SendResult(message, notice)
+        return SendResult(message)
 
     def deliver(self) -> tuple[Message, ...]:
         """Move this step's messages into inboxes; returns what was delivered.
@@ -224,8 +226,6 @@ class Conversation:
         self.global_events.append(
             event("message", f"{agent} sent a message", sender=agent, to=message.to, words=len(message.text.split()), message=message.text)
         )
-        if result.notice:
-            self.tell_agent(agent, event("message_cut", result.notice))
 
     def messages_view(self, agent: str) -> dict[str, tuple[str, ...]]:
         """The messaging part of a view: new messages and the recent conversation, as lines."""

@@ -68,7 +68,7 @@ def discussion_briefing(conditions: MessagingConditions, every: int, turns: int,
     )
     limits = []
     if conditions.max_words:
-        limits.append(f"messages are cut to {conditions.max_words} words")
+        limits.append(f"a message may hold at most {conditions.max_words} words (a longer one is not sent)")
     if conditions.min_steps_between_messages:
         limits.append(f"you may send at most one message every {conditions.min_steps_between_messages} steps")
     return text + (f" Bandwidth: {'; '.join(limits)}." if limits else "")

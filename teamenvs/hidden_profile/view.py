@@ -240,7 +240,7 @@ BROADCAST_CLAUSE = "with 'say': every message reaches the whole group; there are
 def briefing(agent: str, config: HiddenProfileConfig, profile: Profile, members: int, max_steps: int) -> str:
     """The role and rules part of a member's briefing (after CollabSim Table 10, in our words)."""
     talk = PRIVATE_CLAUSE if config.private_messages else BROADCAST_CLAUSE
-    limit = f" Messages are cut to {config.max_words} words." if config.max_words else ""
+    limit = f" A message may hold at most {config.max_words} words (a longer one is not sent)." if config.max_words else ""
     gap = (f" You may send at most one message every {config.min_steps_between_messages} steps."
            if config.min_steps_between_messages else "")
     return (

@@ -720,7 +720,9 @@ def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
         return (("names", "hire"), ("names", "step"))
     if isinstance(arg, DecisionArg):  # a JSON decision names candidates
         return (("names", "candidate"),)
-    if type(arg) in (StepsArg, TextArg):
+    if type(arg) is TextArg:
+        return (("limits", arg.name),)  # its words per message
+    if type(arg) is StepsArg:
         return ()
     raise TypeError(f"no reads declared for {type(arg).__name__}")
 

@@ -357,7 +357,7 @@ def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
     if isinstance(arg, PathArg):
         return (("limits", "x"), ("limits", "y"))
     if type(arg) in (TextArg, MessageArg):
-        return ()
+        return (("limits", arg.name),)  # its words per message
     raise TypeError(f"no reads declared for {type(arg).__name__}")
 
 

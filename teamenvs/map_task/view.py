@@ -220,7 +220,7 @@ def role_briefing(agent: str, cfg: MapTaskConfig) -> str:
         "landmarks (a landmark may be on one map only, have another name, or be somewhere else), and neither player "
         "sees the other's map. Blocked "
         "landmarks (upper-case letters) cannot be crossed. Messages arrive the next step"
-        + (f" and are cut to {cfg.max_words} words" if cfg.max_words else "")
+        + (f" and may hold at most {cfg.max_words} words (a longer one is not sent)" if cfg.max_words else "")
         + f". The task ends after {cfg.max_steps} steps or when the follower says 'done'. "
         "Your score is shared: how closely the follower's drawing matches the route (cells in common)."
     )
@@ -270,7 +270,7 @@ def features(config: MapTaskConfig) -> tuple[Feature, ...]:
     return (
         # constant through an episode
         Feature("role", 2, doc="one-hot: guide, follower"),
-        Feature("word_limit", doc="1 when messages are cut to `max_words` words"),
+        Feature("word_limit", doc="1 when a message may hold at most `max_words` words"),
         Feature("max_words", doc="the word limit / 20, clipped (0: unlimited)"),
         Feature("canvas_visibility", doc="1 when the guide sees the follower's drawing"),
         Feature("allow_coordinates", doc="1 when the guide may refer to grid coordinates"),

@@ -71,7 +71,9 @@ def _arg_reads(arg: Arg) -> tuple[tuple[str, str], ...]:
         return (("limits", arg.name),)
     if isinstance(arg, NameArg):
         return (("names", arg.source),)
-    if type(arg) in (ChoiceArg, TextArg):
+    if type(arg) is TextArg:
+        return (("limits", arg.name),)  # its words per message
+    if type(arg) is ChoiceArg:
         return ()
     raise TypeError(f"no reads declared for {type(arg).__name__}")
 

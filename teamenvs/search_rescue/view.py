@@ -554,7 +554,6 @@ EVENT_KINDS = (
     ("cleared", ("You cleared",)),
     ("blocked", ("You stopped at",)),
     ("arrived", ("You arrived", "You are next to victim", "You reached where")),
-    ("message_cut", ("your message was cut",)),
 )
 _NEEDS_MEDIC = victim_status(CRITICAL, False)
 _STATUS_SLOT = {STABLE: 6, _NEEDS_MEDIC: 7, victim_status(CRITICAL, True): 8}

@@ -39,8 +39,9 @@ def _shape_words(shapes: tuple[str, ...]) -> dict[str, str]:
 @dataclass(frozen=True)
 class TermsArg(Arg):
     """What an offer gives and what it asks in return: `<goods> for <goods>`, goods being
-    `<count> <shape>` (1 to `max_shapes`) or `$<price>` (`min_price` to `max_price`); one side at
-    most is money, and a barter names two different shapes."""
+    `<count> <shape>` (1 to `max_shapes`) or `$<price>`; one side at most is money, at `min_price` to
+    `max_price` a shape (CollabSim B.1's "min/max trade price = 15/100", a price per unit in its released
+    code: `$45 for 2 circles` is $22.50 a circle), and a barter names two different shapes."""
 
     shapes: tuple[str, ...] = ()
     max_shapes: int = 5
@@ -57,8 +58,8 @@ class TermsArg(Arg):
         money = m.group(1) or m.group(2)
         if money is not None:
             amount = int(money)
-            if not self.min_price <= amount <= self.max_price:
-                raise ArgError(f"the money of an offer must be from ${self.min_price} to ${self.max_price} (got ${amount})")
+            if not self.min_price <= amount <= self.max_price * self.max_shapes:  # (per shape: `parse` checks it)
+                raise ArgError(f"the money of an offer must be ${self.min_price} to ${self.max_price} a shape (got ${amount})")
             return Goods(MONEY, amount), text[m.end():]
         count, word = int(m.group(3)), m.group(4).lower()
         shape = self._words().get(word)
@@ -78,6 +79,12 @@ class TermsArg(Arg):
             raise ArgError("an offer trades shapes for money, money for shapes or shapes for shapes, not money for money")
         if give.item == get.item:
             raise ArgError(f"an offer cannot give and ask for the same shape ({give.item})")
+        money, shapes = (give, get) if give.item == MONEY else (get, give) if get.item == MONEY else (None, None)
+        if money is not None and not shapes.amount * self.min_price <= money.amount <= shapes.amount * self.max_price:
+            each = f"${money.amount / shapes.amount:.2f}".replace(".00", "")
+            raise ArgError(f"the price of a shape must be ${self.min_price} to ${self.max_price}: {terms_text(Terms(give, get))} "
+                           f"is {each} a {shapes.item} (for {goods_text(shapes.item, shapes.amount)}: ${shapes.amount * self.min_price} to "
+                           f"${shapes.amount * self.max_price})")
         return Terms(give, get), rest
 
     def format(self, value) -> str:
@@ -92,8 +99,9 @@ class TermsArg(Arg):
     def sample(self, rng, situation):
         shapes = self.shapes
         kind = int(rng.integers(3 if len(shapes) > 1 else 2))
-        price = Goods(MONEY, int(rng.integers(self.min_price, self.max_price + 1)))
+        price_each = int(rng.integers(self.min_price, self.max_price + 1))
         first = Goods(shapes[int(rng.integers(len(shapes)))], int(rng.integers(1, self.max_shapes + 1)))
+        price = Goods(MONEY, price_each * first.amount)
         if kind == 0:
             return terms_text(Terms(first, price))
         if kind == 1:
@@ -111,15 +119,18 @@ class TermsArg(Arg):
         from teamenvs.core.constrain import Alt, Lit, Seq, int_range, one_of
 
         count = int_range(1, self.max_shapes)
-        money = Seq((Lit("$"), int_range(self.min_price, self.max_price)))
 
-        def shape(s: str):
-            return Seq((count, Lit(" "), one_of((s, s + "s"))))
+        def shape(s: str, n=None):
+            return Seq((count if n is None else Lit(str(n)), Lit(" "), one_of((s, s + "s"))))
+
+        def money(n: int):  # the money for n shapes
+            return Seq((Lit("$"), int_range(n * self.min_price, n * self.max_price)))
 
         options = []
         for s in self.shapes:
-            options.append(Seq((shape(s), Lit(" for "), money)))
-            options.append(Seq((money, Lit(" for "), shape(s))))
+            for n in range(1, self.max_shapes + 1):
+                options.append(Seq((shape(s, n), Lit(" for "), money(n))))
+                options.append(Seq((money(n), Lit(" for "), shape(s, n))))
             options += [Seq((shape(s), Lit(" for "), shape(t))) for t in self.shapes if t != s]
         return Alt(tuple(options))
 
@@ -130,18 +141,21 @@ class TermsArg(Arg):
         every asking side that parses."""
         from teamenvs.core.constrain import Alt, Lit, Seq, int_range, one_of
 
-        money = Seq((Lit("$"), int_range(self.min_price, self.max_price)))
         options = []
         for s in self.shapes:
-            counts = [n for n in range(1, self.max_shapes + 1) if accepts(f"{n} {s} for ${self.min_price}")]
-            if counts:
-                asked = Alt((money, *(Seq((int_range(1, self.max_shapes), Lit(" "), one_of((t, t + "s")))) for t in self.shapes if t != s)))
-                options.append(Seq((one_of([str(n) for n in counts]), Lit(" "), one_of((s, s + "s")), Lit(" for "), asked)))
+            for n in range(1, self.max_shapes + 1):
+                if accepts(f"{n} {s} for ${n * self.min_price}"):
+                    bartered = (Seq((int_range(1, self.max_shapes), Lit(" "), one_of((t, t + "s")))) for t in self.shapes if t != s)
+                    asked = Alt((Seq((Lit("$"), int_range(n * self.min_price, n * self.max_price))), *bartered))
+                    options.append(Seq((Lit(str(n)), Lit(" "), one_of((s, s + "s")), Lit(" for "), asked)))
         if self.shapes:
-            prices = [p for p in range(self.min_price, self.max_price + 1) if accepts(f"${p} for 1 {self.shapes[0]}")]
-            if prices:
-                asked = Alt(tuple(Seq((int_range(1, self.max_shapes), Lit(" "), one_of((t, t + "s")))) for t in self.shapes))
-                options.append(Seq((Lit("$"), one_of([str(p) for p in prices]), Lit(" for "), asked)))
+            # the rules read the money given (the proposer must have it free), not which shape it buys: each price is
+            # tried once, for the count it can buy
+            for n in range(1, self.max_shapes + 1):
+                prices = [p for p in range(n * self.min_price, n * self.max_price + 1) if accepts(f"${p} for {n} {self.shapes[0]}")]
+                if prices:
+                    asked = Seq((Lit(str(n)), Lit(" "), Alt(tuple(one_of((t, t + "s")) for t in self.shapes))))
+                    options.append(Seq((Lit("$"), one_of([str(p) for p in prices]), Lit(" for "), asked)))
         if not options:
             return None
         return options[0] if len(options) == 1 else Alt(tuple(options))

@@ -17,8 +17,9 @@ What the paper leaves open, and the choices made here:
   value): more than any agent needs in a cooperative market, so the limit binds only a
   factory that overproduces.
 - **Offers.** An offer trades one kind of goods for another: shapes for money, money for
-  shapes, or shapes for shapes; the money side is a price from $15 to $100 for the whole offer
-  ("min/max trade price"), and at most `max_offer_shapes` shapes change hands each way. What
+  shapes, or shapes for shapes; the money side is a price of $15 to $100 a shape ("min/max trade
+  price"; a price per unit in CollabSim's released code, whose offers buy or sell one shape kind for
+  money: a swap of shapes for shapes is this env's, and has no price), and at most `max_offer_shapes` shapes change hands each way. What
   the proposer gives is committed while the offer is open (it cannot be spent or promised
   twice), so an accepted offer always settles: offers are binding, and money and inventories
   can never go negative. An answer (accept or decline) and a cancel of the same offer in one
@@ -58,8 +59,8 @@ class ShapeFactoryConfig(MessagingConditions):
     specialty_cost: int = setting(15, low=0, high=10_000, doc="cost of making a shape of one's specialty")
     regular_cost: int = setting(40, low=0, high=10_000, doc="cost of making any other shape")
     incentive: int = setting(60, low=0, high=10_000, doc="money paid for a fulfilled order")
-    min_price: int = setting(15, low=1, high=10_000, doc="the least money one offer may ask or give")
-    max_price: int = setting(100, low="min_price", high=10_000, doc="the most money one offer may ask or give")
+    min_price: int = setting(15, low=1, high=10_000, doc="the least money an offer may ask or give for one shape")
+    max_price: int = setting(100, low="min_price", high=10_000, doc="the most money an offer may ask or give for one shape")
     max_offer_shapes: int = setting(5, low=1, high=20, doc="the most shapes of one kind an offer may give or ask for")
     max_open_offers: int = setting(5, low=1, high=20, doc="the most offers an agent may have open at once")
     production_steps: int = setting(3, low=1, high=100, doc="steps a shape takes to make (30 s at 10 s per step); the producer is busy meanwhile")

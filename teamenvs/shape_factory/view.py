@@ -318,7 +318,7 @@ def briefing(agent: str, config: ShapeFactoryConfig, m: Market | None, participa
     elif cfg.min_steps_between_messages:
         talk += f" Bandwidth: at most one message every {cfg.min_steps_between_messages} steps."
     if cfg.max_words:
-        talk += f" Messages are cut to {cfg.max_words} words."
+        talk += f" A message may hold at most {cfg.max_words} words (a longer one is not sent)."
     assignment = ""
     if m is not None:
         orders = "; ".join(f"{i}. " + ", ".join(goods_text(s, n) for s, n in o.shapes.items()) for i, o in enumerate(m.orders[agent], start=1))
@@ -333,7 +333,7 @@ def briefing(agent: str, config: ShapeFactoryConfig, m: Market | None, participa
         f"Orders contain {cfg.shape_amount_per_order} shape{'s' if cfg.shape_amount_per_order != 1 else ''} each and pay "
         f"${cfg.incentive} when fulfilled; orders never contain your own specialty, so get their shapes by making them or "
         f"by trading. An offer trades shapes for money, money for shapes or shapes for shapes, with "
-        f"${cfg.min_price}-${cfg.max_price} on its money side; what you offer is committed until the offer is answered or "
+        f"${cfg.min_price}-${cfg.max_price} a shape on its money side; what you offer is committed until the offer is answered or "
         f"cancelled, and an accepted offer is binding. Money and shapes can never go negative. You start with "
         f"${cfg.starting_money}; the session lasts {cfg.max_steps} steps.{assignment}{board} {talk} "
         "Your goal: maximize your money while completing your orders."
@@ -357,7 +357,7 @@ def features(config: ShapeFactoryConfig) -> tuple[Feature, ...]:
     scale = money_scale(config)
     stock = max(config.max_production, 1)
     offer_doc = (f"{k} slots of {slot}: present; the other agent (one-hot over the others in id order); what the proposer gives "
-                 f"(one-hot over the {s} shapes then money) and its amount (shapes / max_offer_shapes, money / max_price); "
+                 f"(one-hot over the {s} shapes then money) and its amount (shapes / max_offer_shapes, money / (max_price x max_offer_shapes)); "
                  "what it gets, the same way")
     return (
         Feature("progress", doc="step / max_steps"),
@@ -393,7 +393,7 @@ def _offer_block(offers: Sequence[Mapping[str, Any]], reader: str, others: Seque
         out += one_hot(others.index(other), len(others))
         for item, amount in (o["give"], o["get"]):
             out += one_hot(items.index(item), len(items))
-            out.append(amount / (config.max_price if item == MONEY else config.max_offer_shapes))
+            out.append(amount / (config.max_price * config.max_offer_shapes if item == MONEY else config.max_offer_shapes))
     out += [0.0] * (k * _offer_slot_size(config) - len(out))
     return out
 
@@ -499,7 +499,7 @@ def _offer_slots(out: list[float], at: int, offers: Sequence[Mapping[str, Any]],
         at += 1 + n_others
         for item, amount in (o["give"], o["get"]):
             out[at + items[item]] = 1.0
-            out[at + n_items] = amount / (config.max_price if item == MONEY else config.max_offer_shapes)
+            out[at + n_items] = amount / (config.max_price * config.max_offer_shapes if item == MONEY else config.max_offer_shapes)
             at += n_items + 1
 
 

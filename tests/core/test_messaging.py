@@ -85,16 +85,35 @@ def test_rendering_marks_direct_messages_and_own_messages():
     assert message.to_json() == {"step": 3, "sender": "bob", "to": "cat", "text": "pool it"}
 
 
-def test_max_words_truncates_and_tells_the_sender():
+def test_max_words_refuses_a_longer_message_and_says_why():
     m = messenger(max_words=3)
     result = say(m, 0, "ann", "one two three four five")
-    assert result.message is not None and result.message.text == "one two three"
-    assert result.notice == "your message was cut to its first 3 words (limit: 3 words per message)"
+    assert result.message is None
+    assert result.notice == "message not sent: it has 5 words, and a message may hold at most 3 words: say it in fewer"
+    assert m.sent["ann"] == 0 and m.words["ann"] == 0
+    short = say(m, 1, "ann", "one two three")
+    assert short.notice is None and short.message.text == "one two three"
     m.deliver()
-    assert texts(m.inbox("bob")) == ["one two three"]
-    assert m.words["ann"] == 3
-    short = say(m, 1, "bob", "just two")
-    assert short.notice is None and short.message.text == "just two"
+    assert texts(m.inbox("bob")) == ["one two three"] and m.words["ann"] == 3
+
+
+def test_the_word_limit_is_in_the_situation_so_valid_messages_are_exact():
+    # the parser refuses what the rules would, so a masked-in or sampled `say` is never refused for its length
+    import numpy as np
+
+    from teamenvs.core.commands import CommandSet, Situation
+    from teamenvs.core.messaging import SAY, MessagingConditions, word_limits
+
+    commands = CommandSet([SAY])
+    limited = Situation(limits=word_limits(MessagingConditions(max_words=4)))
+    assert word_limits(MessagingConditions()) == {}
+    refused = commands.parse("say one two three four five", limited)
+    assert refused.kind == "bad_argument" and "it has 5 words, and a message may hold at most 4 words" in refused.error
+    assert commands.parse("say one two three four", limited).args["message"] == "one two three four"
+    rng = np.random.default_rng(0)
+    [form] = commands.forms(limited)
+    assert all(len(form.sample(rng).split()) <= 1 + 4 for _ in range(200))
+    assert len(SAY.example_text(limited).split()) <= 1 + 4
 
 
 def test_min_steps_between_messages_rejects_with_the_next_allowed_step():

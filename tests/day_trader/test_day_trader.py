@@ -408,14 +408,13 @@ def test_bandwidth_rejects_a_second_message_in_the_same_discussion():
     assert "second" not in obs["trader_2"]
 
 
-def test_max_words_truncates_and_tells_the_sender():
+def test_max_words_refuses_a_longer_message_and_tells_the_sender():
     env, _, _ = make(rounds=2, discussion_every=1, discussion_turns=2, max_words=3)
     env.step(everyone(env, "wait"))
     obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say one two three four five"))
-    assert "your message was cut to its first 3 words (limit: 3 words per message)" in obs["trader_1"]
-    assert [e["type"] for e in infos["trader_1"]["events"]] == ["message_cut"]
-    assert "New messages: trader_1: one two three" in obs["trader_2"]
-    assert "four" not in obs["trader_2"]
+    assert "it has 5 words, and a message may hold at most 3 words" in obs["trader_1"]
+    assert infos["trader_1"]["last_action"]["ok"] is False
+    assert "one two" not in obs["trader_2"]
 
 
 # ---------------------------------------------------------------------- env: information isolation
@@ -495,7 +494,7 @@ def test_briefing_states_the_rules_and_the_commands():
     text = env.briefing("trader_1")
     assert "You are trader_1, one of 3 traders" in text
     assert "multiplied by 2" in text and "multiplied by 3" in text and "$90 bonus" in text
-    assert "messages are cut to 20 words" in text and "one message every 5 steps" in text
+    assert "a message may hold at most 20 words" in text and "one message every 5 steps" in text
     assert "invest group <amount 15-100>" in text and "ACTION: <command>" in text
     assert "no communication" in make(communication=False)[0].briefing("trader_2")
 

@@ -100,14 +100,19 @@ def test_documents_are_dealt_in_a_seeded_order_that_hides_which_facts_are_unique
     assert len(positions) > 1  # a unique fact is not always in the same place
 
 
-def test_bandwidth_cuts_messages_to_15_words_and_tells_the_sender():
+def test_bandwidth_refuses_messages_over_15_words_and_tells_the_sender():
+    # CollabSim B.3: "limited to a maximum of 15 words"; its controller refuses a longer message (it was cut here before)
     env = teamenvs.make(ENV, preset="communication_bandwidth")
     env.reset(seed=0)
     env.step({})
-    long = " ".join(f"w{i}" for i in range(30))
+    long = " ".join(f"w{i}" for i in range(16))
     _, _, _, _, infos = env.step({"member_1": f"say {long}"})
-    assert any("cut to its first 15 words" in e["text"] for e in infos["member_1"]["events"])
+    assert infos["member_1"]["last_action"]["ok"] is False
+    assert "it has 16 words, and a message may hold at most 15 words" in infos["member_1"]["last_action"]["error"]
+    _, _, _, _, infos = env.step({"member_1": "say " + " ".join(f"w{i}" for i in range(15))})
+    assert infos["member_1"]["last_action"]["ok"] is True
     assert infos["member_2"]["view"]["new_messages"] == ("member_1: " + " ".join(f"w{i}" for i in range(15)),)
+    assert "at most 15 words" in env.briefing("member_2")
 
 
 def test_broadcast_only_refuses_tell_with_a_reason():

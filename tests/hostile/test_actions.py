@@ -126,7 +126,7 @@ def test_the_audit_finds_the_patterns_it_must_cover():
     patterns = package_patterns()
     # the command language's integers, the map task's points, teammates' victim lists, probes
     for name in ("teamenvs.core.commands._INT_RE", "teamenvs.map_task.commands._POINT", "teamenvs.search_rescue.knowledge._VICTIM_LIST",
-                 "agents.probes._RATING", "agents.memory._CITATION"):
+                 "agents.probes._RATING_LABEL", "agents.memory._CITATION"):
         assert name in patterns
     assert any(":" in name for name in patterns), "literal patterns in re.* calls are audited too"
 

@@ -621,15 +621,18 @@ def test_messages_arrive_the_next_step():
     assert "guide: go east along row five" in infos["follower"]["view"]["recent_messages"]
 
 
-def test_max_words_cuts_messages():
+def test_max_words_refuses_longer_messages():
+    # CollabSim B.4: "limited to a maximum of 6 words"; its controller refuses a longer message (it cut it here before)
     env = make_hand(preset="communication_bandwidth")
     assert env.config.max_words == 6
     obs, *_, infos = step(env, guide="say go east along the path past the old mill")
+    refused = last(infos, "guide")
+    assert refused["ok"] is False and "it has 9 words, and a message may hold at most 6 words" in refused["error"]
+    assert refused["error"] in obs["guide"]
+    obs, *_, infos = step(env, guide="say go east past the mill")
     assert last(infos, "guide")["ok"] is True
-    assert infos["follower"]["view"]["new_messages"] == ("guide: go east along the path past",)
-    assert [e["type"] for e in infos["guide"]["events"]] == ["message_cut"]
-    assert "cut to its first 6 words" in obs["guide"]
-    assert "cut to 6 words" in env.briefing("follower")
+    assert infos["follower"]["view"]["new_messages"] == ("guide: go east past the mill",)
+    assert "may hold at most 6 words" in env.briefing("follower")
 
 
 def test_follower_saying_done_ends_the_episode():

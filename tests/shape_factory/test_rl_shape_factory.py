@@ -90,7 +90,7 @@ def test_hand_checked_slots():
     slot = values["offers_to_you"][:16]  # present, other (5), give item (4), amount, get item (4), amount
     k = env.possible_agents.index(other) - 1
     assert slot[0] == 1.0 and slot[1 + k] == 1.0
-    assert slot[6:10] == [0.0, 0.0, 0.0, 1.0] and slot[10] == pytest.approx(0.3)  # the proposer gives $30
+    assert slot[6:10] == [0.0, 0.0, 0.0, 1.0] and slot[10] == pytest.approx(30 / 500)  # the proposer gives $30 ($100 x 5 shapes: 1)
     assert slot[11 + m.shapes.index(spec)] == 1.0 and slot[15] == pytest.approx(0.2)  # and gets 1 of 5 shapes
     assert encode_values(env._view(other), cfg)["your_offers"][:16] == pytest.approx(
         [1.0] + [float(i == 0) for i in range(5)] + slot[6:])  # agent_1 is the first other of everyone else

@@ -210,6 +210,7 @@ def test_random_valid_play_never_makes_money_or_shapes_negative():
     ("OFFER agent_2 $30 for 1 Square", "offer agent_2 $30 for 1 square"),
     ("offer agent_3 1 circle for 2 triangle", "offer agent_3 1 circle for 2 triangles"),
     ("offer agent_2 1 circle for 40 dollars", "offer agent_2 1 circle for $40"),
+    ("offer agent_2 $500 for 5 squares", "offer agent_2 $500 for 5 squares"),  # $100 a square: a whole offer may ask more
     ('{"action": "offer", "args": {"recipient": "agent_2", "terms": "1 circle for $15"}}', "offer agent_2 1 circle for $15"),
 ])
 def test_offers_parse_to_their_canonical_text(text, canonical):
@@ -221,7 +222,11 @@ def test_offers_parse_to_their_canonical_text(text, canonical):
 @pytest.mark.parametrize("text, error", [
     ("offer agent_2 $20 for $40", "not money for money"),
     ("offer agent_2 1 circle for 2 circles", "cannot give and ask for the same shape"),
-    ("offer agent_2 1 circle for $101", "must be from $15 to $100"),
+    ("offer agent_2 1 circle for $101", "the price of a shape must be $15 to $100: 1 circle for $101 is $101 a circle"),
+    # B.1's price range is a price a shape (CollabSim's released code: price_per_unit), not a whole offer's
+    ("offer agent_2 $15 for 5 triangles", "$15 for 5 triangles is $3 a triangle (for 5 triangles: $75 to $500)"),
+    ("offer agent_2 2 circles for $201", "is $100.50 a circle"),
+    ("offer agent_2 $501 for 5 squares", "the money of an offer must be $15 to $100 a shape"),
     ("offer agent_2 6 circles for $40", "1 to 5 shapes"),
     ("offer agent_2 1 hexagon for $40", "unknown shape 'hexagon'"),
     ("offer agent_2 1 circle", "'<what you give> for <what you get>'"),

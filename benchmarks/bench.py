@@ -33,6 +33,7 @@ refused before anything is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import math
@@ -45,7 +46,7 @@ import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, Iterator, Mapping, Sequence, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 from benchmarks.report import PLOT_FORMATS
@@ -672,7 +673,7 @@ def run_bench(
     bounds each reply; `context_window` (tokens, or "auto": as the server states it) fits every
     prompt and its reply into the model's window.
     """
-    from benchmarks.report import build_report, plot_formats
+    from benchmarks.report import plot_formats
 
     out = Path(out)
     plots = plot_formats(plots)  # a bad format is refused before any episode runs
@@ -693,6 +694,55 @@ def run_bench(
     check_token_options(max_output_tokens, context_window)
     price = parse_price(price) if isinstance(price, str) or price is None else price
     check_out_folder(out, suite)
+    with _holding(out):
+        check_out_folder(out, suite)  # again, now that no other run can be writing there
+        return _run_holding(suite, out, model, base_url, workers, concurrency, force, progress, temperature, max_calls,
+                            token_budget, price, stream, report, episode_timeout, timeout, plots, max_output_tokens,
+                            context_window)
+
+
+LOCK = ".bench.lock"  # in an --out folder: held by the bench run writing there
+
+
+@contextlib.contextmanager
+def _holding(out: Path) -> Iterator[None]:
+    """Hold `out` for this process: a second bench run into the same folder at once is refused, as its finished logs
+    and the first run's would replace each other (whatever their settings), and each would clear the other's temporary
+    folders. Where the platform has no `fcntl` (Windows) nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle = open(out / LOCK, "a+", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--out {_shown(out)} cannot be written: {exc.strerror or exc}") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read(40).strip()
+            raise ConfigError(f"--out {_shown(out)} is being written by another `teamenvs bench` run"
+                              f"{f' (process {_shown(holder)})' if holder else ''}: wait for it to end, or choose another "
+                              "folder (two runs into one folder would replace each other's logs)") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run_holding(suite, out, model, base_url, workers, concurrency, force, progress, temperature, max_calls, token_budget,
+                 price, stream, report, episode_timeout, timeout, plots, max_output_tokens, context_window) -> BenchOutcome:
+    """`run_bench`'s work, with its arguments checked and `out` held."""
+    from benchmarks.report import build_report
+
     recorded = recorded_settings(base_url, temperature, max_output_tokens, max_calls, token_budget, context_window) if model else None
     episodes = suite.episodes()
     todo, damaged = (list(episodes), []) if force else _episodes_to_run(out, episodes, model, recorded)

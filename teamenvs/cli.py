@@ -108,7 +108,7 @@ def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set expects key=value, got {excerpt(pair)}")
+            raise ConfigError(f"--set expects setting=value, got {excerpt(pair)}")  # ("key=..." would be masked as a secret)
         values[key.strip()] = value.strip()
     return values
 

@@ -548,14 +548,19 @@ def test_llm_suite_against_the_builtin_server(tmp_path, server):
     assert (outcome.ran, outcome.failed) == (4, [])
     assert server.requests > sent  # the model was really asked, over HTTP
     # logs: usage per step and in total
+    paid = {}
     for episode in suite.episodes():
         records = read_log(log_path(out, episode))
         end = records[-1]
         if episode.policy.is_llm:
             total = end["usage"]["total"]
-            assert total["calls"] == 6 and total["prompt_tokens"] > 0 and total["cost_usd"] > 0  # 3 traders x 2 rounds
+            assert total["calls"] == 6 and total["prompt_tokens"] > 0 and total["cost_usd"] >= 0  # 3 traders x 2 rounds
             steps = [r for r in records if r["type"] == "step"]
             assert all("usage" in entry for entry in steps[0]["agents"].values())
+            # a reply served from the cache (the seeds' prompts are alike at temperature 0) counts its tokens, costs nothing
+            calls = [e["usage"] for r in steps for e in r["agents"].values() if "usage" in e]
+            assert all(u["cached"] in (0, u["calls"]) for u in calls)
+            paid[episode.seed] = sum(u["prompt_tokens"] * 0.15 + u["completion_tokens"] * 0.6 for u in calls if not u["cached"]) / 1e6
         else:
             assert "usage" not in end
     # results.csv: usage columns for the llm rows, empty for the scripted ones
@@ -564,11 +569,11 @@ def test_llm_suite_against_the_builtin_server(tmp_path, server):
     for row in rows:
         if row["policy"] == "llm":
             assert int(row["usage.calls"]) > 0 and int(row["usage.prompt_tokens"]) > 0
-            expected = (int(row["usage.prompt_tokens"]) * 0.15 + int(row["usage.completion_tokens"]) * 0.6) / 1e6
-            assert float(row["usage.cost_usd"]) == pytest.approx(expected, abs=2e-6) and float(row["usage.cost_usd"]) > 0
+            assert float(row["usage.cost_usd"]) == pytest.approx(paid[int(row["seed"])], abs=2e-6)
             assert row["mean_final_wealth"] != ""
         else:
             assert row["usage.calls"] == "" and row["usage.cost_usd"] == ""
+    assert sum(paid.values()) > 0
     # report.md: llm beside the baseline in one table, and a model usage table for the llm cells only
     md = (out / "report.md").read_text(encoding="utf-8")
     text = section(md, "## Trade")
@@ -678,6 +683,23 @@ def test_resuming_under_other_llm_settings_is_refused_naming_them(tmp_path, serv
     path.write_bytes(gzip.compress("".join(dumps(r) + "\n" for r in records).encode()))
     with pytest.raises(ConfigError, match=r"settings 'not recorded \(a log of an older teamenvs\)' there, 'recorded' here"):
         run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="folders are held with fcntl")
+def test_a_second_run_into_a_folder_being_written_is_refused(tmp_path, server):
+    """Found by review: two bench runs into one --out at once (one at temperature 0.5, one at 0) both reported 20
+    episodes run, and every finished log held the settings of whichever moved its logs in last; the settings check ran
+    at start-up only. A run now holds the folder while it writes (`.bench.lock`)."""
+    from benchmarks.bench import _holding
+
+    suite = load_suite(write_suite(tmp_path, LLM_SUITE))
+    out = tmp_path / "out"
+    with _holding(out):  # another process's hold reads the same: a flock is held per open file
+        with pytest.raises(ConfigError, match=r"is being written by another `teamenvs bench` run \(process \d+\): wait for it"):
+            run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False)
+    assert not (out / "logs").exists()
+    assert run_bench(suite, out, model="random-valid", base_url=server.url, progress=False, report=False).ran == 4  # released
+    assert (out / ".bench.lock").read_text(encoding="utf-8").strip() == str(os.getpid())
 
 
 def test_the_endpoint_is_recorded_without_credentials(monkeypatch):

@@ -99,7 +99,7 @@ def test_every_figure_is_written_as_png_svg_and_pdf_and_linked_from_the_report(r
         assert data.startswith(MAGIC[name.rsplit(".", 1)[1]]), name
         assert len(data) > 5_000, name
     md = (report.folder / "report.md").read_text(encoding="utf-8")
-    assert "![headline: Trade](plots/Trade_headline.png)\n\n*Headline metric: mean final wealth ($) ↑ (higher is better) over team " \
+    assert "![headline: Trade](plots/Trade_headline.png)\n\n*Headline metric: mean final wealth (\\$) ↑ (higher is better) over team " \
            "size (agents) and policy; mean and 95% CI over seeds (Student t, drawn from 5 seeds on); dots: single seeds.*" in md
     assert "![series: Fish](plots/Fish_series.png)\n\n*Per month: fish stock at the start of the month (tons; 0 after a collapse)" in md
     assert "Figures (each also as SVG and PDF beside its PNG in `plots/`):" in md

@@ -927,3 +927,41 @@ def test_module_scoped_fixtures_are_offline_and_cache_outside_the_home_directory
     cache, base_url = module_fixture_env
     assert base_url is None
     assert cache and not Path(cache).resolve().is_relative_to(Path.home().resolve() / ".cache")
+
+
+def test_a_server_dripping_its_model_list_cannot_hold_the_run():
+    """Found by review: `--context-window auto` asked the server in a worker thread whose urllib timeout bounds each wait
+    for bytes, so a server sending one byte a second held the thread, and with it asyncio.run's shutdown, Ctrl-C and
+    --episode-timeout, for good (killed at 45 s and 150 s). Now the answer is waited for min(timeout, 10) s in all, on a
+    daemon thread, asked once for concurrent callers."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port, connections, stop = listener.getsockname()[1], [], threading.Event()
+
+    def drip():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            connections.append(conn)
+            threading.Thread(target=lambda c=conn: [c.sendall(b"H") or stop.wait(0.2) for _ in range(300) if not stop.is_set()],
+                             daemon=True).start()
+
+    threading.Thread(target=drip, daemon=True).start()
+    try:
+        client = LLMClient("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=1.0, cache=False)
+
+        async def ask_twice():
+            return await asyncio.gather(client.context_window(), client.context_window())
+
+        started = time.perf_counter()
+        assert asyncio.run(ask_twice()) == [None, None]
+        assert time.perf_counter() - started < 5
+        assert len(connections) == 1  # asked once, not once per caller
+    finally:
+        stop.set()
+        listener.close()

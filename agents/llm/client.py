@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -66,7 +67,7 @@ from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 from teamenvs.core.config import ConfigError, check_flag, check_int, check_number
 from teamenvs.core.text import excerpt, valid_unicode
 
-from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
+from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, _within, check_base_url, check_header, clip,
                              redact_url, status_message)
 
 T = TypeVar("T")
@@ -495,8 +496,13 @@ class LLMClient:
 
     async def _send_openai(self, client: Any, messages: Sequence[Mapping[str, Any]],
                            params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:
-        """One attempt over the openai package."""
-        response = await client.chat.completions.create(model=self.model, messages=list(messages), **params)
+        """One attempt over the openai package, within one deadline for the whole reply (the package's timeout bounds each
+        wait for bytes, so a server sending a byte a second would hold the call for good), as the lean transport's."""
+        seconds = float(params.get("timeout") or self.timeout)
+        try:
+            response = await _within(seconds, client.chat.completions.create(model=self.model, messages=list(messages), **params))
+        except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11 on
+            raise RequestTimeout(f"no complete reply within {seconds:g} s") from None
         try:
             choice = response.choices[0] if response.choices else None
             text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
@@ -523,10 +529,30 @@ class LLMClient:
     async def context_window(self) -> int | None:
         """The model's context window in tokens as its server states it, asked once per client
         (`GET {base_url}/models/{model}`, then the `/models` list); None when the server does not
-        say (OpenAI, llama-cpp-python, Ollama) or cannot be asked."""
+        say (OpenAI, llama-cpp-python, Ollama), cannot be asked, or has not said within
+        `min(timeout, 10)` seconds in all.
+
+        The question runs on a daemon thread of its own, waited for up to that deadline: urllib's
+        timeout bounds each wait for bytes, not the answer, so a server that drips its reply could
+        hold a worker thread, and with it the event loop's shutdown and Ctrl-C, for good."""
         if not hasattr(self, "_context_window"):
-            self._context_window = await asyncio.to_thread(self._ask_context_window)
+            pending = self.__dict__.get("_window_asked")
+            if pending is None:  # the first caller asks; concurrent callers wait for the same answer
+                pending = self._window_asked = concurrent.futures.Future()
+                threading.Thread(target=self._answer_context_window, args=(pending,), daemon=True,
+                                 name="teamenvs-context-window").start()
+            deadline = time.monotonic() + min(self.timeout, 10.0)
+            while not pending.done() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)  # (polled: no callback from the thread into a loop that may be gone)
+            self._context_window = pending.result() if pending.done() else None
         return self._context_window
+
+    def _answer_context_window(self, pending: "concurrent.futures.Future[int | None]") -> None:
+        try:
+            window = self._ask_context_window()
+        except Exception:  # noqa: BLE001 - the server cannot be asked: no window stated
+            window = None
+        pending.set_result(window)
 
     def _ask_context_window(self) -> int | None:
         import urllib.error
@@ -592,14 +618,19 @@ def completion_fields(data: Any) -> tuple[str, str | None, int, int]:
     text, finish_reason = "", None
     if choices is None and "error" not in data:  # no model's answer at all: an endpoint's fault, not the model's empty reply
         raise ProtocolError("not a chat completion: it has no 'choices'")
+    if choices is not None and not isinstance(choices, list):  # (an empty dict, 0 or "" too: not a model's empty reply)
+        raise ProtocolError("not a chat completion: 'choices' is not a list of choices with a message")
     if choices:
-        choice = choices[0] if isinstance(choices, list) else None
+        choice = choices[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(choice, dict) or not isinstance(message, (dict, type(None))):
             raise ProtocolError("not a chat completion: 'choices' is not a list of choices with a message")
         content = (message or {}).get("content")
         if isinstance(content, list):  # text parts
-            content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+            texts = [p.get("text") for p in content if isinstance(p, dict)]
+            if not all(isinstance(t, (str, type(None))) for t in texts):
+                raise ProtocolError("not a chat completion: the message content is not text")
+            content = "".join(t or "" for t in texts)
         if not isinstance(content, (str, type(None))):
             raise ProtocolError("not a chat completion: the message content is not text")
         text, finish_reason = content or "", choice.get("finish_reason")

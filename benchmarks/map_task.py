@@ -9,7 +9,7 @@ mean ± sd is over those seeds, with the population standard deviation (numpy `s
 ddof=0). Metrics are those of `teamenvs.map_task.metrics` at the end of each episode.
 
 1. `table5`: the layout of CollabSim's Table 5: the BASELINE, Limited Communication
-   Bandwidth (messages cut to 6 words) and Canvas Visibility (the guide sees the drawing)
+   Bandwidth (messages of at most 6 words; longer ones refused) and Canvas Visibility (the guide sees the drawing)
    conditions (presets `baseline`, `communication_bandwidth`, `canvas_visibility`, all at
    the default mismatch 1: one kind of discrepancy, drawn per map pair) times the policy
    pairs. Route accuracy (F1 of drawn vs route cells, in %),

@@ -121,8 +121,12 @@ def finished_run(path: Path) -> tuple[Any, str | None]:
         records = read_log(path)
     except LogError as exc:
         return None, str(exc)
-    if not records or records[-1].get("type") != "end" or records[0].get("type") != "header":
+    if not records:
+        return None, f"{path}: the log is empty"
+    if records[-1].get("type") == "error" or records[0].get("type") != "header":  # a failed attempt's log: run again
         return None, None
+    if records[-1].get("type") != "end":  # (a log is moved into logs/ when it has ended, or failed)
+        return None, f"{path}:{len(records)}: the log stops there, without its end line (cut short)"
     return records[0].get("run") or {}, None
 
 

@@ -260,6 +260,8 @@ def _read(path: Path) -> Any:
     except (OSError, ValueError) as exc:  # a name too long or with a NUL byte, a file we may not read
         raise SuiteError(f"suite file {name} cannot be read: {_clip(getattr(exc, 'strerror', None) or exc)}") from None
     if not found:
+        if path.exists():  # a folder, a device, a pipe
+            raise SuiteError(f"suite file {name} is not a regular file: give a .json or .yaml file")
         raise SuiteError(f"suite file {name} not found (built-in suites: {', '.join(BUILTIN)})")
     if size > MAX_SUITE_BYTES or len(data) > MAX_SUITE_BYTES:  # the second: a file that grew as we read it
         raise SuiteError(f"suite file {name} is larger than {MAX_SUITE_BYTES:,} bytes, the most a suite file may hold")
@@ -276,9 +278,33 @@ def _too_deep(name: str) -> str:
     return f"suite file {name} is nested too deeply (at most {MAX_DEPTH} levels of mappings and lists)"
 
 
+class _DuplicateKey(Exception):
+    """A mapping of a suite file gives one key twice (JSON and YAML parsers keep the last without a word)."""
+
+    def __init__(self, key: Any) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _duplicate_error(name: str, key: Any) -> SuiteError:
+    return SuiteError(f"suite file {name} gives the key {_clip(repr(key), 60)} twice in one mapping: a parser would keep "
+                      "the last and drop the first without a word; keep one")
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s `object_pairs_hook`: the object, or `_DuplicateKey`."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return data
+
+
 def _load_json(text: str, name: str) -> Any:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        raise _duplicate_error(name, exc.key) from None
     except RecursionError:
         raise SuiteError(_too_deep(name)) from None
     except ValueError as exc:
@@ -304,6 +330,8 @@ def _load_yaml(text: str, name: str) -> Any:
             return None
         _check_shape(node, _node_parts, name)
         return loader.construct_document(node)
+    except _DuplicateKey as exc:
+        raise _duplicate_error(name, exc.key) from None
     except yaml.YAMLError as exc:
         raise SuiteError(f"suite file {name} is not valid YAML: {_clip(exc, 500)}") from exc
     except RecursionError:
@@ -368,6 +396,10 @@ def _node_parts(node: Any) -> tuple[Sequence[Any], int]:
     if isinstance(value, str):
         return (), 1 + len(value)
     if node.id == "mapping":
+        keys = [k.value for k, _ in value if k.id == "scalar" and k.value != "<<"]  # ("<<": YAML's merge key)
+        if len(set(keys)) < len(keys):
+            seen: set[str] = set()
+            raise _DuplicateKey(next(k for k in keys if k in seen or seen.add(k)))
         return [part for pair in value for part in pair], 1
     return value, 1
 

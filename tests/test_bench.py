@@ -285,11 +285,27 @@ def test_a_killed_run_reruns_exactly_the_episodes_it_lost(smoke, tmp_path):
 
     outcome = run_bench(suite, out, workers=2, progress=False, report=False)
     assert (outcome.ran, outcome.skipped, outcome.failed) == (3, SMOKE - 3, [])
+    # a log in logs/ has ended or failed: one cut short is damage, and said (found by review: rerun without a word)
+    assert sorted(Path(why.split(":")[0]).name for why in outcome.damaged) == sorted([cut.name, unended.name])
+    assert all("without its end line (cut short)" in why for why in outcome.damaged)
+    assert outcome.summary().count("damaged log, rerun: ") == 2
     after = mtimes(out)
     assert {k: after[k] for k in before} == before  # the finished ones were not touched
     for path in (cut, unended, gone):
         assert is_complete(path, episodes[path.name.removesuffix(".jsonl.gz")])
         assert log_text(path) == originals[path.name]  # rerun from scratch, same episode
+
+
+def test_an_empty_log_is_damage_and_a_failed_attempts_log_is_not(tmp_path):
+    from benchmarks.bench import finished_run
+
+    empty = tmp_path / "empty.jsonl.gz"
+    empty.write_bytes(b"")
+    assert finished_run(empty) == (None, f"{empty}: the log is empty")
+    failed = tmp_path / "failed.jsonl"
+    failed.write_text(dumps({"type": "header", "env_id": "day_trader_v0"}) + "\n" + dumps({"type": "error", "error": "x"}) + "\n",
+                      encoding="utf-8")
+    assert finished_run(failed) == (None, None)  # (run again, as a failure, not as damage)
 
 
 def test_a_log_of_another_episode_does_not_count_as_complete(smoke, tmp_path):

@@ -197,9 +197,15 @@ def write_log(folder: Path, name: str, *, group: str, condition: str, policy: st
     lines = [{"type": "header", "env_id": env, "version": "0", "preset": None, "seed": seed, "config": config or {},
               "agents": AGENTS, "run": run},
              {"type": "reset", "observations": {}}]
+    # an end line's returns are the sums of its step lines' rewards (else the log reads as edited): returns given with
+    # no steps are paid in one step, and returns not given are the steps' sums
+    if returns and any(returns.values()) and not steps:
+        steps = ({a: {"reward": r} for a, r in returns.items()},)
+    if returns is None:
+        returns = {a: float(sum(step.get(a, {}).get("reward", 0.0) for step in steps)) for a in AGENTS}
     lines += [{"type": "step", "step": i + 1, "agents": agents} for i, agents in enumerate(steps)]
     if end == "end":
-        lines.append({"type": "end", "steps": len(steps), "returns": returns or {a: 0.0 for a in AGENTS}, "metrics": metrics or {},
+        lines.append({"type": "end", "steps": len(steps), "returns": returns, "metrics": metrics or {},
                       **({"usage": {"total": usage}} if usage is not None else {})})
     elif end == "error":
         lines.append({"type": "error", "step": 2, "error": error})
@@ -305,7 +311,7 @@ def test_episodes_without_a_result_are_listed_and_left_out(hand_folder):
     assert unfinished["status"] == "incomplete" and unfinished["env_steps"] == "" and unfinished["mean_final_wealth"] == ""
     assert rows[("Grid", "c2", "p2", "2")]["status"] == "error"
     done = rows[("Grid", "c1", "p1", "0")]
-    assert done["status"] == "complete" and done["env_steps"] == "0"  # (a hand-written log of no step lines)
+    assert done["status"] == "complete" and done["env_steps"] == "1"  # (a hand-written log: one step pays its returns)
     # flattened in results.csv: nested as a.b, lists as JSON, None empty
     assert done["wealth.trader_1"] == "100" and done["survivors"] == '["trader_1"]' and done["cooperation_rate"] == ""
     assert rows[("Grid", "c1", "p1", "1")]["cooperation_rate"] == "0.5"
@@ -696,7 +702,8 @@ def test_a_config_difference_in_a_condition_name_is_escaped_and_kept_short(tmp_p
         for seed in (0, 1):
             lines = [{"type": "header", "env_id": "commons_v0", "version": "0", "preset": None, "seed": seed, "config": config,
                       "agents": AGENTS},
-                     {"type": "end", "steps": 0, "returns": {a: float(i) for a in AGENTS}, "metrics": {"total_gain": 10 * i}}]
+                     {"type": "step", "step": 1, "agents": {a: {"reward": float(i)} for a in AGENTS}},
+                     {"type": "end", "steps": 1, "returns": {a: float(i) for a in AGENTS}, "metrics": {"total_gain": 10 * i}}]
             (logs.mkdir(parents=True, exist_ok=True), (logs / f"commons_v0_p_seed{seed}{'-2' if i else ''}.jsonl").write_text(
                 "".join(dumps(r) + "\n" for r in lines), encoding="utf-8"))
     build_report(tmp_path, plots=False)

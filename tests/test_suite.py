@@ -534,3 +534,23 @@ def test_a_step_cap_is_given_to_envs_that_have_a_max_steps_setting():
         {"title": "t", "env": "map_task_v0", "conditions": [{"name": "long", "set": {"max_steps": 60}}], "policies": ["scripted"]}]}, "test")
     assert own.episodes()[0].env_max_steps is None and own.episodes()[0].make_env().unwrapped.config.max_steps == 60
     assert all(e.env_max_steps is None for e in load_suite("smoke").episodes())
+
+
+@pytest.mark.parametrize("name, text", [
+    ("dup.json", '{"name": "s1", "name": "s2", "seeds": 1, "groups": []}'),
+    ("dup.yaml", "name: s1\nname: s2\nseeds: 1\n"),
+    ("nested.yaml", "name: s\ngroups:\n  - env: day_trader_v0\n    policies: [scripted]\n    policies: [random]\n"),
+])
+def test_a_key_given_twice_in_one_mapping_is_refused(tmp_path, name, text):
+    # found by review: the parsers kept the last value without a word (a suite ran other policies than the file shows)
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"gives the key '(name|policies)' twice in one mapping"):
+        load_suite(path)
+
+
+def test_a_folder_given_as_the_suite_file_is_named_as_such(tmp_path):
+    folder = tmp_path / "suite.json"
+    folder.mkdir()
+    with pytest.raises(SuiteError, match=r"is not a regular file"):
+        load_suite(folder)

@@ -32,12 +32,13 @@ import gc
 import itertools
 import json
 import marshal
+import math
 import os
 import re
 import stat
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from teamenvs.core.text import excerpt, printable, quote
 
@@ -642,8 +643,11 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 def _check_order(path: str | Path, records: list[dict[str, Any]], numbers: list[int]) -> None:
     """`LogError` where a log's well-formed lines do not make one episode in order: a bench header whose env is not
     its run's, step lines that do not run 1, 2, 3, ... (a line lost, repeated or moved), an `end` line that counts
-    other steps than the log holds. Every line may be sound and the episode still not the one its end line scores."""
+    other steps than the log holds, or whose returns are not the sums of the step lines' rewards of the header's
+    agents. Every line may be sound and the episode still not the one its end line scores."""
     due = 1
+    agents: Any = None
+    earned: dict[str, float] = {}
     for record, number in zip(records, numbers):
         kind = record.get("type")
         if kind == "step":
@@ -651,14 +655,38 @@ def _check_order(path: str | Path, records: list[dict[str, Any]], numbers: list[
                 raise LogError(path, number, "step", f"step {record['step']} where step {due} is due: a log's steps run "
                                                      f"1, 2, 3, ... (a line lost, repeated or moved by an edit)")
             due += 1
-        elif kind == "end" and record.get("steps", due - 1) != due - 1:
-            raise LogError(path, number, "steps", f"the end line counts {record['steps']} steps where the log holds "
-                                                  f"{due - 1}: an edited log")
+            for agent, entry in (record.get("agents") or {}).items():
+                reward = entry.get("reward") if isinstance(entry, dict) else None
+                if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+                    earned[agent] = earned.get(agent, 0.0) + reward
+        elif kind == "end":
+            if record.get("steps", due - 1) != due - 1:
+                raise LogError(path, number, "steps", f"the end line counts {record['steps']} steps where the log holds "
+                                                      f"{due - 1}: an edited log")
+            _check_returns(path, number, record.get("returns"), earned, agents, due - 1)
         elif kind == "header":
+            agents = record.get("agents")
             run = record.get("run")
             if run and run.get("env") is not None and run["env"] != record["env_id"]:
                 raise LogError(path, number, "env_id", f"the header's env {quote(record['env_id'])} is not its run's "
                                                        f"({quote(run['env'])}): an edited log")
+
+
+def _check_returns(path: str | Path, number: int, returns: Any, earned: Mapping[str, float], agents: Any, steps: int) -> None:
+    """`LogError` where an end line's returns name an agent the header does not, or differ from the sum of that agent's
+    step rewards by more than the rounding of the logged rewards (6 decimals a step) allows."""
+    if not isinstance(returns, dict):
+        return
+    for agent, value in returns.items():
+        if isinstance(agents, list) and agent not in agents:
+            raise LogError(path, number, f"returns.{agent}", f"a return for {quote(agent)}, who is not an agent of the "
+                                                               f"episode ({', '.join(map(str, agents[:4]))}): an edited log")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        total = earned.get(agent, 0.0)
+        if not math.isclose(value, total, rel_tol=1e-9, abs_tol=1e-6 * (steps + 1)):
+            raise LogError(path, number, f"returns.{agent}", f"the return {value:g} is not the sum of the agent's step "
+                                                               f"rewards ({total:g}): an edited log")
 
 
 def log_text(path: str | Path) -> bytes:

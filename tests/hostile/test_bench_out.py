@@ -254,6 +254,10 @@ def test_hostile_labels_and_model_reach_results_csv_as_text_and_numbers_as_numbe
                        condition={"name": "+1+2", "preset": "-x", "set": {}}, policy={"label": "-2+3", "policy": "scripted"})
     agent = head["agents"][0]
     end["returns"][agent] = -3.5
+    paid = [r["agents"][agent] for r in records if r["type"] == "step" and agent in r["agents"]]
+    for entry in paid:  # (a return is its step rewards' sum: else the log reads as edited, and is left out)
+        entry["reward"] = 0.0
+    paid[0]["reward"] = -3.5
     end["metrics"].update({"gini_wealth": -0.25, "note": "=evil()", "=evil": 1})
     episode_log.write_bytes(gzip.compress("".join(dumps(r) + "\n" for r in records).encode()))
     report = build_report(folder)  # plots too: a label is not TeX, "$\\x{$" draws as written

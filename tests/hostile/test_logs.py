@@ -306,6 +306,12 @@ def test_sound_lines_out_of_order_are_damage_and_rerun_by_bench(tiny, tmp_path):
         "end": (edited(records, "end", ["steps"], 3)[0], len(records), "steps", "the end line counts 3 steps where the log holds 4"),
         "env": (edited(records, "header", ["env_id"], "commons_v0")[0], 1, "env_id",
                 "the header's env 'commons_v0' is not its run's ('day_trader_v0')"),
+        # found by review: an end line's returns were taken as they stood (123456 counted; a 'ghost' agent's return
+        # pulled the return column down)
+        "return": (edited(records, "end", ["returns", "A"], 123456)[0], len(records), f"returns.{records[0]['agents'][0]}",
+                   "the return 123456 is not the sum of the agent's step rewards"),
+        "ghost": (edited(records, "end", ["returns", "ghost"], 0.0)[0], len(records), "returns.ghost",
+                  "a return for 'ghost', who is not an agent of the episode"),
     }
     for name, (bad, line, field, why) in cases.items():
         path = write_edited(tmp_path / f"{name}.jsonl", bad)

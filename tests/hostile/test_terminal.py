@@ -84,6 +84,17 @@ def _invalid_action(records: list[dict]) -> None:
     entry["action"] = {"ok": False, "kind": "unknown", "error": f"no such command{PAYLOAD}"}
 
 
+def _renamed_everywhere(records: list[dict]) -> None:
+    """The first agent named PAYLOAD in the header, every step and the end line's returns (a log that checks: a return
+    for an agent the header does not name is an edited log, refused before anything is shown)."""
+    name = records[0]["agents"][0]
+    records[0]["agents"][0] = PAYLOAD
+    for record in records:
+        for key in ("agents", "returns"):
+            if record["type"] in ("step", "end") and name in (record.get(key) or {}):
+                record[key][PAYLOAD] = record[key].pop(name)
+
+
 def _error_line(records: list[dict]) -> None:
     records[:] = [r for r in records if r["type"] != "end"] + [{"type": "error", "step": 1, "error": PAYLOAD}]
 
@@ -96,11 +107,10 @@ FIELDS = {
     "message": _message,
     "invalid action error": _invalid_action,
     "agent name": _agent_name,
-    "header agents": lambda records: records[0].update(agents=[PAYLOAD]),
+    "agent renamed everywhere (header, steps, returns)": _renamed_everywhere,
     "header env id": lambda records: records[0].update(env_id=PAYLOAD),
     "header run meta": lambda records: records[0].update(run={"suite": PAYLOAD}),
     "metric name": lambda records: next(r for r in records if r["type"] == "end")["metrics"].update({PAYLOAD: 1}),
-    "returns agent": lambda records: next(r for r in records if r["type"] == "end")["returns"].update({PAYLOAD: 1.0}),
     "error line": _error_line,
 }
 

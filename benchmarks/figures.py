@@ -52,7 +52,7 @@ STYLE = {
 # the headline metrics of paradigms whose first metric is the same in most groups (every victim rescued):
 # tried first, in order; every other metric in the order the paradigm's `metric_goals` lists them
 HEADLINES = {"search_rescue_v0": ("victims_rescued", "steps"), "job_fair_v0": ("overall_success",)}
-UNITS = {"return": "mean per agent", "mean_final_wealth": "$", "mean_wealth": "$", "mean_group_pool": "$", "group_pool_per_round": "$", "survival_time": "months",
+UNITS = {"return": "mean per agent", "mean_final_wealth": "$", "mean_wealth": "$", "mean_group_pool": "$", "collabsim_group_pool": "$", "group_pool_per_round": "$", "survival_time": "months",
          "total_gain": "tons", "steps": "env steps", "points": "points"}
 MAX_SERIES_POINTS = 100  # a step-by-step curve is drawn at this many steps at most
 TEAM_SIZE = "team size"  # the number of agents in a log's header, as a config value

@@ -12,6 +12,10 @@
   `tests/map_task/test_map_task.py`), i.e. progress counted in cells of routes about 350 cells
   long. Here a route has its own length (median 49 cells on the default 20x20 map), so
   figures compare with CollabSim's per route cell, not as raw numbers.
+- `collabsim_route_accuracy` and `collabsim_communication_efficiency`: the two as CollabSim's released code computes
+  them and Table 5 reports them (`scoring.collabsim_route_accuracy`; the drawing's score-board score per message,
+  `analysis/task_metrics.py`, None without messages): its efficiencies are accuracy x 351 / messages, 351 being its
+  117-cell route's score (3 a cell), the "about 350" above. Compare these with Table 5's figures, per route cell.
 - `revision_rate`: (erase + undo + reset) / all accepted drawing actions (0.0 with none).
 - `messages` (total), `messages_per_role`, `words_per_role`, `drawing_actions`,
   `invalid_action_rate`, `steps`, `ended_by_follower`.
@@ -23,11 +27,13 @@ from typing import Any, Sequence
 
 from teamenvs.core.metrics import header, invalid_action_rate, message_events
 from teamenvs.core.recorder import step_records
-from teamenvs.map_task.scoring import Cell, completed, deviation, drawn_cells, edge, route_accuracy
+from teamenvs.map_task.scoring import (Cell, collabsim_route_accuracy, completed, deviation, drawn_cells, edge, route_accuracy,
+                                       score_board_score)
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
 METRIC_GOALS: dict[str, str] = {
-    "route_accuracy": "max", "completed": "max", "communication_efficiency": "max",
+    "route_accuracy": "max", "completed": "max", "communication_efficiency": "max", "collabsim_route_accuracy": "max",
+    "collabsim_communication_efficiency": "max",
     "deviation": "min", "invalid_action_rate": "min",
 }
 
@@ -80,6 +86,8 @@ def map_task_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "completed": completed(edges, start, finish),
         "route_progress": progress,
         "communication_efficiency": communication_efficiency(progress, len(messages)),
+        "collabsim_route_accuracy": collabsim_route_accuracy(route, cells),
+        "collabsim_communication_efficiency": score_board_score(route, cells) / len(messages) if messages else None,
         "revision_rate": sum(drawing_actions[c] for c in REVISIONS) / total_drawing if total_drawing else 0.0,
         "messages": len(messages),
         "messages_per_role": per_role,

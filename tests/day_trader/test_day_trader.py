@@ -667,3 +667,18 @@ def test_pool_size_is_averaged_over_the_rounds_that_had_a_pool():
     assert m["mean_group_pool"] == 50  # (50 + 50) / the 2 rounds with a pool
     assert m["group_pool_per_round"] == pytest.approx(100 / 30)
     assert m["cooperation_rate"] == 0.5  # 3 group investments of the 6 made
+    assert m["collabsim_group_pool"] == 25  # CollabSim's released analysis: the distinct round totals, $0 and $50
+
+
+def test_collabsim_pool_size_is_the_mean_of_the_distinct_round_totals():
+    """CollabSim's released analysis keeps a round's pool total only if no earlier round had it, the empty pool's 0
+    among them (a reviewer's case: 20 rounds at $300, 5 at $100, 5 at $0 give 133.3 there, 260 as the mean of pools)."""
+    from teamenvs.day_trader.metrics import day_trader_metrics
+
+    pools = [300] * 20 + [100] * 5 + [0] * 5
+    records = [{"type": "header", "agents": ["trader_1"], "config": {"starting_money": 200}}]
+    records += [{"type": "step", "step": i + 1, "agents": {}, "events": [{"type": "round", "pool": pool, "balances": {"trader_1": 200},
+                                                            "choices": {"trader_1": {"kind": "group" if pool else "wait"}}}]}
+                for i, pool in enumerate(pools)]
+    m = day_trader_metrics(records)
+    assert m["collabsim_group_pool"] == pytest.approx(400 / 3) and m["mean_group_pool"] == 260

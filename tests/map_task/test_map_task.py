@@ -50,6 +50,7 @@ from teamenvs.map_task.maps import (
     generate_map_pair,
 )
 from teamenvs.map_task.scoring import (
+    collabsim_route_accuracy,
     completed,
     deviation,
     drawn_cells,
@@ -911,3 +912,32 @@ def test_route_legs_are_the_paths_networkx_finds():
         except nx.NetworkXNoPath:
             expected = None
         assert _shortest_leg(width, height, blocked, source, target) == expected
+
+
+def test_collabsim_route_accuracy_is_its_released_score_board():
+    """CollabSim's released code scores each drawn cell 3 on the route, 2 at Chebyshev distance 1, 1 at distance 2, and
+    divides by the route's own score; extra cells cost nothing (a reviewer's cases: a line one cell beside a 10-cell
+    route scores 2/3 there and 0 as F1; the route with that line 5/3). Its efficiency is that score per message, which
+    gives Table 5's efficiencies from its accuracies with the released 117-cell route (351 points)."""
+    route = [(x, 0) for x in range(10)]
+    beside = {(x, 1) for x in range(10)}
+    assert collabsim_route_accuracy(route, beside) == pytest.approx(2 / 3) and route_accuracy(route, beside) == 0.0
+    assert collabsim_route_accuracy(route, set(route) | beside) == pytest.approx(5 / 3)
+    assert collabsim_route_accuracy(route, set(route)) == 1.0 and collabsim_route_accuracy(route, set()) == 0.0
+    assert collabsim_route_accuracy(route, {(0, 2), (20, 20)}) == pytest.approx(1 / 30)  # distance 2, then nothing
+    released = [(x, 0) for x in range(117)]
+    for accuracy, efficiency, messages in TABLE_5:
+        drawn = set(released[: round(accuracy * 117)])
+        score = collabsim_route_accuracy(released, drawn) * 351
+        assert score / messages == pytest.approx(efficiency, rel=0.12, abs=0.1), (accuracy, efficiency, messages)
+
+
+def test_collabsim_metrics_are_in_an_episodes_metrics():
+    import agents
+
+    env = teamenvs.make("map_task_v0")
+    result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=0), seed=0)
+    m = result.metrics
+    assert m["route_accuracy"] < m["collabsim_route_accuracy"] <= 5 / 3
+    assert m["collabsim_communication_efficiency"] == pytest.approx(m["collabsim_route_accuracy"] * 3 * len(set(
+        map(tuple, next(r for r in result.records if r["type"] == "reset")["maps"]["route"]))) / m["messages"])

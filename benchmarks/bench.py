@@ -677,7 +677,7 @@ def run_bench(
     bounds each reply; `context_window` (tokens, or "auto": as the server states it) fits every
     prompt and its reply into the model's window.
     """
-    from benchmarks.report import plot_formats
+    from benchmarks.report import build_report, plot_formats
 
     out = Path(out)
     plots = plot_formats(plots)  # a bad format is refused before any episode runs
@@ -700,9 +700,47 @@ def run_bench(
     check_out_folder(out, suite)
     with _holding(out):
         check_out_folder(out, suite)  # again, now that no other run can be writing there
-        return _run_holding(suite, out, model, base_url, workers, concurrency, force, progress, temperature, max_calls,
-                            token_budget, price, stream, report, episode_timeout, timeout, plots, max_output_tokens,
-                            context_window)
+        recorded = recorded_settings(base_url, temperature, max_output_tokens, max_calls, token_budget, context_window) if model else None
+        episodes = suite.episodes()
+        todo, damaged = (list(episodes), []) if force else _episodes_to_run(out, episodes, model, recorded)
+        (out / LOGS).mkdir(parents=True, exist_ok=True)
+        clear_temp_dirs(out)
+        (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
+        skipped = len(episodes) - len(todo)
+        scripted = [e for e in todo if not e.policy.is_llm]
+        llm = [e for e in todo if e.policy.is_llm]
+        bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress, llm_total=len(llm))
+        start = time.perf_counter()
+        outcomes: list[Outcome] = []
+        try:
+            outcomes += _run_scripted_all(scripted, out, workers, bar, episode_timeout)
+            if llm:
+                from agents.llm.server import resolve_endpoint
+                from agents.loop import run_blocking
+
+                assert model is not None
+                url, server = resolve_endpoint(model, base_url)
+                # the built-in server started here listens on a new port each run, so its replies (test doubles,
+                # instant) could never be served from the cache again: they are not written to it
+                settings = ModelSettings(model, url, concurrency, temperature, max_calls, token_budget, price, episode_timeout, timeout,
+                                         max_output_tokens, context_window, cache=False if server is not None else None,
+                                         recorded=recorded)
+                bar.start_llm()
+                try:
+                    outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook
+                finally:
+                    if server is not None:
+                        server.stop()
+        finally:
+            bar.close()
+            clear_temp_dirs(out)
+        failed = [o for o in outcomes if o.error is not None]
+        result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start, damaged=damaged)
+        if report:
+            start = time.perf_counter()
+            result.report = build_report(out, plots=plots, workers=workers)
+            result.report_seconds = time.perf_counter() - start
+        return result
 
 
 LOCK = ".bench.lock"  # in an --out folder: held by the bench run writing there
@@ -742,49 +780,3 @@ def _holding(out: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _run_holding(suite, out, model, base_url, workers, concurrency, force, progress, temperature, max_calls, token_budget,
-                 price, stream, report, episode_timeout, timeout, plots, max_output_tokens, context_window) -> BenchOutcome:
-    """`run_bench`'s work, with its arguments checked and `out` held."""
-    from benchmarks.report import build_report
-
-    recorded = recorded_settings(base_url, temperature, max_output_tokens, max_calls, token_budget, context_window) if model else None
-    episodes = suite.episodes()
-    todo, damaged = (list(episodes), []) if force else _episodes_to_run(out, episodes, model, recorded)
-    (out / LOGS).mkdir(parents=True, exist_ok=True)
-    clear_temp_dirs(out)
-    (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
-    skipped = len(episodes) - len(todo)
-    scripted = [e for e in todo if not e.policy.is_llm]
-    llm = [e for e in todo if e.policy.is_llm]
-    bar = Progress(len(todo), f"bench {suite.name}", stream=stream, enabled=progress, llm_total=len(llm))
-    start = time.perf_counter()
-    outcomes: list[Outcome] = []
-    try:
-        outcomes += _run_scripted_all(scripted, out, workers, bar, episode_timeout)
-        if llm:
-            from agents.llm.server import resolve_endpoint
-            from agents.loop import run_blocking
-
-            assert model is not None
-            url, server = resolve_endpoint(model, base_url)
-            # the built-in server started here listens on a new port each run, so its replies (test doubles,
-            # instant) could never be served from the cache again: they are not written to it
-            settings = ModelSettings(model, url, concurrency, temperature, max_calls, token_budget, price, episode_timeout, timeout,
-                                     max_output_tokens, context_window, cache=False if server is not None else None,
-                                     recorded=recorded)
-            bar.start_llm()
-            try:
-                outcomes += run_blocking(_run_llm_all(llm, out, settings, bar))  # also from a notebook
-            finally:
-                if server is not None:
-                    server.stop()
-    finally:
-        bar.close()
-        clear_temp_dirs(out)
-    failed = [o for o in outcomes if o.error is not None]
-    result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start, damaged=damaged)
-    if report:
-        start = time.perf_counter()
-        result.report = build_report(out, plots=plots, workers=workers)
-        result.report_seconds = time.perf_counter() - start
-    return result

@@ -291,13 +291,17 @@ def _duplicate_error(name: str, key: Any) -> SuiteError:
                       "the last and drop the first without a word; keep one")
 
 
+def _check_unique(keys: Sequence[Any]) -> None:
+    """`_DuplicateKey` for the first key of a mapping given twice."""
+    if len(set(keys)) < len(keys):
+        seen: set[Any] = set()
+        raise _DuplicateKey(next(k for k in keys if k in seen or seen.add(k)))
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """`json.loads`'s `object_pairs_hook`: the object, or `_DuplicateKey`."""
-    data = dict(pairs)
-    if len(data) < len(pairs):
-        seen: set[str] = set()
-        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
-    return data
+    _check_unique([k for k, _ in pairs])
+    return dict(pairs)
 
 
 def _load_json(text: str, name: str) -> Any:
@@ -396,10 +400,7 @@ def _node_parts(node: Any) -> tuple[Sequence[Any], int]:
     if isinstance(value, str):
         return (), 1 + len(value)
     if node.id == "mapping":
-        keys = [k.value for k, _ in value if k.id == "scalar" and k.value != "<<"]  # ("<<": YAML's merge key)
-        if len(set(keys)) < len(keys):
-            seen: set[str] = set()
-            raise _DuplicateKey(next(k for k in keys if k in seen or seen.add(k)))
+        _check_unique([k.value for k, _ in value if k.id == "scalar" and k.value != "<<"])  # ("<<": YAML's merge key)
         return [part for pair in value for part in pair], 1
     return value, 1
 

@@ -67,8 +67,8 @@ from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 from teamenvs.core.config import ConfigError, check_flag, check_int, check_number
 from teamenvs.core.text import excerpt, valid_unicode
 
-from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, _within, check_base_url, check_header, clip,
-                             redact_url, status_message)
+from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
+                             redact_url, status_message, within)
 
 T = TypeVar("T")
 
@@ -500,7 +500,7 @@ class LLMClient:
         wait for bytes, so a server sending a byte a second would hold the call for good), as the lean transport's."""
         seconds = float(params.get("timeout") or self.timeout)
         try:
-            response = await _within(seconds, client.chat.completions.create(model=self.model, messages=list(messages), **params))
+            response = await within(seconds, client.chat.completions.create(model=self.model, messages=list(messages), **params))
         except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11 on
             raise RequestTimeout(f"no complete reply within {seconds:g} s") from None
         try:

@@ -210,11 +210,12 @@ class _Stale(Exception):
 
 
 if sys.version_info >= (3, 11):
-    async def _within(seconds: float, awaitable: Any) -> Any:
+    async def within(seconds: float, awaitable: Any) -> Any:
+        """`await awaitable`, or TimeoutError once `seconds` have passed (one deadline for the whole of it)."""
         async with asyncio.timeout(seconds):
             return await awaitable
 else:  # pragma: no cover - Python 3.10
-    async def _within(seconds: float, awaitable: Any) -> Any:
+    async def within(seconds: float, awaitable: Any) -> Any:
         return await asyncio.wait_for(awaitable, seconds)
 
 
@@ -280,7 +281,7 @@ class HTTPPool:
         data = head + body if body else head
         seconds = self.timeout if timeout is None else float(timeout)
         try:
-            return await _within(seconds, self._send(data))
+            return await within(seconds, self._send(data))
         except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11 on
             raise RequestTimeout(f"no complete reply within {seconds:g} s") from None
 

@@ -31,6 +31,11 @@ from teamenvs.core.text import clean_text, close_match, quote
 MAX_ACTION_CHARS = 10_000
 MAX_TEXT_ARG_CHARS = 2_000
 MAX_SEARCH_TRIES = 32  # command words tried in prose before giving up (see CommandSet._search)
+# In prose, a command the same clause negates before it ("I will not invest group 100; I'll wait", "rather than wait")
+# is what the writer chose against: the search passes over it. A clause ends at punctuation or a new line.
+_NEGATION = re.compile(r"(?<![\w'’])(?:(?<!why\s)not|no|never|cannot|instead\s+of|rather\s+than)(?![\w'’])|n['’]t(?![\w])",
+                       re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.,;:!?()\n]")
 _STRIP = " \t\r\n`'\"*_>#."
 _RANDOM_WORDS = (
     "let's", "all", "invest", "in", "the", "group", "pool", "I", "will", "cooperate",
@@ -644,16 +649,25 @@ class CommandSet:
             return None  # no command word anywhere: nothing to try (a fast path for long prose)
         first_error: ActionError | None = None
         bare: Action | None = None
+        negated: Action | None = None
         # each try may read the rest of the text (a message runs to its end): bounding the tries keeps a
         # reply full of command words ("<think>" x 1,000) linear; prose that names more is not a command
         for match in itertools.islice(self._anywhere.finditer(text), MAX_SEARCH_TRIES):
             result = self._parse_command(match, text, situation)
             if isinstance(result, Action):
-                if self.commands[result.command].args:
+                if negated_in_clause(text, match.start()):
+                    negated = negated or result
+                elif self.commands[result.command].args:
                     return result
-                bare = bare or result
+                else:
+                    bare = bare or result
             elif first_error is None:
                 first_error = result
+        if bare is None and first_error is None and negated is not None:
+            return ActionError(f"every command in your text comes after a negation (\"not\", \"n't\", \"no\", \"never\", "
+                               f"\"rather than\"...), the first '{negated.text}', so none is read as your action: write the "
+                               f"command alone, or end with a line 'ACTION: <command>'. "
+                               f"{self._valid_now(situation)}", "unknown_command", negated.command)
         return bare or first_error
 
     def _parse_command(self, match: re.Match, text: str, situation: Situation) -> Action | ActionError:
@@ -707,6 +721,15 @@ class CommandSet:
         best = max(allowed, key=closeness)
         hint = f" Did you mean '{self.commands[best].usage(situation)}'?" if closeness(best) >= 0.6 else ""
         return ActionError(f"unknown command {quote(text, 40)}.{hint} {self._valid_now(situation)}", "unknown_command")
+
+
+def negated_in_clause(text: str, at: int) -> bool:
+    """Whether the clause of `text` that runs up to position `at` holds a negation (`_NEGATION`): in "I will not
+    invest group 100; I'll wait" the clause before "invest" does, the one before "wait" does not."""
+    start = 0
+    for start_match in _CLAUSE_END.finditer(text, max(0, at - 200), at):  # (a clause longer than that is prose enough)
+        start = start_match.end()
+    return _NEGATION.search(text, max(start, at - 200), at) is not None
 
 
 class ParseMemo:

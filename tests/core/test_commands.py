@@ -140,6 +140,28 @@ def test_bare_command_in_prose_loses_to_a_command_with_arguments():
     is_invest_group_40(ok("I won't wait any longer: invest group 40"))
 
 
+@pytest.mark.parametrize("raw, command", [
+    ("I will not invest group 40; I'll wait", "wait"),  # the negated command is the one not chosen
+    ("I won't invest individual 20, I will wait", "wait"),
+    ("I won\u2019t wait any longer: invest group 40", "invest group"),
+    ("I'll wait rather than invest group 40", "wait"),
+    ("Instead of invest individual 20, invest group 40", "invest group"),
+    ("Never invest individual 20. invest group 40", "invest group"),
+    ("Why not invest group 40", "invest group"),  # an idiom, not a negation
+    ("Nothing to lose: invest group 40", "invest group"),  # a word that merely starts with "no"
+])
+def test_a_command_negated_in_its_clause_is_passed_over_in_prose(raw, command):
+    assert ok(raw).command == command
+
+
+@pytest.mark.parametrize("raw", ["I will not invest group 40", "I'm not sure whether to wait or invest group 40",
+                                 "I don't think we should wait"])
+def test_prose_whose_every_command_is_negated_has_no_action(raw):
+    e = err(raw)
+    assert e.kind == "unknown_command" and "after a negation" in e.error and "ACTION: <command>" in e.error
+    assert ok(f"{raw}\nACTION: wait").command == "wait"  # an action line is read as written
+
+
 # ---------------------------------------------------------------------- errors
 def test_unknown_command_names_the_nearest_command():
     e = err("inveest group 40")

@@ -32,7 +32,8 @@ class CommonsBaseline(DiscussingBaseline):
     @staticmethod
     def share(view: Mapping[str, Any], stock: int | None = None) -> int:
         """The sustainable per-fisher share of a month starting with `stock` (default: the current stock)."""
-        return sustainable_share(view["stock"] if stock is None else stock, view["n_fishers"], view["regrowth_factor"])
+        return sustainable_share(view["stock"] if stock is None else stock, view["n_fishers"], view["regrowth_factor"],
+                                 view["collapse_threshold"])
 
 
 class Sustainable(CommonsBaseline):

@@ -51,7 +51,7 @@ def situation(config: CommonsConfig, phase_kind: str, others: tuple[str, ...], s
 
 # ---------------------------------------------------------------------- the discrete action catalogue (RL)
 def _share(view: Mapping[str, Any]) -> int:
-    return sustainable_share(view["stock"], view["n_fishers"], view["regrowth_factor"])
+    return sustainable_share(view["stock"], view["n_fishers"], view["regrowth_factor"], view["collapse_threshold"])
 
 
 def _part(view: Mapping[str, Any], percent: int) -> int:

@@ -84,7 +84,7 @@ class CommonsEnv(ScheduledGame):
 
     def _sustainable_share(self) -> int:
         """Each fisher's sustainable share of the current stock."""
-        return sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor)
+        return sustainable_share(self.stock, self.config.n_agents, self.config.regrowth_factor, self.config.collapse_threshold)
 
     @property
     def over(self) -> bool:

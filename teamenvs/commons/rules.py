@@ -9,7 +9,7 @@ seeded generator), so catches are whole tons and never exceed a request. If fewe
 episode ends; otherwise the fish left multiply by `regrowth_factor`, up to `capacity`.
 
 With the default doubling, leaving half of the stock regrows it fully, so the sustainable
-per-fisher share of a month is floor(stock / 2 / n). The universalization hint (GovSim's
+per-fisher share of a month is floor(stock / 2 / n) (what it leaves never below the collapse threshold). The universalization hint (GovSim's
 "what if everyone did that?") is computed here as well.
 """
 
@@ -38,13 +38,14 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def sustainable_share(stock: int, n: int, factor: int = 2) -> int:
-    """The most each of `n` fishers can take so that the fish left regrow to `stock`.
+def sustainable_share(stock: int, n: int, factor: int = 2, threshold: int = 0) -> int:
+    """The most each of `n` fishers can take so that the fish left regrow to `stock` (and do not collapse).
 
-    Leaving ceil(stock / factor) tons regrows at least to `stock`; the rest, split equally and
-    rounded down, is the share. With the default doubling this is floor(stock / 2 / n).
+    Leaving ceil(stock / factor) tons, and never fewer than the collapse `threshold`, regrows at least to `stock`; the
+    rest, split equally and rounded down, is the share. With the default doubling and a stock of at least twice the
+    threshold this is floor(stock / 2 / n).
     """
-    return (stock - _ceil_div(stock, factor)) // n
+    return max(0, stock - max(_ceil_div(stock, factor), threshold)) // n
 
 
 def regrow(remaining: int, capacity: int, factor: int = 2) -> int:
@@ -92,7 +93,7 @@ def settle_month(stock: int, requests: Mapping[str, int], rng: np.random.Generat
     remaining = stock - sum(catches.values())
     collapsed = remaining < config.collapse_threshold
     after = remaining if collapsed else regrow(remaining, config.capacity, config.regrowth_factor)
-    share = sustainable_share(stock, len(requests), config.regrowth_factor)
+    share = sustainable_share(stock, len(requests), config.regrowth_factor, config.collapse_threshold)
     return MonthOutcome(stock, dict(requests), catches, share, remaining, collapsed, after)
 
 
@@ -138,7 +139,7 @@ class Universalization(NamedTuple):
 
 def universalization(stock: int, config: CommonsConfig) -> Universalization:
     """The hint for a month starting with `stock` tons."""
-    share = sustainable_share(stock, config.n_agents, config.regrowth_factor)
+    share = sustainable_share(stock, config.n_agents, config.regrowth_factor, config.collapse_threshold)
     top = max_equal_harvest(stock, config)
     return Universalization(share, stock_if_all_take(stock, share, config), top, stock_if_all_take(stock, top, config))
 

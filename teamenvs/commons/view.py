@@ -243,7 +243,7 @@ def features(config: CommonsConfig) -> tuple[Feature, ...]:
         Feature("discussion_turn", doc="discussion turn / discussion turns (0 outside discussions)"),
         Feature("last_action_rejected", doc="1 if the agent's last action was rejected"),
         Feature("stock", doc="fish in the lake / capacity"),
-        Feature("sustainable_share", doc="floor((stock - ceil(stock / regrowth_factor)) / n) / capacity: the share that lets the lake regrow"),
+        Feature("sustainable_share", doc="floor((stock - max(ceil(stock / regrowth_factor), collapse_threshold)) / n) / capacity: the share that lets the lake regrow"),
         Feature("collapsed", doc="1 if the fishery has collapsed"),
         Feature("total_catch", doc="own total catch / (months * capacity)"),
         Feature("collapse_threshold", doc="collapse threshold / capacity"),
@@ -356,7 +356,7 @@ def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
         view["discussion_turn"] / view["discussion_turns"] if discussing else 0.0,
         float(view["last_action"].startswith(LAST_ACTION_REJECTED)),
         stock / cap,
-        sustainable_share(stock, n, factor) / cap,
+        sustainable_share(stock, n, factor, view["collapse_threshold"]) / cap,
         float(view["collapsed"]),
         view["your_total_catch"] / (view["months"] * cap),
         view["collapse_threshold"] / cap,
@@ -366,7 +366,7 @@ def encode_flat(view: Mapping[str, Any], config: CommonsConfig) -> list[float]:
     if last is None:
         flat += layout.no_month
     else:
-        flat += _month_slots(last, agent, others, cap, sustainable_share(last["stock_before"], n, factor))
+        flat += _month_slots(last, agent, others, cap, sustainable_share(last["stock_before"], n, factor, view["collapse_threshold"]))
     flat += _hint_slots(view["universalization"], cap)
     size, k = layout.messages, len(MESSAGES)
     slot, table = layout.slots[agent], layout.lines[agent]
@@ -446,7 +446,7 @@ def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
         month / months,
         turn / turns if discussing else 0.0,
         stock / cap,
-        sustainable_share(stock, n, factor) / cap,
+        sustainable_share(stock, n, factor, threshold) / cap,
         float(collapsed),
         threshold / cap,
         1.0 / factor,
@@ -455,7 +455,7 @@ def _step_pool(view: Mapping[str, Any], layout: _Layout) -> np.ndarray:
     if last is None:
         pool += [0.0] * (4 + 3 * len(fishers))
     else:
-        limit = sustainable_share(last["stock_before"], n, factor)
+        limit = sustainable_share(last["stock_before"], n, factor, threshold)
         requests, catches = last["requests"], last["catches"]
         pool += [last["stock_before"] / cap, last["remaining"] / cap, last["stock_after"] / cap]
         pool += [requests[f] / cap for f in fishers]

@@ -16,7 +16,9 @@ conversations" (4.2.3), a multi-turn exchange among the agents its initiator nam
 per message. Here a conversation is a run of messages among the same participants (a `say`: the
 team, or under `same_room` communication the sender and the teammates in its room; a `tell`: its
 sender and recipient) in which each message follows the previous one by at most `CONVERSATION_GAP`
-steps; several conversations among different participants may run at once.
+steps; several conversations among different participants may run at once. A message nobody hears (a `say`
+under `same_room` with no teammate in the sender's room) is a message sent, but no communication event: VIRT-LAB
+counts "communication exchanges between agents".
 """
 
 from __future__ import annotations
@@ -163,7 +165,8 @@ def search_rescue_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     sent = {a: 0 for a in agents}
     for m in messages:
         sent[m["sender"]] += 1
-    talks = conversations(messages)
+    # a `say` no teammate hears (under `same_room`, alone in a room) is sent, but is no exchange between agents
+    talks = conversations([m for m in messages if len(m["participants"]) > 1 or (m["participants"] == ("team",) and len(agents) > 1)])
     started = {a: 0 for a in agents}
     for talk in talks:
         started[talk["initiator"]] += 1

@@ -94,6 +94,9 @@ def test_sustainable_share():
     assert sustainable_share(99, 5) == 9
     assert sustainable_share(7, 5) == 0
     assert sustainable_share(90, 5, factor=3) == 12  # keep 30, which triples back to 90
+    # never leaving less than the collapse threshold: 8 tons, 2 fishers, threshold 5 -> keep 5, not 4
+    assert sustainable_share(8, 2, threshold=5) == 1
+    assert sustainable_share(100, 5, threshold=60) == 8 and sustainable_share(3, 2, threshold=5) == 0
 
 
 def test_settle_month_regrows_or_collapses():
@@ -370,6 +373,18 @@ def test_three_sustainable_fishers_leave_some_fish():
     # share floor(100 / 6) = 16 each: 48 taken, 52 left, regrows to 100 every month
     assert m["survival_time"] == 12 and m["total_gain"] == 12 * 48
     assert m["efficiency"] == pytest.approx(576 / 600)
+
+
+def test_the_sustainable_share_never_collapses_the_lake_whatever_the_threshold():
+    """With a collapse threshold above half the stock, "half the lake" would collapse it: the share leaves the threshold
+    (100 tons, threshold 60: 8 tons each, 60 left, regrowing to 100), and the hint agents read agrees with itself."""
+    m = run("sustainable", collapse_threshold=60).metrics
+    assert m["survived"] is True and m["survival_time"] == 12 and m["over_usage_rate"] == 0.0
+    assert m["gain"] == {f"fisher_{i}": 8 * 12 for i in range(1, 6)}
+    env = make(collapse_threshold=60, universalization_hint=True)
+    _, infos = env.reset(seed=0)
+    hint = infos["fisher_1"]["view"]["universalization"]
+    assert infos["fisher_1"]["sustainable_share"] == hint["sustainable_share"] == hint["max_equal_harvest"] == 8
 
 
 def test_all_greedy_collapse_in_month_one():

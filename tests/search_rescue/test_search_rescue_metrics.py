@@ -2,7 +2,8 @@
 
 1. `round_robin` scheduling: a step that is another agent's turn is idle, not busy (no action advances in it).
 2. `same_room` communication: a `say` reaches only the sender's room (a doorway counts as the room the agent
-   came from), so conversations in different rooms at once are separate communication events.
+   came from), so conversations in different rooms at once are separate communication events, and a `say` nobody
+   hears is none.
 """
 
 from __future__ import annotations
@@ -86,10 +87,11 @@ def test_same_room_an_agent_in_a_doorway_takes_part_in_the_room_it_came_from():
     assert u.plan.rooms[u.room["transporter"]].name == "Lab"
     assert any("transporter_2: at the door" in line for line in infos["transporter_3"]["view"]["recent_messages"])
     assert not any("at the door" in line for line in infos["transporter"]["view"]["recent_messages"])
-    # the doorway agent's conversation in the Hospital, and the Lab's (nobody heard it)
-    assert m["messages_sent"] == 3 and m["communication_events"] == 2
+    # the doorway agent's conversation in the Hospital; the Lab's message is sent, but nobody heard it: no exchange
+    assert m["messages_sent"] == 3 and m["communication_events"] == 1
     assert {a: p["conversations_started"] for a, p in m["per_agent"].items()} == {
-        "transporter": 1, "transporter_2": 1, "transporter_3": 0, "transporter_4": 0}
+        "transporter": 0, "transporter_2": 1, "transporter_3": 0, "transporter_4": 0}
+    assert m["per_agent"]["transporter"]["messages_sent"] == 1
 
 
 def test_same_room_with_everyone_in_one_room_counts_as_the_team_conversation():

@@ -581,3 +581,21 @@ def test_the_ppo_scripts_compare_with_the_issues_fixed_strategies():
         random_score, fixed_score = rl_ppo.reference_scores(task, rl_ppo.make_env(task), [10_000, 10_001], seed=0)
         assert fixed_score == pytest.approx(fixed, rel=0.05), task
         assert random_score < 0.6 * fixed_score, task
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_the_last_observation_offers_no_decision(env_id):
+    """At an episode's end nobody has a decision left: the text shows no "Now:" line, so `needs_action` is false,
+    no form is valid and the mask marks the no-op alone (they had offered the last step's commands: 83 masked-in
+    actions in the map task, 11 in the shape factory)."""
+    config = {"max_steps": 30} if env_id == "search_rescue_v0" else {}
+    env = teamenvs.make(env_id, obs_type="both", action_type="discrete", **config)
+    observations, infos = env.reset(seed=0)
+    while env.agents:
+        observations, _, terminations, truncations, infos = env.step({a: 0 for a in env.agents})
+    assert infos and all(terminations[a] or truncations[a] for a in infos)
+    for agent, info in infos.items():
+        assert info["needs_action"] is False and info["valid_actions"] == (), agent
+        assert np.flatnonzero(observations[agent]["action_mask"]).tolist() == [0], agent
+        assert np.array_equal(info["action_mask"], observations[agent]["action_mask"])
+        assert "\nNow:" not in observations[agent]["text"], agent

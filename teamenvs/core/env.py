@@ -522,8 +522,9 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         infos: dict[str, dict[str, Any]] = {}
         agents = self.agents
         needs_action, situation_for = self._needs_action, self._situation_for
-        # What each agent is offered now; its next action is parsed against exactly this.
-        self._offered = offered_now = {a: (situation_for(a) if needs_action(a) else None) for a in agents}
+        # What each agent is offered now; its next action is parsed against exactly this. Nothing at the episode's end:
+        # no agent has a decision left (its text says none, and so do its info and its mask)
+        self._offered = offered_now = {a: (situation_for(a) if not final and needs_action(a) else None) for a in agents}
         # the text is rendered unless nothing reads it (a learner's numeric observation, no log)
         logged = self._recorder is not None
         interface = self.interface

@@ -591,7 +591,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
         if last is None:
             return NO_LAST_ACTION
         if last.get("ignored"):
-            if self._offered.get(agent) is None:
+            if not self._needs_action(agent):  # (not `_offered`, which offers nothing at the episode's end)
                 return self.idle_line
             last = self._decided.get(agent)
             if last is None:  # no decision yet

@@ -52,7 +52,8 @@ from urllib.parse import urlsplit, urlunsplit
 from benchmarks.report import PLOT_FORMATS
 from benchmarks.suite import Episode, Suite
 from teamenvs.core.config import ConfigError
-from teamenvs.core.recorder import LogError, dumps, read_log
+from teamenvs.core.files import write_whole
+from teamenvs.core.recorder import LogError, dumps, read_log, unscored
 from teamenvs.core.text import excerpt, printable
 
 LOGS = "logs"
@@ -83,6 +84,7 @@ class BenchOutcome:
     report: Any = None
     damaged: list[str] = field(default_factory=list)  # why each damaged log found at the start was rerun
     report_seconds: float | None = None  # building the report after the episodes (None: not built)
+    report_error: str | None = None  # why the report could not be written (a full disk, say); the episodes' logs are kept
 
     def summary(self) -> str:
         lines = [
@@ -100,6 +102,9 @@ class BenchOutcome:
             lines.append(f"  ... and {len(self.failed) - 10} more (rerun the same command to retry them)")
         if self.report is not None:
             lines.append(self.report.summary())
+        if self.report_error is not None:
+            lines.append(f"report not written: {_shown(self.report_error)}; the logs are kept: `teamenvs report "
+                         f"{_shown(self.out)}` builds it from them")
         return "\n".join(lines)
 
 
@@ -127,6 +132,9 @@ def finished_run(path: Path) -> tuple[Any, str | None]:
         return None, None
     if records[-1].get("type") != "end":  # (a log is moved into logs/ when it has ended, or failed)
         return None, f"{path}:{len(records)}: the log stops there, without its end line (cut short)"
+    why = unscored(path, records)
+    if why is not None:
+        return None, str(why)
     return records[0].get("run") or {}, None
 
 
@@ -310,7 +318,9 @@ def _foreign_logs(logs: Path, suite: Suite) -> list[str]:
         name = path.name
         if name.startswith("."):  # temp folders, hidden files
             continue
-        if not (path.is_file() and name.endswith(".jsonl.gz")):
+        if path.is_symlink():  # bench writes no links, and a log it replaces would be written at the link's target
+            found.append(f"{LOGS}/{name} (a link)")
+        elif not (path.is_file() and name.endswith(".jsonl.gz")):
             found.append(f"{LOGS}/{name}" + ("/" if path.is_dir() else ""))
         elif name.removesuffix(".jsonl.gz") not in keys:
             other = _suite_of_log(path)
@@ -329,7 +339,9 @@ def foreign_files(out: Path, suite: Suite, resumable: bool) -> list[str]:
         name = path.name
         if name.startswith(".") or name == "suite.json":
             continue
-        if name == LOGS and path.is_dir():
+        if path.is_symlink() and path.is_dir():  # (a link to a file is replaced by the file bench writes, not written through)
+            found.append(f"{name} (a link to a folder: bench would write into that folder)")
+        elif name == LOGS and path.is_dir():
             found += _foreign_logs(path, suite)
         elif resumable and name in REPORT_FILES and path.is_file():
             continue
@@ -705,7 +717,7 @@ def run_bench(
         todo, damaged = (list(episodes), []) if force else _episodes_to_run(out, episodes, model, recorded)
         (out / LOGS).mkdir(parents=True, exist_ok=True)
         clear_temp_dirs(out)
-        (out / "suite.json").write_text(dumps(suite.to_json()) + "\n", encoding="utf-8")
+        write_whole(out / "suite.json", dumps(suite.to_json()) + "\n")
         skipped = len(episodes) - len(todo)
         scripted = [e for e in todo if not e.policy.is_llm]
         llm = [e for e in todo if e.policy.is_llm]
@@ -738,7 +750,10 @@ def run_bench(
         result = BenchOutcome(suite, out, len(todo), skipped, failed, time.perf_counter() - start, damaged=damaged)
         if report:
             start = time.perf_counter()
-            result.report = build_report(out, plots=plots, workers=workers)
+            try:
+                result.report = build_report(out, plots=plots, workers=workers)
+            except OSError as exc:  # (what the episodes did is said all the same, and their logs are whole)
+                result.report_error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
             result.report_seconds = time.perf_counter() - start
         return result
 
@@ -758,9 +773,12 @@ def _holding(out: Path) -> Iterator[None]:
         return
     try:
         out.mkdir(parents=True, exist_ok=True)
-        handle = open(out / LOCK, "a+", encoding="utf-8")
+        # never through a link planted in the folder: the holder's pid would be written over whatever it points at
+        handle = os.fdopen(os.open(out / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644), "r+",
+                           encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"--out {_shown(out)} cannot be written: {exc.strerror or exc}") from None
+        link = " (it is a link: remove it)" if (out / LOCK).is_symlink() else ""
+        raise ConfigError(f"--out {_shown(out)} cannot be written: {_shown(LOCK)}: {exc.strerror or exc}{link}") from None
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -19,6 +19,7 @@ id salt), whether drawn in one process or in several (`write_figures(..., worker
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import textwrap
@@ -33,6 +34,7 @@ from matplotlib.figure import Figure
 
 from benchmarks.report import MAX_MONTHS, MIN_PAIRS, PLOT_FORMATS, SERIES, EpisodeRow, GroupReport, Series, _is_number, _team_return, constant_metrics, survival_curve, values
 from benchmarks.suite import slug
+from teamenvs.core.files import write_whole
 from teamenvs.core.metrics import flatten, mean_ci
 from teamenvs.core.text import printable
 
@@ -597,7 +599,9 @@ def save(fig: Figure, base: Path, formats: Sequence[str] = FORMATS) -> None:
     fig.set_layout_engine(None)  # no engine at all ("none" leaves a placeholder that makes each savefig draw twice)
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
     for fmt in formats:
-        fig.savefig(base.parent / f"{base.name}.{fmt}", metadata=metadata[fmt])
+        image = io.BytesIO()
+        fig.savefig(image, format=fmt, metadata=metadata[fmt])
+        write_whole(base.parent / f"{base.name}.{fmt}", image.getvalue())
 
 
 _GROUPS: list[GroupReport] = []  # the groups a worker process draws from (set by _share)

@@ -31,6 +31,7 @@ whatever their number.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -44,8 +45,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
+from teamenvs.core.files import write_whole
 from teamenvs.core.metrics import flatten, mean_ci, mean_sd
-from teamenvs.core.recorder import LogError, dumps, read_log, step_records
+from teamenvs.core.recorder import LogError, dumps, read_log, step_records, unscored
 from teamenvs.core.text import clean_text, excerpt, printable
 
 USAGE_KEYS = ("calls", "retries", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
@@ -103,7 +105,10 @@ class EpisodeRow:
 
 
 def log_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
+    """The episode logs in `folder`; hidden files are not (bench's temporary files, and what bench's check of a folder
+    passes over, as it does every hidden name)."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.is_file()
+                  and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
 
 
 def _accepted_actions(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:
@@ -243,6 +248,10 @@ def read_episode(path: Path) -> EpisodeRow:
     stem = re.sub(r"_seed\d+(?:-\d+)?$", "", path.name.split(".jsonl")[0]).removeprefix(f"{head['env_id']}_")
     last = records[-1]
     status = {"end": "complete", "error": "error"}.get(last.get("type"), "incomplete")
+    if status == "complete":
+        why = unscored(path, records)
+        if why is not None:  # an end line with its steps or returns taken out, or a header without its agents: damage
+            raise why
     if status == "complete" and last.get("status") == "budget":
         status = "budget"  # a partial episode: its metrics cover only the steps played, so it is not counted
     row = EpisodeRow(
@@ -502,10 +511,11 @@ def _csv_text(value: Any) -> Any:
 
 def write_csv(path: Path, rows: Sequence[EpisodeRow]) -> None:
     columns, table = csv_rows(rows)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow([_csv_text(c) for c in columns])
-        writer.writerows([_csv_text(line.get(c, "")) for c in columns] for line in table)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow([_csv_text(c) for c in columns])
+    writer.writerows([_csv_text(line.get(c, "")) for c in columns] for line in table)
+    write_whole(path, text.getvalue())
 
 
 def load_results(folder: str | Path) -> list[dict[str, str]]:
@@ -953,6 +963,6 @@ def build_report(folder: str | Path, plots: bool | str | Sequence[str] = True, w
     elif not note:
         note = "No figures drawn (plots: none): `teamenvs report` on this folder draws them from the logs."
     clock = time.perf_counter()
-    (folder / "report.md").write_text(report_markdown(rows, groups, made, note, left_out, formats, duplicates), encoding="utf-8")
+    write_whole(folder / "report.md", report_markdown(rows, groups, made, note, left_out, formats, duplicates))
     seconds["tables"] += time.perf_counter() - clock
     return Report(folder, rows, groups, made, left_out, seconds, workers, formats if made else (), duplicates)

@@ -360,14 +360,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, seeds=args.seeds)
     if suite.name in OFFLINE_BY_DEFAULT and not args.model and not args.base_url and not os.environ.get("OPENAI_BASE_URL"):
         args.model = "random-valid"  # the built-in offline server, which says it is a test double
+    model_options = {"--concurrency": args.concurrency, "--timeout": args.timeout, "--temperature": args.temperature,
+                     "--max-calls": args.max_calls, "--token-budget": args.token_budget, "--price": args.price,
+                     "--max-output-tokens": args.max_output_tokens, "--context-window": args.context_window}
+    given = [name for name, value in model_options.items() if value is not None]
+    if given and not suite.needs_model:  # (as `run` refuses them without --policy llm: they would be ignored)
+        raise ConfigError(f"suite {printable(suite.name)!r} has no llm policies, so {', '.join(given)} would not be used")
     outcome = run_bench(
-        suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers, concurrency=args.concurrency,
-        force=args.force, progress=not args.quiet, temperature=args.temperature, max_calls=args.max_calls,
-        token_budget=args.token_budget, price=args.price, episode_timeout=args.episode_timeout or None, timeout=args.timeout,
-        max_output_tokens=args.max_output_tokens, context_window=args.context_window, plots=args.plots,
+        suite, args.out, model=args.model, base_url=args.base_url, workers=args.workers,
+        concurrency=16 if args.concurrency is None else args.concurrency, force=args.force, progress=not args.quiet,
+        temperature=0.0 if args.temperature is None else args.temperature, max_calls=args.max_calls,
+        token_budget=args.token_budget, price=args.price, episode_timeout=args.episode_timeout or None,
+        timeout=60.0 if args.timeout is None else args.timeout,
+        max_output_tokens=512 if args.max_output_tokens is None else args.max_output_tokens,
+        context_window=args.context_window, plots=args.plots,
     )
     print(printable(outcome.summary()))
-    return 0 if not outcome.failed else 1
+    return 0 if not outcome.failed and outcome.report_error is None else 1
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -388,7 +397,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     modules = compiled.package_modules()
-    if args.only:
+    if args.only is not None:  # (an empty --only names no module: not every module)
         wanted = [name.strip() for name in args.only.split(",") if name.strip()]
         unknown = [w for w in wanted if not any(n == w or n.startswith(w + ".") for n in modules)]
         if unknown or not wanted:
@@ -457,6 +466,13 @@ def finite_number(low: float, high: float | None = None, *, above: bool = False)
     return parse
 
 
+def path_arg(text: str) -> str:
+    """An argparse type: a path that is not empty (an empty one named the current folder, or nothing at all)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {_shown(text)}")
+    return text
+
+
 SEED = whole_number(0)  # numpy's generators refuse negative seeds, and bench suites do too
 COUNT = whole_number(1)  # model calls, tokens, steps, requests in flight
 SECONDS = finite_number(0, above=True)
@@ -504,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--episodes", type=int, default=1)
     p_run.add_argument("--preset", default=None, help="a named condition, e.g. group_size_6")
     p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
-    p_run.add_argument("--log-dir", default="runs", help="folder for the JSONL episode logs (default: runs)")
+    p_run.add_argument("--log-dir", type=path_arg, default="runs", help="folder for the JSONL episode logs (default: runs)")
     p_run.add_argument("--model", default=None, help="with --policy llm: the model name at the endpoint")
     p_run.add_argument("--base-url", default=None, help="with --policy llm: an OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
     p_run.add_argument("--temperature", type=TEMPERATURE, default=None, help="with --policy llm: 0 to 2 (default 0; the response cache is on at 0)")
@@ -529,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.set_defaults(func=_cmd_serve_llm)
     p_bench = sub.add_parser("bench", help="run a benchmark suite (seeded episodes in parallel, resumable) and write its report")
     p_bench.add_argument("--suite", required=True, help="smoke | paper | llm | llm-smoke | a suite file (.json, .yaml)")
-    p_bench.add_argument("--out", required=True, help="output folder: logs/, results.csv, report.md, plots/")
+    p_bench.add_argument("--out", type=path_arg, required=True, help="output folder: logs/, results.csv, report.md, plots/")
     p_bench.add_argument("--seeds", type=int, default=None, help="seeds per cell, overriding the suite's")
     p_bench.add_argument("--workers", type=int, default=None, help="processes for scripted episodes (default: CPU count)")
     p_bench.add_argument("--force", action="store_true", help="rerun episodes whose logs are already complete")
@@ -537,12 +553,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--model", default=None, help="the model for the suite's llm policies (llm-smoke without --base-url: "
                          "random-valid on the built-in offline server)")
     p_bench.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else the built-in offline server)")
-    p_bench.add_argument("--concurrency", type=COUNT, default=16, help="model calls in flight at once, over all episodes (default 16)")
-    p_bench.add_argument("--timeout", type=SECONDS, default=60.0, help="seconds per model call (default 60)")
-    p_bench.add_argument("--temperature", type=TEMPERATURE, default=0.0, help="0 to 2 (default 0)")
+    p_bench.add_argument("--concurrency", type=COUNT, default=None, help="model calls in flight at once, over all episodes (default 16)")
+    p_bench.add_argument("--timeout", type=SECONDS, default=None, help="seconds per model call (default 60)")
+    p_bench.add_argument("--temperature", type=TEMPERATURE, default=None, help="0 to 2 (default 0)")
     p_bench.add_argument("--max-calls", type=COUNT, default=None, help="model calls allowed per episode")
     p_bench.add_argument("--token-budget", type=COUNT, default=None, help="tokens (prompt + completion) allowed per episode")
-    p_bench.add_argument("--max-output-tokens", type=COUNT, default=512, help="each reply's output limit (default 512)")
+    p_bench.add_argument("--max-output-tokens", type=COUNT, default=None, help="each reply's output limit (default 512)")
     p_bench.add_argument("--context-window", type=context_window_arg, default=None, metavar="TOKENS|auto",
                          help="fit every prompt and its reply into this many tokens ('auto': as the server states it)")
     p_bench.add_argument("--max-tokens", action=RenamedOption, help=argparse.SUPPRESS)
@@ -552,7 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_bench.set_defaults(func=_cmd_bench)
     p_report = sub.add_parser("report", help="rebuild results.csv, report.md and plots of a bench folder from its logs alone")
-    p_report.add_argument("dir")
+    p_report.add_argument("dir", type=path_arg)
     p_report.add_argument("--plots", default=None, metavar="FORMATS", help=PLOTS_HELP)
     p_report.set_defaults(func=_cmd_report)
     p_compile = sub.add_parser("compile", help="build the compiled engine (Cython): the same episodes, about 1.5x faster steps")
@@ -560,12 +576,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_compile.add_argument("--only", default=None, metavar="MODULES", help="compile only these modules or packages, "
                            "comma-separated (e.g. teamenvs.core,teamenvs.day_trader)")
     p_compile.add_argument("--jobs", type=int, default=None, help="C compilers at a time (default: the CPU count)")
-    p_compile.add_argument("--dir", default=None, help="where to keep the compiled modules (default: TEAMENVS_COMPILED_DIR, "
+    p_compile.add_argument("--dir", type=path_arg, default=None, help="where to keep the compiled modules (default: TEAMENVS_COMPILED_DIR, "
                            "else ~/.cache/teamenvs/compiled)")
     p_compile.set_defaults(func=_cmd_compile)
     p_replay = sub.add_parser("replay", help="replay an episode log in the terminal, or write a self-contained HTML viewer")
-    p_replay.add_argument("log", help="an episode log (.jsonl or .jsonl.gz)")
-    p_replay.add_argument("--html", default=None, metavar="OUT", help="write the HTML viewer to OUT instead")
+    p_replay.add_argument("log", type=path_arg, help="an episode log (.jsonl or .jsonl.gz)")
+    p_replay.add_argument("--html", type=path_arg, default=None, metavar="OUT", help="write the HTML viewer to OUT instead")
     p_replay.add_argument("--delay", type=float, default=0.0, help="seconds between frames (default 0: print them all)")
     p_replay.add_argument("--step", type=int, default=0, help="first step to show")
     p_replay.add_argument("--stop", type=int, default=None, help="last step to show")
@@ -592,8 +608,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("interrupted: the logs written so far are kept; rerun the same command to resume "
-              "(bench skips every episode whose log is complete)", file=sys.stderr)
+        if args.command == "bench":
+            print("interrupted: the logs written so far are kept; rerun the same command to resume "
+                  "(bench skips every episode whose log is complete)", file=sys.stderr)
+        else:
+            print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError as exc:
         if not _stdout_closed():

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
 import time
 import warnings
@@ -35,6 +34,7 @@ from typing import Any, Iterable, Mapping, TextIO
 from teamenvs._version import __version__
 from teamenvs.core.config import check_flag, check_int
 from teamenvs.core.env import UnknownAgentWarning
+from teamenvs.core.files import write_whole
 from teamenvs.core.metrics import flatten
 from teamenvs.core.recorder import read_log
 from teamenvs.core.text import excerpt, printable
@@ -546,15 +546,9 @@ def write_html(path: str | Path, out: str | Path) -> Path:
     # untrusted text (an action, a model's reply) may hold a lone surrogate, which has no UTF-8 form: it is written as the
     # escape it reads back from (in the page's data, a JSON string, `\ud800` is that character again)
     page = render_html(replay).encode("utf-8", "backslashreplace")
-    # through a file of its own, renamed when whole: a write cut short (a full disk, Ctrl-C) leaves no part page, which
-    # would be neither the old page nor one `check_html_target` lets the next run replace
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temp.write_bytes(page)
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
-    return target
+    # written whole: a write cut short (a full disk, Ctrl-C) leaves no part page, which would be neither the old page
+    # nor one `check_html_target` lets the next run replace
+    return write_whole(target, page)
 
 
 def check_html_target(target: Path) -> None:

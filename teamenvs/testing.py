@@ -141,12 +141,15 @@ def _scripted_log(env_id: str, seed: int, folder: Path, name: str, max_steps: in
         for agent in env.agents:
             policies[agent].reset(agent, base.briefing(agent))
         steps = 0
+        returns = dict.fromkeys(base.possible_agents, 0.0)
         while env.agents and steps < max_steps:
             actions = {a: policies[a].act(observations[a], infos[a]) for a in env.agents if infos[a]["needs_action"]}
-            observations, _, _, _, infos = env.step(actions)
+            observations, rewards, _, _, infos = env.step(actions)
+            for agent, reward in rewards.items():
+                returns[agent] += reward
             steps += 1
         metrics = episode_metrics(recorder.records)
-        recorder.write({"type": "end", "steps": steps, "metrics": metrics})
+        recorder.write({"type": "end", "steps": steps, "returns": returns, "metrics": metrics})
         records = list(recorder.records)
     return path.read_bytes(), records, metrics
 

@@ -975,3 +975,84 @@ def test_labels_of_200_characters_run_into_bounded_file_names(tmp_path):
     names = [p.name for p in (tmp_path / "out" / "logs").iterdir()] + [p.name for p in (tmp_path / "out" / "plots").iterdir()]
     assert len(names) == 2 + 5 and max(map(len, names)) <= 255
     assert "2 of 2 episodes complete" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+TINY_SUITE = {"name": "tiny", "seeds": 1, "groups": [
+    {"title": "Trade", "env": "day_trader_v0", "conditions": [{"name": "short", "set": {"rounds": 2}}], "policies": ["scripted"]}]}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="links and fcntl")
+def test_links_planted_in_the_out_folder_are_never_written_through(tmp_path):
+    """Found by review: bench wrote its pid through a link named .bench.lock, and results.csv, report.md and figures
+    through links in their place, onto whatever file the links pointed at; a link to a folder took the logs there."""
+    suite = load_suite(write_suite(tmp_path, TINY_SUITE))
+    out = tmp_path / "out"
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious", encoding="utf-8")
+    out.mkdir()
+    (out / ".bench.lock").symlink_to(precious)
+    with pytest.raises(ConfigError, match=r"\.bench\.lock: .*\(it is a link: remove it\)"):
+        run_bench(suite, out, workers=1, progress=False)
+    (out / ".bench.lock").unlink()
+    assert run_bench(suite, out, workers=1, progress=False, plots="png").ran == 1
+    for name in ("results.csv", "report.md", f"plots/{next((out / 'plots').glob('*.png')).name}"):
+        (out / name).unlink()
+        (out / name).symlink_to(precious)
+    run_bench(suite, out, workers=1, progress=False, plots="png")
+    assert precious.read_text(encoding="utf-8") == "precious"
+    assert not (out / "results.csv").is_symlink() and "tiny" in (out / "results.csv").read_text(encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "plots").rename(tmp_path / "old_plots")
+    (out / "plots").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ConfigError, match=r"plots \(a link to a folder: bench would write into that folder\)"):
+        run_bench(suite, out, workers=1, progress=False)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_hidden_log_is_neither_checked_nor_counted(tmp_path):
+    """Found by review: bench's check of a folder passes over hidden names, but the report read a hidden foreign log
+    in logs/ and counted its episode."""
+    suite = load_suite(write_suite(tmp_path, TINY_SUITE))
+    out = tmp_path / "out"
+    run_bench(suite, out, workers=1, progress=False, plots=False)
+    log = next((out / "logs").glob("*.jsonl.gz"))
+    (out / "logs" / ".backup.jsonl.gz").write_bytes(log.read_bytes())
+    again = run_bench(suite, out, workers=1, progress=False, plots=False)
+    assert "1 of 1 episodes complete" in again.report.summary()
+
+
+def test_a_report_that_cannot_be_written_leaves_the_episodes_summary_and_exit_status(tmp_path, monkeypatch, capsys):
+    """Found by review: a full disk while writing the report lost the run's summary (28 episodes, 25 failed) behind one
+    'No space left on device' that named no file, and left results.csv empty beside the old report."""
+    import errno
+
+    import benchmarks.report as report_module
+    from teamenvs.cli import main
+
+    path = write_suite(tmp_path, TINY_SUITE)
+    out = tmp_path / "out"
+
+    def full(target, data):
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(report_module, "write_whole", full)
+    assert main(["bench", "--suite", str(path), "--out", str(out), "--quiet", "--plots", "none", "--workers", "1"]) == 1
+    printed = capsys.readouterr().out
+    assert "suite tiny: 1 episode(s) run, 0 already complete (skipped), 0 failed" in printed
+    assert f"report not written: No space left on device: {out / 'results.csv'}" in printed
+    assert "the logs are kept: `teamenvs report" in printed
+    assert len(list((out / "logs").glob("*.jsonl.gz"))) == 1 and not (out / "results.csv").exists()
+
+
+def test_model_options_for_a_suite_without_llm_policies_are_refused(tmp_path, capsys):
+    """Found by review: bench ran a suite of scripted policies with --temperature, --max-calls, --price ... and said
+    nothing, as if they applied (run refuses them without --policy llm)."""
+    from teamenvs.cli import main
+
+    path = write_suite(tmp_path, TINY_SUITE)
+    for option, value in (("--temperature", "1.5"), ("--max-calls", "3"), ("--price", "1,1"), ("--timeout", "5"),
+                          ("--concurrency", "2"), ("--max-output-tokens", "7"), ("--context-window", "4096")):
+        assert main(["bench", "--suite", str(path), "--out", str(tmp_path / "out"), "--quiet", option, value]) == 2
+        assert f"has no llm policies, so {option} would not be used" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

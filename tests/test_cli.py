@@ -145,10 +145,14 @@ def test_ctrl_c_ends_with_a_resume_hint_and_exit_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_list", interrupted)
-    assert main(["list"]) == 130
+    monkeypatch.setattr(cli, "_cmd_bench", interrupted)
+    assert main(["bench", "--suite", "smoke", "--out", "unused"]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "rerun the same command to resume" in err
+    # found by review: every command spoke of resuming bench; the others say they were interrupted, no more
+    monkeypatch.setattr(cli, "_cmd_list", interrupted)
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
 
 
 def test_run_shows_progress_in_place_on_a_terminal_and_as_periodic_lines_when_redirected():
@@ -298,3 +302,24 @@ def test_run_llm_logs_record_their_settings_so_the_report_never_mixes_them(tmp_p
     assert all(h["run"]["model"] == "random-valid" and h["run"]["settings"]["constrain"] == "off" for h in headers)
     cells = sorted({r.policy for r in build_report(folder, plots=False).rows})
     assert cells == ["llm-random-valid (temperature=0.0)", "llm-random-valid (temperature=0.7)"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "day_trader_v0", "--log-dir", ""], ["bench", "--suite", "smoke", "--out", " "], ["report", ""],
+    ["replay", "x.jsonl", "--html", ""], ["replay", ""], ["compile", "--status", "--dir", ""],
+])
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(argv, tmp_path, monkeypatch, capsys):
+    """Found by review: `run --log-dir ''` wrote its log into the current folder and `replay --html ''` printed the
+    terminal replay instead of a page, both without a word."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and "expected a path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_only_compiles_no_module(capsys, tmp_path):
+    """Found by review: `compile --only ''` compiled all 77 modules (minutes of CPU), as if --only were not given."""
+    assert main(["compile", "--only", "", "--dir", str(tmp_path)]) == 2
+    assert "--only names no module the engine compiles" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -49,7 +49,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
-import contextlib
 import hashlib
 import json
 import math
@@ -57,7 +56,6 @@ import os
 import random
 import threading
 import time
-import uuid
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -65,6 +63,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
 from teamenvs.core.config import ConfigError, check_flag, check_int, check_number
+from teamenvs.core.files import write_whole
 from teamenvs.core.text import excerpt, valid_unicode
 
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
@@ -456,16 +455,12 @@ class LLMClient:
     def _store(self, path: Path, text: str, finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> None:
         """Write a cache entry through a temporary file of its own (processes sharing the cache may write the same
         entry at once); a failure is a warning, never the loss of the answer."""
-        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             entry = {"model": self.model, "text": text, **({"finish_reason": finish_reason} if finish_reason else {}),
                      "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
-            tmp.write_text(json.dumps(entry), encoding="utf-8")
-            os.replace(tmp, path)
+            write_whole(path, json.dumps(entry))
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             warnings.warn(f"the LLM response cache {self.cache_dir} could not be written ({exc.strerror or exc}); "
                           "answers are kept but not cached", RuntimeWarning)
 

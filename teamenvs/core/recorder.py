@@ -648,8 +648,13 @@ def _check_order(path: str | Path, records: list[dict[str, Any]], numbers: list[
     due = 1
     agents: Any = None
     earned: dict[str, float] = {}
+    ended: int | None = None  # the line number of the end line
+    failed: int | None = None  # of an error line
     for record, number in zip(records, numbers):
         kind = record.get("type")
+        if ended is not None:
+            raise LogError(path, number, "type", f"a line after the end line (line {ended}): an episode's log ends "
+                                                 f"there, so this is an edited log")
         if kind == "step":
             if record.get("step", due) != due:  # (a field left out is a reader's to miss, as `RECORD_CHECKS` has it)
                 raise LogError(path, number, "step", f"step {record['step']} where step {due} is due: a log's steps run "
@@ -660,23 +665,49 @@ def _check_order(path: str | Path, records: list[dict[str, Any]], numbers: list[
                 if isinstance(reward, (int, float)) and not isinstance(reward, bool):
                     earned[agent] = earned.get(agent, 0.0) + reward
         elif kind == "end":
-            if record.get("steps", due - 1) != due - 1:
+            if failed is not None:
+                raise LogError(path, number, "type", f"an end line after the error line (line {failed}): an episode that "
+                                                     f"failed has no end, so this is an edited log")
+            if record.get("steps", due - 1) != due - 1:  # (a field left out is for `unscored` to name)
                 raise LogError(path, number, "steps", f"the end line counts {record['steps']} steps where the log holds "
                                                       f"{due - 1}: an edited log")
-            _check_returns(path, number, record.get("returns"), earned, agents, due - 1)
+            if "returns" in record:
+                _check_returns(path, number, record["returns"], earned, agents, due - 1)
+            ended = number
+        elif kind == "error":
+            failed = number
         elif kind == "header":
             agents = record.get("agents")
+            if agents is not None and len(set(agents)) != len(agents):  # (a list of texts, as RECORD_CHECKS checked)
+                raise LogError(path, number, "agents", "the header names an agent twice: an edited log")
             run = record.get("run")
             if run and run.get("env") is not None and run["env"] != record["env_id"]:
                 raise LogError(path, number, "env_id", f"the header's env {quote(record['env_id'])} is not its run's "
                                                        f"({quote(run['env'])}): an edited log")
 
 
+def unscored(path: str | Path, records: list[dict[str, Any]]) -> LogError | None:
+    """Why a log `read_log` read, whose last line is its end line, cannot be counted as a finished episode (None: it
+    can): a header that does not name the episode's agents, or an end line without the steps played or every agent's
+    return, which every teamenvs writer gives it (the readers that count episodes, `teamenvs bench` and `report`, ask)."""
+    end = records[-1]
+    if not isinstance(records[0].get("agents"), list) or not records[0]["agents"]:
+        return LogError(path, None, "agents", "the header does not name the episode's agents")
+    for name in ("steps", "returns"):
+        if name not in end:
+            return LogError(path, None, name, "the end line lacks it: an end line holds the steps played and every "
+                                              "agent's return")
+    return None
+
+
 def _check_returns(path: str | Path, number: int, returns: Any, earned: Mapping[str, float], agents: Any, steps: int) -> None:
-    """`LogError` where an end line's returns name an agent the header does not, or differ from the sum of that agent's
-    step rewards by more than the rounding of the logged rewards (6 decimals a step) allows."""
-    if not isinstance(returns, dict):
-        return
+    """`LogError` where an end line's returns name an agent the header does not, or leave one out, or differ from the sum
+    of that agent's step rewards by more than the rounding of the logged rewards (6 decimals a step) allows."""
+    if isinstance(agents, list):
+        missing = [agent for agent in agents if agent not in returns]
+        if missing:
+            raise LogError(path, number, f"returns.{missing[0]}", f"no return for {quote(missing[0])}, an agent of the "
+                                                                    f"episode: an end line holds every agent's return")
     for agent, value in returns.items():
         if isinstance(agents, list) and agent not in agents:
             raise LogError(path, number, f"returns.{agent}", f"a return for {quote(agent)}, who is not an agent of the "

@@ -20,11 +20,11 @@ import pytest
 
 import agents
 import teamenvs
-from benchmarks.bench import check_log, is_complete, log_path, run_bench
+from benchmarks.bench import check_log, finished_run, is_complete, log_path, run_bench
 from benchmarks.report import build_report, load_results
 from benchmarks.suite import load_suite
 from teamenvs.cli import main
-from teamenvs.core.recorder import LogError, dumps, read_log
+from teamenvs.core.recorder import LogError, dumps, read_log, unscored
 from teamenvs.registry import list_envs
 
 TINY = {"name": "tiny", "seeds": 1, "groups": [
@@ -312,6 +312,15 @@ def test_sound_lines_out_of_order_are_damage_and_rerun_by_bench(tiny, tmp_path):
                    "the return 123456 is not the sum of the agent's step rewards"),
         "ghost": (edited(records, "end", ["returns", "ghost"], 0.0)[0], len(records), "returns.ghost",
                   "a return for 'ghost', who is not an agent of the episode"),
+        # found by review: returns for some agents only, a line after the end line, an end line after an error line
+        # and a header naming an agent twice were all counted
+        "some returns": (records[:-1] + [{**records[-1], "returns": dict(list(records[-1]["returns"].items())[1:])}],
+                         len(records), f"returns.{records[0]['agents'][0]}", "no return for"),
+        "after end": (records + [records[-2]], len(records) + 1, "type", f"a line after the end line (line {len(records)})"),
+        "error, end": (records[:-1] + [{"type": "error", "step": 4, "error": "X"}, records[-1]], len(records) + 1, "type",
+                       f"an end line after the error line (line {len(records)})"),
+        "twice": (edited(records, "header", ["agents"], records[0]["agents"] + records[0]["agents"][:1])[0], 1, "agents",
+                  "the header names an agent twice"),
     }
     for name, (bad, line, field, why) in cases.items():
         path = write_edited(tmp_path / f"{name}.jsonl", bad)
@@ -331,6 +340,29 @@ def test_sound_lines_out_of_order_are_damage_and_rerun_by_bench(tiny, tmp_path):
         assert log.read_bytes() == data
     finally:
         log.write_bytes(data)
+
+
+def test_an_end_line_without_steps_or_returns_is_not_counted(tiny, tmp_path):
+    """Found by review: an end line stripped of its steps and returns, its step lines gone and a metric made 99,999, was
+    counted complete by bench and report (and bolded as the best). Every teamenvs writer gives an end line both, and
+    the header its agents: a log without them is damage, rerun by bench and left out of the report."""
+    _, log, records = tiny
+    stripped = [records[0], {k: v for k, v in records[-1].items() if k not in ("steps", "returns")}]
+    stripped[1]["metrics"] = {**stripped[1]["metrics"], "mean_final_wealth": 99999}
+    no_agents = [{k: v for k, v in records[0].items() if k != "agents"}, *records[1:]]
+    for name, bad, field in (("stripped", stripped, "steps"), ("no agents", no_agents, "agents")):
+        path = write_edited(tmp_path / f"{name}.jsonl", bad)
+        assert read_log(path)[-1]["type"] == "end"  # sound lines, for a reader that reads them
+        why = unscored(path, read_log(path))
+        assert why is not None and why.field == field and str(why).startswith(f"{path}: {field}: "), name
+        assert finished_run(path) == (None, str(why)), name
+    logs = tmp_path / "out" / "logs"
+    logs.mkdir(parents=True)
+    (logs / log.name).write_bytes(log.read_bytes())
+    write_edited(logs / "Trade__baseline__scripted__seed9.jsonl", stripped)
+    out = build_report(tmp_path / "out", plots=False).summary()
+    assert "report: 1 of 1 episodes complete" in out and "the end line lacks it" in out
+    assert "99999" not in (tmp_path / "out" / "results.csv").read_text(encoding="utf-8")
 
 
 def test_report_leaves_an_edited_log_out_and_says_which_and_why(tiny, tmp_path):

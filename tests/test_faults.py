@@ -136,6 +136,63 @@ def test_each_fault_kind_behaves_like_its_deterministic_twin():
         assert server.faults == {"timeout": 1, "badjson": 1, "malformed": 1, "empty": 1, "503": 1}
 
 
+def test_a_call_that_says_its_attempt_draws_as_that_attempt_whatever_came_before():
+    """teamenvs' client sends `X-Retry-Count` with every request: the server draws that attempt's fault, not one of a
+    count it keeps for the whole of its life (which made a call's faults depend on the calls before it)."""
+    def attempt(server, n):
+        request = urllib.request.Request(
+            f"{server.url}/chat/completions", data=json.dumps({"model": "random-valid", "messages": ask("said")}).encode(),
+            headers={"Content-Type": "application/json", "X-Fault": "p500=0.5,seed=5", "X-Retry-Count": str(n)})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    with LocalLLMServer() as server:
+        first = [attempt(server, n) for n in range(12)]
+        assert [attempt(server, n) for n in range(12)] == first  # the same call again: the same faults
+        assert {200, 500} <= set(first)
+        assert first == [500 if drawn_fault({"p500": 0.5}, fault_draw(5, key, n)) else 200
+                         for key in [_key("random-valid", ask("said"))] for n in range(12)]
+
+
+def _key(model: str, messages) -> str:
+    import hashlib
+    return hashlib.sha256(json.dumps([model, messages], sort_keys=True).encode()).hexdigest()
+
+
+def test_an_episodes_faults_do_not_depend_on_the_episodes_before_it(tmp_path):
+    """Found by review: the server counted attempts per distinct request for its whole life, and DayTrader asks the
+    same first questions in every seed, so seed 1 played after seed 0 got other faults (other replies, another
+    episode: returns 945/1135/1190 against 1485/1060/675) than seed 1 alone."""
+    import agents
+    import teamenvs
+    from agents.llm.policy import make_llm_policies
+    from teamenvs.core.recorder import read_log
+
+    def played(server, seed, folder):
+        env = teamenvs.make("day_trader_v0")
+        policies = make_llm_policies(env, "random-valid+pmalformed=0.3+seed=7", server.url, seed=seed, cache=False)
+        result = agents.run_episode(env, policies, seed=seed, max_steps=12, log_dir=folder)
+        return [(r.get("agents"), r.get("returns")) for r in read_log(result.log_path)
+                if r["type"] in ("step", "end")], result.returns
+
+    def without_timing(records):
+        for entries, _ in records:
+            for entry in (entries or {}).values():
+                (entry.get("usage") or {}).pop("latency_s", None), (entry.get("usage") or {}).pop("queue_s", None)
+        return records
+
+    with LocalLLMServer() as server:
+        played(server, 0, tmp_path / "before")
+        after, returns = played(server, 1, tmp_path / "after")
+    with LocalLLMServer() as server:
+        alone, returns_alone = played(server, 1, tmp_path / "alone")
+    assert returns == returns_alone and without_timing(after) == without_timing(alone)
+    assert server.faults.get("malformed", 0) > 0
+
+
 # ---------------------------------------------------------------------------- a bench at 20% faults
 
 FAULTY = "random-valid+p429=0.1+p500=0.05+ptimeout=0.025+pbadjson=0.025+timeout_after=0.1+seed=7"  # 20% of attempts

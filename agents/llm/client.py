@@ -67,13 +67,14 @@ from teamenvs.core.files import write_whole
 from teamenvs.core.text import excerpt, valid_unicode
 
 from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
-                             redact_url, status_message, within)
+                             RETRY_COUNT_HEADER, redact_url, status_message, within)
 
 T = TypeVar("T")
 
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"  # the openai package's, when no base_url is given
 TRANSPORTS = ("auto", "http", "openai")
+_RETRY_COUNTS = tuple({RETRY_COUNT_HEADER: str(n)} for n in range(16))  # (read only)
 
 
 class LLMError(RuntimeError):
@@ -427,7 +428,7 @@ class LLMClient:
                 retry_after: float | None = None
                 self.requests += 1
                 try:
-                    text, finish_reason, usage.prompt_tokens, usage.completion_tokens = await send(pool, messages, params)
+                    text, finish_reason, usage.prompt_tokens, usage.completion_tokens = await send(pool, messages, params, attempt)
                     break
                 except Exception as exc:  # classified below; anything unexpected is not retried
                     retryable, retry_after, last_error = _classify(exc, lenient=self._transport == "openai")
@@ -475,13 +476,15 @@ class LLMClient:
         return False
 
     async def _send_http(self, pool: HTTPPool, messages: Sequence[Mapping[str, Any]],
-                         params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:
-        """One attempt over the lean transport: (text, finish_reason, prompt tokens, completion tokens)."""
-        headers = timeout = None
+                         params: Mapping[str, Any], attempt: int = 0) -> tuple[str, str | None, int, int]:
+        """One attempt over the lean transport: (text, finish_reason, prompt tokens, completion tokens). The request says
+        which attempt of the call it is (`RETRY_COUNT_HEADER`)."""
+        headers: Mapping[str, str] = _RETRY_COUNTS[attempt] if attempt < len(_RETRY_COUNTS) else {RETRY_COUNT_HEADER: str(attempt)}
+        timeout = None
         if "extra_body" in params or "extra_headers" in params or "timeout" in params:
             params = dict(params)
             extra_body = params.pop("extra_body", None) or {}
-            headers, timeout = params.pop("extra_headers", None), params.pop("timeout", None)
+            headers, timeout = {**(params.pop("extra_headers", None) or {}), **headers}, params.pop("timeout", None)
             params.update(extra_body)
         payload = {"model": self.model, "messages": messages if isinstance(messages, list) else list(messages), **params}
         response = await pool.post_json("/chat/completions", payload, headers=headers, timeout=timeout)
@@ -490,10 +493,11 @@ class LLMClient:
         return completion_fields(response.json())
 
     async def _send_openai(self, client: Any, messages: Sequence[Mapping[str, Any]],
-                           params: Mapping[str, Any]) -> tuple[str, str | None, int, int]:
+                           params: Mapping[str, Any], attempt: int = 0) -> tuple[str, str | None, int, int]:
         """One attempt over the openai package, within one deadline for the whole reply (the package's timeout bounds each
         wait for bytes, so a server sending a byte a second would hold the call for good), as the lean transport's."""
         seconds = float(params.get("timeout") or self.timeout)
+        params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), RETRY_COUNT_HEADER: str(attempt)}}
         try:
             response = await within(seconds, client.chat.completions.create(model=self.model, messages=list(messages), **params))
         except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11 on

@@ -31,6 +31,9 @@ from urllib.parse import quote, urlsplit
 
 from teamenvs.core.text import printable
 
+# Each request of teamenvs' client says which attempt of its call it is (0, then 1, 2, ... for the retries), so that a
+# server injecting faults (the built-in one) can draw them per call, the same in every run, whatever calls came before
+RETRY_COUNT_HEADER = "X-Retry-Count"
 MAX_HEADER_BYTES = 64 * 1024  # a reply's status line and headers, together
 MAX_BODY_BYTES = 64 * 2**20  # a reply's body
 CLIP = 300

@@ -52,7 +52,7 @@ header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given
 - `ctx=N`: a context window of N tokens, as a small local model has: `GET /v1/models/{id}` states it
   as `max_model_len` (as vLLM does) and a request whose prompt plus output limit (`max_tokens`)
   is longer is refused with 400 and vLLM's message (tokens counted as characters / 4);
-- `429=N` / `500=N` / `503=N`: the first N attempts of each distinct request fail with that
+- `429=N` / `500=N` / `503=N`: the first N attempts of each call (see below) fail with that
   status (429 and 503 carry `Retry-After: <retry_after>` seconds, default 0.05);
 - `retry_after=S`: the Retry-After value (at most 60);
 - `malformed`: a reply that is not an action; `empty`: an empty reply; `badjson`: a body
@@ -63,11 +63,15 @@ header `X-Fault: latency=200,500=1` (both apply; the header wins on a name given
   answers 504, as a gateway that gave up would (a client with a shorter timeout sees its own);
   `seed=N` (default: the server's seed) fixes the draws (the fault seed; a request's `seed`
   field changes replies, not faults). Each attempt's draw is a hash of the
-  seed, the request's identity (model with its suffix, and messages: what the attempt
-  counters above count by) and the attempt number, so the same requests get the same faults
-  whatever order concurrent clients send them in, and a retry draws afresh (two identical
-  requests in flight at once share one counter: which gets which draw depends on timing, how
-  many faults they get does not).
+  seed, the request's identity (model with its suffix, and messages) and the attempt number, so
+  the same requests get the same faults whatever order concurrent clients send them in, and a
+  retry draws afresh. The attempt number is the one the request gives (`X-Retry-Count`: 0, then
+  1, 2 ... for the retries, as teamenvs' client sends it with each call), so one call's faults are
+  the same in every run whatever calls came before it (two episodes that ask the same question, a
+  DayTrader round's in two seeds, each get the same faults, in any order); for a client that does
+  not say, the server counts the attempts of each distinct request itself, for its whole life (two
+  identical requests then share one counter: which gets which draw depends on the order they come
+  in). The `429=N` faults above count the same attempts.
   E.g. `random-valid+p429=0.1+p500=0.05+ptimeout=0.025+pbadjson=0.025+seed=7` fails 20% of attempts.
 
 Hostile input is answered, never dropped: every malformed request gets an OpenAI-style JSON
@@ -97,6 +101,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.llm.http import RETRY_COUNT_HEADER
 from teamenvs.core.text import excerpt
 
 MODELS = ("random-valid", "echo")
@@ -617,6 +622,15 @@ def random_valid_reply(question: str, prompt: str, rng: np.random.Generator) -> 
     return f"I weighed the options I have now and picked one.\nACTION: {choice}"
 
 
+def client_attempt(value: str | None) -> int | None:
+    """Which attempt of its call a request says it is (`X-Retry-Count`, as teamenvs' client sends it: 0, then 1, 2 ...
+    for its retries); None where it does not say, or says something else than a whole number from 0 to 1,000."""
+    if value is None or not value.strip().isdigit() or len(value.strip()) > 4:
+        return None
+    number = int(value)
+    return number if number <= 1000 else None
+
+
 def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -851,7 +865,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(400, problem)
         key = hashlib.sha256(json.dumps([model_spec, body["messages"]], sort_keys=True).encode()).hexdigest()
         state = self.server.state
-        attempt = state.attempt(key)
+        attempt = client_attempt(self.headers.get(RETRY_COUNT_HEADER))
+        if attempt is None:  # a client that does not say: the server counts this request's attempts itself
+            attempt = state.attempt(key)
         if faults.get("latency"):
             time.sleep(faults["latency"] / 1000)
         if faults.get("hang"):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -198,12 +199,14 @@ def probe_metrics(records: Sequence[dict[str, Any]], embedder: Any) -> dict[str,
             if len(texts) < 2:
                 continue
             vectors = np.asarray(embedder.embed(texts), dtype=float)
-            sims = [float(vectors[i] @ vectors[j]) for i, j in itertools.combinations(range(len(texts)), 2)]
-            alignment[q]["all"].append(float(np.mean(sims)))
-            alignment[q][phase].append(float(np.mean(sims)))
+            # each product rounded alone and their sum by `math.fsum`: the same bits on every machine (a BLAS dot
+            # product sums in an order its kernel picks per CPU, which moved the last digits of the log's alignment)
+            sims = [math.fsum((vectors[i] * vectors[j]).tolist()) for i, j in itertools.combinations(range(len(texts)), 2)]
+            alignment[q]["all"].append(math.fsum(sims) / len(sims))
+            alignment[q][phase].append(math.fsum(sims) / len(sims))
 
     def mean(xs: list[float]) -> float | None:
-        return float(np.mean(xs)) if xs else None
+        return math.fsum(xs) / len(xs) if xs else None
 
     return {
         "probed_steps": len(probes),

@@ -66,6 +66,28 @@ def test_probe_metrics_alignment_and_confidence_by_thirds():
     assert m["confidence"]["all"] == pytest.approx(np.mean([0.2, 0.4, 0.5, 0.5, 1.0]))
 
 
+def test_alignment_is_the_exact_sum_of_the_rounded_products_the_same_on_every_machine():
+    """Found by review: the cosine was a BLAS dot product, whose kernel (picked per CPU) sums in its own order, so the
+    logged alignment's last digits moved from machine to machine. Now each product is rounded alone and summed exactly
+    (`math.fsum`): the value is the one exact arithmetic rounds to, whatever the machine."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(3)
+    words = "the fish we team plan group guide harvest invest trust of to a left room victim".split()
+    embedder = HashingEmbedder()
+    answers = {step: {agent: {"plan": " ".join(rng.choice(words, size=int(rng.integers(3, 30))))} for agent in "abc"}
+               for step in range(1, 40)}
+    metrics = probe_metrics(records_with(answers), embedder)
+
+    def exact(texts):
+        vectors = np.asarray(embedder.embed(texts), dtype=float)
+        sims = [float(sum(Fraction(p) for p in (vectors[i] * vectors[j]).tolist())) for i in range(3) for j in range(i + 1, 3)]
+        return float(sum(Fraction(x) for x in sims)) / len(sims)
+
+    per_step = [exact([answers[step][agent]["plan"] for agent in "abc"]) for step in sorted(answers)]
+    assert metrics["alignment"]["plan"]["all"] == float(sum(Fraction(x) for x in per_step)) / len(per_step)
+
+
 def test_interview_summary_per_dimension():
     rows = [{"dimension": d, "item": i, "rating": 4 if d == "trust" else None, "justification": ""} for d, i in INTERVIEW_ITEMS]
     summary = interview_summary({"a": rows, "b": [dict(r, rating=8) for r in rows]})

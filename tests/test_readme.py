@@ -223,7 +223,7 @@ def test_every_readme_command_runs(page, tmp_path, monkeypatch, capsys, server):
             import benchmarks.bench
 
             calls = []
-            stand_in = SimpleNamespace(failed=[], summary=lambda: "episodes not run here")
+            stand_in = SimpleNamespace(failed=[], report_error=None, summary=lambda: "episodes not run here")
             with monkeypatch.context() as patch:
                 patch.setattr(benchmarks.bench, "run_bench",
                               lambda suite, out, calls=calls, stand_in=stand_in, **kw: calls.append((suite, out, kw)) or stand_in)

@@ -84,14 +84,21 @@ class Embedder(Protocol):
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     """`matrix` as a C-contiguous float32 2-D array with each non-zero row scaled to unit L2 norm."""
-    m = np.array(matrix, dtype=np.float32, copy=True, order="C")
-    if m.ndim != 2:
-        raise ValueError(f"expected a 2-D array of embeddings, got shape {m.shape}")
+    # scaled in float64, each row by its largest entry first: a float32 norm overflows to inf past about 1.8e19 (a finite
+    # row became zeros) and loses digits on tiny rows (a "unit" row of norm 1.0097 broke the cosine <= 1 that exact
+    # retrieval relies on)
+    m = np.array(matrix, dtype=np.float64, copy=True, order="C")
+    if m.ndim != 2 or m.shape[1] == 0:
+        raise ValueError(f"expected a 2-D array of embeddings of at least one dimension, got shape {m.shape}")
     if not np.all(np.isfinite(m)):
         raise ValueError("embeddings contain NaN or infinite values")
+    if not np.all(np.isfinite(np.asarray(matrix, dtype=np.float32))):
+        raise ValueError("embeddings hold values beyond float32's range")
+    largest = np.max(np.abs(m), axis=1, keepdims=True)
+    np.divide(m, largest, out=m, where=largest > 0)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     np.divide(m, norms, out=m, where=norms > 0)
-    return m
+    return np.ascontiguousarray(m, dtype=np.float32)
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:

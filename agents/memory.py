@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from agents.embedders import Embedder, HashingEmbedder, l2_normalize, run_sync
+from teamenvs.core.text import excerpt
 
 __all__ = [
     "KINDS",
@@ -118,6 +119,9 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
+MAX_WEIGHT = 1e30  # a retrieval weight's most: the float32 score sum stays finite
+
+
 @dataclass(frozen=True)
 class MemoryConfig:
     """Retrieval weights and stream limits (PerSimChat / Generative Agents defaults).
@@ -139,8 +143,9 @@ class MemoryConfig:
     def __post_init__(self) -> None:
         for name in ("w_recency", "w_importance", "w_relevance"):
             w = getattr(self, name)
-            if not (_is_number(w) and math.isfinite(w) and w >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {w!r}")
+            # (scores are float32: a larger weight overflows to inf, and inf - inf is NaN, which drops memories)
+            if not (_is_number(w) and math.isfinite(w) and 0 <= w <= MAX_WEIGHT):
+                raise ValueError(f"{name} must be a number from 0 to {MAX_WEIGHT:g}, got {w!r}")
         if not (_is_number(self.decay) and 0 < self.decay <= 1):
             raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
         if not (_is_number(self.default_importance) and 0 <= self.default_importance <= 10):
@@ -149,6 +154,12 @@ class MemoryConfig:
             raise ValueError(f"capacity must be a positive int or None, got {self.capacity!r}")
         if self.merge_threshold is not None and not (_is_number(self.merge_threshold) and 0 < self.merge_threshold <= 1):
             raise ValueError(f"merge_threshold must be in (0, 1] or None, got {self.merge_threshold!r}")
+        for name in ("w_recency", "w_importance", "w_relevance", "decay", "default_importance", "merge_threshold"):
+            value = getattr(self, name)
+            if value is not None:  # numpy scalars (a sweep's values) as Python numbers: `get_state` is JSON
+                object.__setattr__(self, name, float(value))
+        if self.capacity is not None:
+            object.__setattr__(self, "capacity", int(self.capacity))
 
 
 def retrieval_scores(
@@ -291,9 +302,29 @@ async def _call(llm: LLM, prompt: str) -> str:
 # ----------------------------------------------------------------------------- validation
 
 
+def _check_restored(pending: list[tuple], vectors: np.ndarray, next_id: Any, config: MemoryConfig) -> None:
+    """A ValueError where a state's memories would not make a sound stream: ids repeated or not below `next_id` (the next
+    memory would take one in use), vectors that are not finite and of unit length (or zero), more memories than the
+    capacity."""
+    ids = [p[0] for p in pending]
+    if len(set(ids)) != len(ids):
+        raise ValueError("the state holds two memories of one id")
+    if isinstance(next_id, bool) or not isinstance(next_id, int) or next_id < 0 or (ids and next_id <= max(ids)):
+        raise ValueError(f"the state's next_id must be a whole number above every memory's id, got {excerpt(next_id)}")
+    if len(vectors):
+        norms = np.linalg.norm(vectors.astype(np.float64), axis=1) if np.all(np.isfinite(vectors)) else None
+        if norms is None or not np.all((np.abs(norms - 1) < 1e-3) | (norms == 0)):
+            raise ValueError("the state's embeddings are not finite unit vectors (an edited state)")
+    if config.capacity is not None and len(pending) > config.capacity:
+        raise ValueError(f"the state holds {len(pending)} memories, more than its capacity of {config.capacity}")
+
+
+MAX_STEP = 2**62  # steps are stored as int64, and the policy's clock counts on from them
+
+
 def _check_step(step: Any, name: str = "step") -> int:
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
-        raise ValueError(f"{name} must be an int >= 0, got {step!r}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < MAX_STEP:
+        raise ValueError(f"{name} must be an int from 0 to 2**62 - 1, got {excerpt(step)}")
     return int(step)
 
 
@@ -822,13 +853,18 @@ class MemoryStream:
         if available > 0:
             if available < n:
                 prior = np.where(excluded, np.float32(-np.inf), prior)
-            taken = processed = 0
+            taken = 0
+            processed: set[int] = set()
             m = min(k, available)
             while True:
                 ranked = self._best(q, prior, m, available)
-                for row in ranked[processed:]:
-                    processed += 1
-                    row = int(row)
+                # the rows a pass before looked at are passed over by row, not by position: a wider pass works out some
+                # relevances with other matrix products, whose last bits may differ, so two near-tied rows may swap
+                # places (one would come back twice, the other never be looked at)
+                for row in ranked.tolist():
+                    if row in processed:
+                        continue
+                    processed.add(row)
                     if budget is not None:
                         cost = estimate_tokens(self._texts[row])
                         if used + cost > budget:
@@ -973,6 +1009,8 @@ class MemoryStream:
             )
         pending = []
         for rec in records:
+            if not isinstance(rec.get("pinned"), bool):  # (bool("false") is True)
+                raise ValueError(f"a memory's pinned must be true or false in the state, got {excerpt(rec.get('pinned'))}")
             pending.append(
                 (
                     int(rec["id"]),
@@ -981,10 +1019,11 @@ class MemoryStream:
                     _check_kind(rec["kind"]),
                     _check_importance(rec["importance"], "in state"),
                     _check_step(rec["last_access"], "last_access"),
-                    bool(rec["pinned"]),
+                    rec["pinned"],
                     tuple(int(i) for i in rec.get("sources", ())),
                 )
             )
+        _check_restored(pending, vectors, state.get("next_id"), config)
         self.config = config
         self._clear()
         if dim is not None:

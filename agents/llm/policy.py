@@ -422,7 +422,7 @@ class LLMPolicy:
 
     async def aact(self, observation: str, info: Mapping[str, Any]) -> str:
         retrieved: list[str] = []
-        if self.memory is not None and str(observation).strip():
+        if self.memory is not None and self.memories and str(observation).strip():  # (memories=0: stored, never recalled)
             retrieved = [m.text for m in await self.memory.aretrieve(str(observation), self.memory_time, k=self.memories)]
         messages: list[dict[str, str]] = [
             {"role": "system", "content": self.system_prompt()},
@@ -526,7 +526,8 @@ class LLMPolicy:
 
     async def ask(self, question: str, context: str = "") -> str:
         """A free question to the agent outside the episode (probes, interviews), with its briefing and memory."""
-        retrieved = [m.text for m in await self.memory.aretrieve(question, self.memory_time, k=self.memories, touch=False)] if self.memory is not None else []
+        retrieved = ([m.text for m in await self.memory.aretrieve(question, self.memory_time, k=self.memories, touch=False)]
+                     if self.memory is not None and self.memories else [])
         content = "\n\n".join(p for p in (
             "Things you remember:\n" + "\n".join(f"- {m}" for m in retrieved) if retrieved else "",
             "Your latest observations:\n" + "\n---\n".join(self._recent) if self._recent else "",

@@ -1,6 +1,6 @@
 """Performance report: one table of env speed, the cost of recording a log, the RL interface, LLM step-loop efficiency and client speed, memory retrieval time, and the speed targets' other figures (peer ratio, scaling, map generation, memory in a long run).
 
-    python -m benchmarks.perf                 # about 8 minutes
+    python -m benchmarks.perf                 # about 11 minutes
     python -m benchmarks.perf --quick         # a few seconds per section (the test runs this)
     python -m benchmarks.perf --seconds 10 --latency-ms 500 --agents 9 --steps 5 --queries 500
 
@@ -17,13 +17,12 @@ a new process of their own (`rows_in_fresh_process`), the others in this one:
   agent-steps/s (one per observation returned).
 * `recorder cost`: every registered env with `scripted` policies, each episode played twice with
   the same seed in the plain synchronous loop, once without a recorder and once writing a
-  `.jsonl.gz` log as `agents.run_episode` does (`EpisodeRecorder(path, keep="metrics")`), the
+  `.jsonl.gz` log as `agents.run_episode` does (`EpisodeRecorder(path, keep="metrics")` made, the
+  lines written, the file closed and its kept metrics views read back, all in the timed loop), the
   two in alternating order for `--seconds` in all. Value: env steps/s with the log over env
   steps/s without (wall time of the whole loop; the target is at least 0.75, a recorder costing
   at most 25% of env throughput); the notes add the same ratio in CPU time (less sensitive to
-  other load on the machine), the ratio with the recorder's kept metrics views read back once an
-  episode (what `agents.run_episode` does for its metrics; not in the value, which times the
-  loop) and the bytes written per step.
+  other load on the machine) and the bytes written per step.
 * `step-loop efficiency`: one `--agents`-agent `day_trader_v0` episode (its first `--steps`
   steps) with `LLMPolicy` on the built-in server's `random-valid+latency=<ms>` model, served
   by `teamenvs serve-llm` in its own process (as `benchmarks.llm_loop` does; cache off, so
@@ -35,8 +34,9 @@ a new process of their own (`rows_in_fresh_process`), the others in this one:
   action_type="discrete"`) against the same env in text mode, playing the same episodes in
   lockstep (`lockstep`): both reset with the same seed, the numeric env gets a uniformly drawn
   masked-in action per agent and the text env the command it stands for (`env.action_text`), so
-  both modes step through the same states; `env.step` is timed alone (resets are not), for about
-  `--seconds`. Value: the ratio of env steps/s. These rows, the single-agent view's and the step parts run in a new
+  both modes step through the same states, untimed; then each env replays those episodes alone, in alternating blocks
+  (numeric, text, text, numeric: stepped one after the other, each env slowed the other), `env.step` timed (resets are
+  not), for about `--seconds` in all. Value: the ratio of env steps/s. These rows, the single-agent view's and the step parts run in a new
   process (`numeric_rows`), so that what the rows before left resident does not lengthen the garbage collector's walks
   in the mode that allocates more.
 * `step parts`: where an `env.step` goes, per env and mode, from the same lockstep play (each
@@ -97,7 +97,7 @@ a new process of their own (`rows_in_fresh_process`), the others in this one:
 * `scripted search and rescue`: the scripted search-and-rescue team (default config) with
   this code over the same team with the code the speed issue measured (`THEN`, extracted from git
   into a scratch folder), each in its own process, `--rounds` rounds alternating which goes first,
-  the same seeds both ways. Value: env steps/s now over then (full loop; target at least 4x).
+  each arm playing episodes from the same first seed for the same time (the faster arm plays more of them). Value: env steps/s now over then (full loop; target at least 4x).
   Outside a git checkout holding `THEN` the row says it was not measured and why.
 """
 
@@ -204,11 +204,13 @@ def env_rows(seconds: float, seed: int = 0) -> list[list[str]]:
     return rows
 
 
-def played(env: Any, kind: str, seed: int, recorder: EpisodeRecorder | None) -> tuple[int, float, float]:
-    """One episode of `kind` policies in the plain loop (as `time_episodes`), written to `recorder`
-    (None: none) and the recorder closed: (env steps, wall seconds, CPU seconds)."""
+def played(env: Any, kind: str, seed: int, log: Path | None) -> tuple[int, float, float]:
+    """One episode of `kind` policies in the plain loop (as `time_episodes`), with (`log`: its path) or without a
+    `.jsonl.gz` log written as `agents.run_episode` writes one: its recorder made (the file opened) and, once the episode
+    is over, closed and its kept metrics views read back, all timed. (env steps, wall seconds, CPU seconds)."""
     base = env.unwrapped
     wall, cpu = time.perf_counter(), time.process_time()
+    recorder = EpisodeRecorder(log, keep="metrics") if log is not None else None  # as agents.run_episode
     policies = make_policies(env, kind, seed=seed)
     steps = 0
     with base.recording(recorder):
@@ -220,17 +222,18 @@ def played(env: Any, kind: str, seed: int, recorder: EpisodeRecorder | None) -> 
             observations, _, _, _, infos = env.step(actions)
             steps += 1
     if recorder is not None:
+        recorder.records  # the metrics views read back, as agents.run_episode does with a log
         recorder.close()
     return steps, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def recorder_cost(env_id: str, seconds: float, seed: int = 0, kind: str = "scripted") -> dict[str, float]:
-    """Env steps, wall and CPU seconds with and without a `.jsonl.gz` recorder, the same episodes
-    (seeds) played both ways in alternating order for about `seconds` (at least one pair) after one untimed episode,
-    the wall seconds of reading the recorder's kept records back once an episode (as `agents.run_episode` does for
-    its metrics; not in `rec_wall`), and the log bytes written (compressed and not)."""
+    """Env steps, wall and CPU seconds with and without a `.jsonl.gz` log written as `agents.run_episode` writes one (its
+    recorder made, its lines written, its kept metrics views read back: all timed), the same episodes (seeds) played
+    both ways in alternating order for about `seconds` (at least one pair) after one untimed episode, and the log bytes
+    written (compressed and not)."""
     env = teamenvs.make(env_id)
-    out = dict.fromkeys(("pairs", "steps", "wall", "cpu", "rec_steps", "rec_wall", "rec_cpu", "read_wall", "bytes", "text_bytes"), 0.0)
+    out = dict.fromkeys(("pairs", "steps", "wall", "cpu", "rec_steps", "rec_wall", "rec_cpu", "bytes", "text_bytes"), 0.0)
     # one episode first, not timed: the first pair's arm that went first paid the env's first-episode costs (its map, its
     # caches), which made a short run's ratio anything (6.7x once, under load, with one pair)
     played(env, kind, seed, None)
@@ -240,12 +243,7 @@ def recorder_cost(env_id: str, seconds: float, seed: int = 0, kind: str = "scrip
             episode_seed = seed + int(out["pairs"])
             for recorded in ((False, True) if out["pairs"] % 2 == 0 else (True, False)):
                 path = Path(folder) / f"{env_id}_{episode_seed}.jsonl.gz"
-                recorder = EpisodeRecorder(path, keep="metrics") if recorded else None  # as agents.run_episode
-                steps, wall, cpu = played(env, kind, episode_seed, recorder)
-                if recorder is not None:  # the kept metrics views read back once, as agents.run_episode does
-                    read = time.perf_counter()
-                    recorder.records
-                    out["read_wall"] += time.perf_counter() - read
+                steps, wall, cpu = played(env, kind, episode_seed, path if recorded else None)
                 prefix = "rec_" if recorded else ""
                 out[prefix + "steps"] += steps
                 out[prefix + "wall"] += wall
@@ -269,53 +267,74 @@ def recorder_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] | None =
         rows.append(["recorder cost", f"{env_id}, scripted, .jsonl.gz log", f"{with_log / without:.2f}",
                      "x env steps/s without a recorder",
                      f"with the log {with_log:,.0f} env steps/s, without {without:,.0f} (full loop, the same "
-                     f"{int(r['pairs'])} episode(s) both ways); CPU-time ratio {cpu_ratio:.2f}; "
-                     f"{r['rec_steps'] / (r['rec_wall'] + r['read_wall']) / without:.2f} with the kept metrics views read back once an "
-                     f"episode, as agents.run_episode does; "
+                     f"{int(r['pairs'])} episode(s) both ways; the log made, written and its metrics views read back, as "
+                     f"agents.run_episode does); CPU-time ratio {cpu_ratio:.2f}; "
                      f"{r['text_bytes'] / r['rec_steps']:,.0f} bytes of JSON per step, "
                      f"{r['bytes'] / r['rec_steps']:,.0f} written ({r['text_bytes'] / max(r['bytes'], 1):.0f}x smaller)"])
     return rows
 
 
-def lockstep(numeric: Any, text: Any, seconds: float, seed: int) -> tuple[int, float, float]:
-    """Step the numeric env (vector, discrete) and the text env through the same episodes for about `seconds`:
-    both reset with the same seed (resets are not timed), each numeric agent takes a uniformly drawn masked-in
-    action and the text env gets the command it stands for (`action_text`). (env steps, seconds inside the
-    numeric `env.step`, seconds inside the text `env.step`.) Raises if the two envs' play ever differs."""
+def lockstep_play(numeric: Any, text: Any, seconds: float, seed: int) -> list[tuple[int, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Play the numeric env (vector, discrete) and the text env through the same episodes for about `seconds`, untimed:
+    both reset with the same seed, each numeric agent takes a uniformly drawn masked-in action and the text env gets
+    the command it stands for (`action_text`). The episodes played, as (seed, the numeric actions of each step, the
+    text actions of each step); the last one may be cut short. Raises if the two envs' play ever differs."""
     rng = np.random.default_rng(seed)
-    episode = seed
-    steps, spent = 0, {"numeric": 0.0, "text": 0.0}
+    episodes: list[tuple[int, list[dict[str, Any]], list[dict[str, Any]]]] = []
     infos: dict[str, Any] = {}
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
-        if not numeric.agents or not steps:  # a new episode, and at the start whatever the envs were doing
+        if not episodes or not numeric.agents:
+            episode = seed + len(episodes)
             _, infos = numeric.reset(seed=episode)
             text.reset(seed=episode)
-            episode += 1
+            episodes.append((episode, [], []))
         actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) for a in numeric.agents}
         commands = {a: numeric.action_text(a, i) for a, i in actions.items() if infos[a]["needs_action"]}
-        results = {}
-        for kind in (("text", "numeric") if steps % 2 else ("numeric", "text")):  # the order alternates, so neither
-            env, sent = (text, commands) if kind == "text" else (numeric, actions)  # always finds the other's data cached
-            t0 = time.perf_counter()
-            results[kind] = env.step(sent)
-            spent[kind] += time.perf_counter() - t0
-        _, rewards, _, _, infos = results["numeric"]
-        _, text_rewards, _, _, text_infos = results["text"]
-        steps += 1
+        _, rewards, _, _, infos = numeric.step(actions)
+        _, text_rewards, _, _, text_infos = text.step(commands)
+        episodes[-1][1].append(actions)
+        episodes[-1][2].append(commands)
         if rewards != text_rewards or [i["needs_action"] for i in infos.values()] != [i["needs_action"] for i in text_infos.values()]:
             raise RuntimeError(f"{numeric.env_id}: the numeric and the text env played different steps from the same commands")
-    return steps, spent["numeric"], spent["text"]
+    return episodes
+
+
+def replayed(env: Any, episodes: list[tuple[int, list[dict[str, Any]], list[dict[str, Any]]]], which: int) -> float:
+    """Seconds inside `env.step` replaying `episodes` (`which`: 1 for the numeric actions, 2 for the text ones), alone
+    in the process; resets are not timed."""
+    spent = 0.0
+    for episode in episodes:
+        env.reset(seed=episode[0])
+        for actions in episode[which]:
+            t0 = time.perf_counter()
+            env.step(actions)
+            spent += time.perf_counter() - t0
+    return spent
+
+
+def lockstep(numeric: Any, text: Any, seconds: float, seed: int) -> tuple[int, float, float]:
+    """The same episodes in both envs (`lockstep_play`, about a third of `seconds`), then each env timed alone replaying
+    them, in alternating blocks (numeric, text, text, numeric): (env steps, seconds inside the numeric `env.step`,
+    seconds inside the text `env.step`), over both blocks. Stepped one after the other instead, each env slowed the
+    other (search and rescue's text step about 15%, which put the ratio at 0.57 where alone it reads 0.49)."""
+    episodes = lockstep_play(numeric, text, seconds / 3, seed)
+    spent = {1: 0.0, 2: 0.0}
+    for which in (1, 2, 2, 1):
+        spent[which] += replayed(numeric if which == 1 else text, episodes, which)
+    return 2 * sum(len(e[1]) for e in episodes), spent[1], spent[2]
 
 
 PARTS = {"_apply": "rules", "_view": "views", "_render_view": "text", "_encode": "encode", "observe": "encode+mask"}
 
 
 def _timed(obj: Any, name: str, spent: dict[str, float], label: str) -> None:
-    """Replace `obj.name` on the instance with a wrapper adding its wall time to `spent[label]`."""
+    """Replace `obj.name` on the instance with a wrapper adding its wall time to `spent[label]` and counting its calls
+    (`spent["calls"]`: the wrappers' own cost is taken out of the step's time, `hook_seconds`)."""
     inner = getattr(obj, name)
 
     def timed(*args: Any, **kwargs: Any) -> Any:
+        spent["calls"] += 1
         t0 = time.perf_counter()
         try:
             return inner(*args, **kwargs)
@@ -325,11 +344,33 @@ def _timed(obj: Any, name: str, spent: dict[str, float], label: str) -> None:
     setattr(obj, name, timed)
 
 
+def hook_seconds(calls: int = 100_000) -> float:
+    """What one `_timed` wrapper adds to a call, in seconds (the best of three timings of a wrapped no-op less the bare
+    no-op)."""
+    class Bare:
+        def noop(self) -> None:
+            return None
+
+    bare, wrapped = Bare(), Bare()
+    _timed(wrapped, "noop", {"calls": 0, "x": 0.0}, "x")
+    best = []
+    for obj in (bare, wrapped):
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                obj.noop()
+            times.append(time.perf_counter() - t0)
+        best.append(min(times))
+    return max(best[1] - best[0], 0.0) / calls
+
+
 def step_parts(env_id: str, seconds: float, seed: int = 0) -> dict[bool, dict[str, float]]:
     """Microseconds per `env.step` in each part (PARTS) and in all (`step`), numeric (True) and text (False),
     from the same lockstep play."""
     envs = {True: teamenvs.make(env_id, obs_type="vector", action_type="discrete"), False: teamenvs.make(env_id)}
-    spent = {mode: dict.fromkeys(PARTS.values(), 0.0) for mode in envs}
+    episodes = lockstep_play(envs[True], envs[False], seconds / 3, seed)  # played before any hook
+    spent = {mode: {**dict.fromkeys(PARTS.values(), 0.0), "calls": 0} for mode in envs}
     for mode, env in envs.items():
         for name, label in PARTS.items():
             _timed(env.interface if name == "observe" else env, name, spent[mode], label)
@@ -343,12 +384,17 @@ def step_parts(env_id: str, seconds: float, seed: int = 0) -> dict[bool, dict[st
                 _spent.update(before)
 
         env.reset = reset_untimed
-    steps, in_numeric, in_text = lockstep(envs[True], envs[False], seconds, seed)
+    busy = {mode: 0.0 for mode in envs}
+    for mode in (True, False, False, True):  # each env alone, in alternating blocks (see `lockstep`)
+        busy[mode] += replayed(envs[mode], episodes, 1 if mode else 2)
+    steps = 2 * sum(len(e[1]) for e in episodes)
+    hook = hook_seconds()
     out = {}
-    for mode, busy in ((True, in_numeric), (False, in_text)):
+    for mode in envs:
+        calls = spent[mode].pop("calls")
         parts = {label: 1e6 * t / steps for label, t in spent[mode].items()}
         parts["mask"] = parts.pop("encode+mask") - parts["encode"]
-        parts["step"] = 1e6 * busy / steps
+        parts["step"] = 1e6 * (busy[mode] - calls * hook) / steps  # less what the wrappers themselves cost
         out[mode] = parts
     return out
 
@@ -389,7 +435,8 @@ def numeric_rows(seconds: float, seed: int = 0) -> list[list[str]]:
                                               teamenvs.make(env_id, preset=preset), seconds, seed)
         numeric_rate, text_rate = steps / in_numeric, steps / in_text
         rows.append(["numeric vs text", f"{label}, random valid actions", f"{numeric_rate / text_rate:.2f}", "x text env steps/s",
-                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps:,} steps in lockstep)"])
+                     f"numeric {numeric_rate:,.0f} env steps/s, text {text_rate:,.0f} (env.step only; the same {steps // 2:,} steps "
+                     f"played in lockstep, then replayed twice by each env alone, in alternating blocks)"])
     return rows + single_agent_rows(seconds, seed) + parts_rows(seconds, seed)
 
 
@@ -598,10 +645,12 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
     in 2 workers for every registered env, and twice as many for the `cheapest` learner steps; then for `BusyEnv`s of
     `busy_ms` per step: what the vector machinery gains on this machine for steps of that cost, and what it spends per
     vector step exchanging actions and results (measured first, for the bounds)."""
-    references, exchange = [], 0.0
+    references, exchange, pinned_exchange = [], 0.0, None
     for ms in busy_ms:
         rate = async_over_sync(lambda ms=ms: BusyEnv(ms / 1000), seconds / 2, seed, masked=False)
         exchange = exchange_cost(ms / 1000, rate["async"] / rate["sync"])  # the last (longest) reference is kept
+        # and the pinned workers' (a bound for the pinned rows must not take the unpinned exchange)
+        pinned_exchange = exchange_cost(ms / 1000, rate["pinned"] / rate["sync"]) if "pinned" in rate else None
         references.append(["vector env", f"reference: an env whose steps are {ms:g} ms of busy CPU, 2 envs", f"{rate['async'] / rate['sync']:.2f}",
                            "x SyncVectorEnv steps/s", f"AsyncVectorEnv (2 processes) {rate['async']:,.0f} steps/s, SyncVectorEnv "
                            f"{rate['sync']:,.0f}: Gymnasium's vector machinery alone on this machine; exchange between processes "
@@ -623,6 +672,9 @@ def vector_env_rows(seconds: float, seed: int = 0, env_ids: Sequence[str] = ("se
         times = learner_step_times(lambda: gymnasium.make(gym_id, obs_type="vector", action_type="discrete"), seconds / 2, seed)
         with_exchange = (f"; with the exchange measured by the {busy_ms[-1]:g} ms reference ({1e3 * exchange:.2f} ms a vector "
                          f"step): at most {lockstep_bound(times, 2, 2, seed, exchange):.2f}x" if busy_ms else "")
+        if busy_ms and pinned_exchange is not None:
+            with_exchange += (f", with workers pinned ({1e3 * pinned_exchange:.2f} ms): at most "
+                              f"{lockstep_bound(times, 2, 2, seed, pinned_exchange):.2f}x")
         rows.append(["vector env", f"{env_id} single-agent view, 2 envs: the lockstep bound", f"{lockstep_bound(times, 2, 2, seed):.2f}",
                      "x SyncVectorEnv steps/s at most", f"with exchange between processes free, as each vector step waits for "
                      f"its slower worker{with_exchange}; {batched} envs in 2 workers: at most {lockstep_bound(times, batched, 2, seed):.2f}x "
@@ -896,7 +948,8 @@ def _engine_arm(compiled_on: bool, seconds: float, seed: int, env_ids: Sequence[
 def compiled_rows(seconds: float, rounds: int) -> list[list[str]]:
     """Per env: agent-steps/s of random valid play (time inside reset and step, as the peer ratio) with the compiled
     engine (`teamenvs compile`) over the source, each engine in its own process, `rounds` rounds alternating which
-    goes first, the same seeds both ways; one row saying why where the engine is not built here."""
+    goes first, each arm playing episodes from the same first seed for the same time (the faster arm plays more of
+    them); one row saying why where the engine is not built here."""
     from teamenvs import compiled
 
     env_ids = teamenvs.list_envs()
@@ -923,7 +976,7 @@ def compiled_rows(seconds: float, rounds: int) -> list[list[str]]:
         rows.append(["compiled engine", f"{env_id}, random valid actions", f"{on / off:.2f}", "x the source (agent-steps/s)",
                      f"compiled {on:,.0f} agent-steps/s, source {off:,.0f} (medians of {rounds} round(s), rounds "
                      f"{min(ratios):.2f}-{max(ratios):.2f}); {loaded} modules loaded compiled ({len(state.current)} of "
-                     f"{len(state.current) + len(state.missing)} built from the current source); the same seeds both ways"])
+                     f"{len(state.current) + len(state.missing)} built from the current source); episodes from the same first seed, for the same time"])
     return rows
 
 
@@ -1142,7 +1195,7 @@ def then_rows(seconds: float, rounds: int, ref: str = THEN) -> list[list[str]]:
     length = {name: t["steps"] / max(t["episodes"], 1) for name, t in totals.items()}
     rows = [["scripted search and rescue", setting, f"{rate['now'] / rate['then']:.2f}", "x then (env steps/s, full loop)",
              f"now {rate['now']:,.0f} env steps/s, then {rate['then']:,.0f}; env.step alone {alone['now']:,.0f} against "
-             f"{alone['then']:,.0f} ({alone['now'] / alone['then']:.2f}x); {rounds} round(s), the same seeds both ways (episodes of "
+             f"{alone['then']:,.0f} ({alone['now'] / alone['then']:.2f}x); {rounds} round(s), episodes from the same first seed for the same time each (episodes of "
              f"{length['now']:.0f} and {length['then']:.0f} steps on average: the team's play has changed since); target at least 4x"]]
     if "now, compiled" in rate:
         rows.append(["scripted search and rescue", setting.replace("now over then", "now, compiled engine, over then"),

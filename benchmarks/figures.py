@@ -158,6 +158,22 @@ def _one_to_one(text: dict[str, dict[str, str]], conditions: Sequence[str], a: s
     return len(pairs) == len({p[0] for p in pairs}) == len({p[1] for p in pairs})
 
 
+# Settings that are one dimension together: a companion of the x axis in one of these goes with it whatever the number of
+# conditions (a map's height with its width; a team list with the team size)
+COMPANIONS = (frozenset({"n_agents", TEAM_SIZE, "team"}), frozenset({"width", "height", "complexity", "map_seed"}))
+
+
+def _goes_with(text: dict[str, dict[str, str]], conditions: Sequence[str], key: str, other: str) -> bool:
+    """Whether `other` changes with the x axis `key` as part of it: one to one with it, and either of its dimension
+    (`COMPANIONS`) or so over at least three values of `key` (a shape factory's shapes and orders with its group size). Over
+    two values any setting that differs is one to one with the x, and drawing them as one line would show a change of
+    communication, say, as an effect of the team's size."""
+    if not _one_to_one(text, conditions, key, other):
+        return False
+    return (any(key in group and other in group for group in COMPANIONS)
+            or len({text[c][key] for c in conditions}) >= 3)
+
+
 def _line_name(conditions: Sequence[str]) -> str:
     """A line's name: what its conditions' names share ('easy' of easy+transporters_2..5), else the names."""
     tokens = [c.split("+") for c in conditions]
@@ -169,7 +185,7 @@ def ordered_conditions(g: GroupReport) -> Ordering | None:
     """How to draw the group's conditions as lines, or None (bars).
 
     The x axis is a config value that is a number in every condition and differs between them (the team
-    size first, then in config order; never a seed). Values that change with it one to one (a map's
+    size first, then in config order; never a seed). Values that change with it as part of it (`_goes_with`: a map's
     height with its width) go with it; conditions alike in every other value form one line. Lines are
     drawn when no line has two conditions at one x and some line has two or more conditions.
     """
@@ -182,7 +198,7 @@ def ordered_conditions(g: GroupReport) -> Ordering | None:
     numeric = [k for k in varying if "seed" not in k and all(_plain_number(settings[c].get(k)) for c in g.conditions)]
     numeric.sort(key=lambda k: k not in ("n_agents", TEAM_SIZE))  # stable: team size first, then config order
     for key in numeric:
-        rest = [k for k in varying if not _one_to_one(text, g.conditions, key, k)]
+        rest = [k for k in varying if k != key and not _goes_with(text, g.conditions, key, k)]
         lines: dict[tuple[str, ...], list[str]] = {}
         for c in g.conditions:
             lines.setdefault(tuple(text[c][k] for k in rest), []).append(c)

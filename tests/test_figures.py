@@ -232,6 +232,17 @@ def test_the_line_rule_on_hand_made_configs():
     assert ordered_conditions(settings_group({"a": {"max_words": None}, "b": {"max_words": 15}})) is None
     assert ordered_conditions(settings_group({"a": {"seed_x": 1}, "b": {"seed_x": 2}})) is None
     assert ordered_conditions(settings_group({"only": {"n_agents": 3}})) is None
+    # found by review: over two conditions any setting that differs is one to one with the team size, so a change of
+    # communication (or of map) was drawn as one line over the team size, an effect of the team's size
+    confounded = {"baseline": {"n_agents": 3, "communication": True}, "six, silent": {"n_agents": 6, "communication": False}}
+    assert ordered_conditions(settings_group(confounded, {"baseline": 3, "six, silent": 6})) is None
+    mixed = {"easy+transporters_5": dict(maps["easy"], team=["transporter"] * 5),
+             "hard+transporters_3": dict(maps["hard"], team=["transporter"] * 3)}
+    assert ordered_conditions(settings_group(mixed, {"easy+transporters_5": 5, "hard+transporters_3": 3})) is None
+    # a setting designed to change with the team size (a shape factory's shapes and orders) goes with it over 3 or more
+    sizes = {f"group_size_{n}": {"n_agents": n, "n_shapes": n // 2, "orders_per_agent": n // 2} for n in (4, 6, 8)}
+    order = ordered_conditions(settings_group(sizes, {c: int(c.rsplit("_", 1)[1]) for c in sizes}))
+    assert order is not None and order.key in ("n_agents", "team size") and len(order.lines) == 1
     # several lines and several policies: a panel per line of conditions
     two = settings_group(table3, {c: int(c[-1]) for c in table3}, policies=("p", "q"))
     fig = DRAW["headline"](two)

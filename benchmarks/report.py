@@ -691,13 +691,16 @@ def paired_markdown(g: GroupReport, metrics: Sequence[str]) -> list[str]:
     lines = [f"Paired with {md_code(reference)} on the same seeds: mean difference (policy - {md_text(reference)}) and its 95% "
              f"confidence interval (Student t over the seeds' differences); * marks an interval that excludes 0 (the paired "
              f"t-test at 5%, one comparison at a time: no correction for the table's many); the interval is given from "
-             f"{MIN_PAIRS} pairs on (\"–\" below: too few seeds to check the t interval's assumption, as in the figures).", "",
+             f"{MIN_PAIRS} pairs on (\"–\" below: too few seeds to check the t interval's assumption, as in the figures; "
+             f"\"the same on every seed\": no seed-to-seed variation, so no interval and no test).", "",
              "| condition | policy | metric | pairs | difference | 95% CI |", "|---|---|---|---:|---:|---|"]
     for metric, rows in table.items():
         d = _digits([abs(x) for _, _, _, x, _ in rows] or [1.0])
         for c, p, n, diff, (lo, hi) in rows:
             if n < MIN_PAIRS:
                 interval = "–"
+            elif lo == hi:  # every seed's difference the same: a t interval of width 0 says nothing, and earns no *
+                interval = "the same on every seed"
             else:
                 interval = f"[{lo:,.{d}f}, {hi:,.{d}f}]" + ("" if lo <= 0 <= hi else " *")
             lines.append(f"| {md_cell(c)} | {md_cell(p)} | {md_cell(metric)} | {n} | {diff:+,.{d}f} | {interval} |")
@@ -806,7 +809,7 @@ def probes_markdown(g: GroupReport) -> list[str]:
     columns = [("probed steps", ("probes", "probed_steps")), ("confidence", ("probes", "confidence", "all"))]
     columns += [(f"alignment: {q}", ("probes", "alignment", q, "all")) for q in questions]
     columns += [(f"interview: {d}", ("interview", "dimensions", d)) for d in dimensions]
-    lines = ["Probes and interview per episode (mean ± sd; alignment: mean similarity of the agents' answers, 0-1; "
+    lines = ["Probes and interview per episode (mean ± sd; alignment: mean cosine similarity of the agents' answers, -1 to 1; "
              "ratings 1-10):", "", "| condition | policy | " + " | ".join(md_cell(name) for name, _ in columns) + " |",
              "|---|---|" + "---:|" * len(columns)]
     for c, p in cells:

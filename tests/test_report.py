@@ -758,3 +758,16 @@ def test_a_paired_interval_is_given_from_5_pairs_and_a_cost_only_where_prices_we
     usage = {r["policy"]: r for r in table(md, "Model usage per episode")}
     assert usage["scripted"]["cost_usd"] == "–" and usage["scripted"]["calls"] == "3.0"
     assert usage["llm"]["cost_usd"] == ("–" if seeds < 5 else "0.0060")
+
+
+def test_a_difference_the_same_on_every_seed_gets_no_interval_and_no_star():
+    """Found by review: deterministic cells gave intervals like `-1,967 [-1,967, -1,967] *`: five identical seeds read
+    as strong evidence. A t interval of width 0 says nothing; the table says the difference is the same on every seed."""
+    from benchmarks.report import paired_markdown
+
+    same = _paired_group([(s, 10.0) for s in range(5)], [(s, 12.0) for s in range(5)])
+    row = next(line for line in paired_markdown(same, ["gain"]) if line.startswith("| c | llm | gain |"))
+    assert row.endswith("| 5 | +2.00 | the same on every seed |") and "*" not in row
+    varied = _paired_group([(s, 10.0) for s in range(5)], [(s, 12.0 + s / 10) for s in range(5)])
+    row = next(line for line in paired_markdown(varied, ["gain"]) if line.startswith("| c | llm | gain |"))
+    assert row.endswith(" *|") or row.endswith(" * |")

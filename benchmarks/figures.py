@@ -557,13 +557,18 @@ def survival_figure(g: GroupReport) -> Figure:
     ax = fig.subplots()
     horizon = max(int(max(values(g.rows, "survival_time"), default=0)), max((r.months or 0 for r in g.rows), default=0))
     horizon = min(horizon, MAX_MONTHS)
+    drawn = 0
     for i, c in enumerate(g.conditions):
         for j, p in enumerate(g.policies):
             cell = [r for r in g.cells.get((c, p), []) if _is_number(r.metrics.get("survival_time"))]
             if cell:
                 curve = survival_curve([r.metrics["survival_time"] for r in cell], [r.metrics.get("survived") if isinstance(r.metrics.get("survived"), bool) else None for r in cell], horizon)
-                ax.step(range(horizon + 1), curve, where="post", linestyle=LINE_STYLES[i % len(LINE_STYLES)], color=_colour(j), linewidth=1.5,
-                        label=f"{p} · {c}")
+                # each line drawn thinner than the ones under it: curves that coincide (two policies whose fisheries
+                # all last) show as nested lines, not as one line hiding the other
+                width = max(1.0, 6.0 * 0.5 ** drawn)
+                ax.step(range(horizon + 1), curve, where="post", linestyle=LINE_STYLES[i % len(LINE_STYLES)], color=_colour(j),
+                        linewidth=width, zorder=2 + drawn, label=f"{p} · {c}")
+                drawn += 1
     ax.set_xlabel("month")
     ax.set_ylabel("share of runs with fish left after the month")
     ax.set_ylim(-0.03, 1.03)

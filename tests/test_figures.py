@@ -442,3 +442,20 @@ def test_agent_names_from_a_log_are_drawn_as_escapes():
     for draw in (agents_figure, actions_figure):
         ticks = [t.get_text() for ax in draw(g).axes for t in ax.get_xticklabels()]
         assert "t\\ud800\\x1b[2J" in ticks and not any("\x1b" in t for t in ticks), draw.__name__
+
+
+def test_survival_curves_that_coincide_stay_visible():
+    """Found by review: two policies whose fisheries all lasted drew one curve over the other, in the same style: the
+    first was in the legend and nowhere in the figure. Each curve is now drawn thinner than those under it."""
+    from benchmarks.figures import survival_figure
+
+    cells = {("baseline", p): [EpisodeRow(path=Path(f"{p}{s}.jsonl"), suite="s", group="g", env="commons_v0",
+                                          condition="baseline", preset=None, overrides={}, policy=p, seed=s, order=(0, 0, 0),
+                                          status="complete", months=12, metrics={"survival_time": 12, "survived": True})
+                                for s in range(3)] for p in ("llm", "scripted")}
+    fig = survival_figure(GroupReport("Fish", "commons_v0", ["baseline"], ["llm", "scripted"], cells, ["survival_time"],
+                                      {"survival_time": "max"}))
+    lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in lines] == ["llm · baseline", "scripted · baseline"]
+    assert list(lines[0].get_ydata()) == list(lines[1].get_ydata())  # the same curve ...
+    assert lines[0].get_linewidth() > 2 * lines[1].get_linewidth() - 1e-9 and lines[0].get_zorder() < lines[1].get_zorder()

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 from teamenvs.core.config import ConfigError, describe_config, range_text
 from teamenvs.core.constrain import CONSTRAIN_MODES
 from teamenvs.core.metrics import mean_sd
-from teamenvs.core.text import excerpt, printable
+from teamenvs.core.text import close_match, excerpt, printable
 from teamenvs.registry import make, paradigms
 
 ERROR_MAX_CHARS = 2000
@@ -100,7 +100,23 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {error_text(message)}\n")
+        self.exit(2, f"{self.prog}: error: {error_text(message)}{self._nearest_options(message)}\n")
+
+    def _nearest_options(self, message: str) -> str:
+        """For unrecognized options (`--polciy`), the nearest options of this parser and its commands, as a hint."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        known = {o for a in self._actions for o in a.option_strings}
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                known |= {o for p in action.choices.values() for a in p._actions for o in a.option_strings}
+        hints = []
+        for word in message.split(":", 1)[1].split():
+            option = word.split("=", 1)[0]
+            near = close_match(option, sorted(o for o in known if o.startswith("--"))) if option.startswith("--") else None
+            if near:
+                hints.append(f"'{near}' for {excerpt(option)}")
+        return f" (did you mean {', '.join(hints)}?)" if hints else ""
 
 
 def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
@@ -513,7 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_info.set_defaults(func=_cmd_info)
     p_list = sub.add_parser("list", help="list registered environments")
     p_list.set_defaults(func=_cmd_list)
-    p_run = sub.add_parser("run", help="run seeded episodes with scripted or random policies")
+    p_run = sub.add_parser("run", help="run seeded episodes with scripted, random, baseline or LLM policies")
     p_run.add_argument("env_id")
     p_run.add_argument("--policy", default="scripted", help="scripted | random | a baseline name | comma list, one per agent | llm")
     p_run.add_argument("--seed", type=SEED, default=0, help="seed of the first episode (episode k uses seed+k)")

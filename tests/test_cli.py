@@ -323,3 +323,15 @@ def test_an_empty_only_compiles_no_module(capsys, tmp_path):
     assert main(["compile", "--only", "", "--dir", str(tmp_path)]) == 2
     assert "--only names no module the engine compiles" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_misspelt_option_gets_the_nearest_option(capsys):
+    """Found by review: a misspelt env id, preset or key got a 'did you mean', a misspelt option only argparse's
+    'unrecognized arguments'."""
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "day_trader_v0", "--polciy", "scripted"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "(did you mean '--policy' for '--polciy'?)" in err
+    with pytest.raises(SystemExit):
+        main(["list", "--zzzzzz"])
+    assert "did you mean" not in capsys.readouterr().err

@@ -90,10 +90,32 @@ MAX_METRIC_PANELS = 6  # the metrics figure's panels: every panel costs drawing 
 
 
 def plotted_metrics(g: GroupReport) -> list[str]:
-    """The mean return per agent and the first metrics with a direction (↑ / ↓, in the paradigm's order) that vary in the group."""
+    """The mean return per agent and the first metrics with a direction (↑ / ↓, in the paradigm's order) that vary in the
+    group, less any that says what one before it says (`_same_story`: the job fair's identification, workflow,
+    assignment and overall success, 1/0/0 alike in every episode, had taken five panels and left out the metrics that
+    told the policies apart)."""
     constant = constant_metrics(g)
     directed = [m for m in g.goals if m in g.metrics and m not in constant and cell_values(g.rows, m)]
-    return ["return", *directed][:MAX_METRIC_PANELS]
+    chosen: list[str] = []
+    for metric in directed:
+        if not any(_same_story(g.rows, metric, other) for other in chosen):
+            chosen.append(metric)
+    return ["return", *chosen][:MAX_METRIC_PANELS]
+
+
+def _same_story(rows: Sequence[EpisodeRow], a: str, b: str) -> bool:
+    """Whether metrics `a` and `b` are given in the same episodes and one is a linear function of the other over them
+    (a correlation of +-1: the same panel, rescaled or flipped)."""
+    pairs = [(r.metrics.get(a), r.metrics.get(b)) for r in rows]
+    if any(_is_number(x) != _is_number(y) for x, y in pairs):
+        return False
+    xs, ys = zip(*[(float(x), float(y)) for x, y in pairs if _is_number(x)]) if any(_is_number(x) for x, _ in pairs) else ((), ())
+    if len(xs) < 2:
+        return False
+    mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx, syy = math.fsum((x - mx) ** 2 for x in xs), math.fsum((y - my) ** 2 for y in ys)
+    return sxx > 0 and syy > 0 and abs(sxy) >= (1 - 1e-9) * math.sqrt(sxx * syy)
 
 
 def headline_metric(g: GroupReport) -> str:
@@ -606,7 +628,7 @@ def caption(g: GroupReport, kind: str) -> str:
         return f"Per {spec.x_label}: {spec.title}, per condition and policy; {CI_TEXT} as band."
     return {
         "metrics": f"Metrics: the mean return per agent and up to {MAX_METRIC_PANELS - 1} metrics with a direction (↑ / ↓) that vary in "
-                   f"the group (the table has them all); {CI_TEXT}.",
+                   f"the group, each telling something the ones before it do not (the table has them all); {CI_TEXT}.",
         "agents": f"Per agent: return per episode, per condition and policy; {CI_TEXT}.",
         "actions": "Per agent: accepted actions by command (mean per episode).",
         "survival": "Survival: share of runs with fish left after each month, per condition and policy.",

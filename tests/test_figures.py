@@ -459,3 +459,22 @@ def test_survival_curves_that_coincide_stay_visible():
     assert [line.get_label() for line in lines] == ["llm · baseline", "scripted · baseline"]
     assert list(lines[0].get_ydata()) == list(lines[1].get_ydata())  # the same curve ...
     assert lines[0].get_linewidth() > 2 * lines[1].get_linewidth() - 1e-9 and lines[0].get_zorder() < lines[1].get_zorder()
+
+
+def test_the_metrics_figure_leaves_out_metrics_that_repeat_one_before_them():
+    """Found by review: the job fair's identification, workflow, assignment and overall success (and its rate) were 1/0/0
+    alike in every episode and took all five panels, leaving out misplacement and fill rate, which told the policies
+    apart. A metric that is a linear function of one already drawn (the same panel rescaled or flipped) is left out."""
+    from benchmarks.figures import plotted_metrics
+
+    def row(policy, seed, m):
+        return EpisodeRow(path=Path(f"{policy}{seed}.jsonl"), suite="s", group="g", env="job_fair_v0", condition="c",
+                          preset=None, overrides={}, policy=policy, seed=seed, order=(0, 0, 0), status="complete",
+                          returns={"a": 1.0}, metrics=m)
+
+    cells = {("c", p): [row(p, s, {"found": ok, "success": ok, "rate": ok / 2, "failed": 1 - ok, "fill": fill})
+                        for s, (ok, fill) in enumerate(values)]
+             for p, values in (("llm", [(1, 0.2), (0, 0.9)]), ("random", [(0, 0.5), (1, 0.4)]))}
+    goals = {"found": "max", "success": "max", "rate": "max", "failed": "min", "fill": "max"}
+    g = GroupReport("g", "job_fair_v0", ["c"], ["llm", "random"], cells, list(goals), goals)
+    assert plotted_metrics(g) == ["return", "found", "fill"]

@@ -109,9 +109,10 @@ def _same_story(rows: Sequence[EpisodeRow], a: str, b: str) -> bool:
     pairs = [(r.metrics.get(a), r.metrics.get(b)) for r in rows]
     if any(_is_number(x) != _is_number(y) for x, y in pairs):
         return False
-    xs, ys = zip(*[(float(x), float(y)) for x, y in pairs if _is_number(x)]) if any(_is_number(x) for x, _ in pairs) else ((), ())
-    if len(xs) < 2:
+    given = [(float(x), float(y)) for x, y in pairs if _is_number(x)]
+    if len(given) < 2:
         return False
+    xs, ys = [x for x, _ in given], [y for _, y in given]
     mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
     sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys))
     sxx, syy = math.fsum((x - mx) ** 2 for x in xs), math.fsum((y - my) ** 2 for y in ys)

@@ -369,6 +369,18 @@ def _signature(embedder: Any) -> str:
     return getattr(embedder, "signature", None) or type(embedder).__name__
 
 
+@dataclass(frozen=True)
+class _Merges:
+    """Where each memory of a batch goes under consolidation (`merge_threshold`): `rows[j]`, the stored row it merges
+    into; `earlier[j]`, the position of the batch's earlier new memory it merges into; else it is stored as new."""
+
+    rows: list[int | None]
+    earlier: dict[int, int]
+
+    def new(self, j: int) -> bool:
+        return self.rows[j] is None and j not in self.earlier
+
+
 @dataclass
 class _Pending:
     """Validated new memories waiting for embeddings and ratings."""
@@ -529,31 +541,46 @@ class MemoryStream:
             raise ValueError(f"embedder returned vectors of size {vectors.shape[1]}, but this stream holds size {self._dim}")
         return vectors
 
-    def _merge_targets(self, p: _Pending, vectors: np.ndarray) -> list[int | None]:
-        """Per new memory, the row of a same-kind stored memory it merges into (consolidation), or None."""
+    def _merge_targets(self, p: _Pending, vectors: np.ndarray) -> _Merges:
+        """Where each new memory goes under consolidation, as adding them one at a time would send it: into the
+        most similar same-kind memory, stored or new earlier in the batch, at `merge_threshold` or above (a stored one
+        on a tie), or in as a new memory."""
         threshold = self.config.merge_threshold
-        if threshold is None or self._n == 0 or p.pinned:
-            return [None] * len(p.texts)
-        same = np.flatnonzero(self._kinds[: self._n] == _KIND_CODE[p.kind])
-        if len(same) == 0:
-            return [None] * len(p.texts)
-        sims = self._matrix()[same] @ vectors.T  # (candidates, new)
-        best = sims.argmax(axis=0)
-        return [int(same[b]) if sims[b, j] >= threshold else None for j, b in enumerate(best)]
+        n = len(p.texts)
+        if threshold is None or p.pinned:
+            return _Merges([None] * n, {})
+        same = np.flatnonzero(self._kinds[: self._n] == _KIND_CODE[p.kind]) if self._n else np.zeros(0, dtype=np.int64)
+        stored = self._matrix()[same] @ vectors.T if len(same) else np.zeros((0, n))  # (candidates, new)
+        within = vectors @ vectors.T  # the batch against itself
+        rows: list[int | None] = []
+        earlier: dict[int, int] = {}
+        kept: list[int] = []  # positions stored as new so far: the candidates a later memory of the batch may merge into
+        for j in range(n):
+            sims = np.concatenate([stored[:, j], within[kept, j]])
+            best = int(sims.argmax()) if len(sims) else -1
+            if best < 0 or sims[best] < threshold:
+                rows.append(None)
+                kept.append(j)
+            elif best < len(same):
+                rows.append(int(same[best]))
+            else:
+                rows.append(None)
+                earlier[j] = kept[best - len(same)]
+        return _Merges(rows, earlier)
 
     def _check_rating(self, value: Any) -> float:
         return _check_importance(value, "returned by importance_rater")
 
-    def _commit(self, p: _Pending, vectors: np.ndarray, targets: list[int | None]) -> list[Memory]:
+    def _commit(self, p: _Pending, vectors: np.ndarray, targets: _Merges) -> list[Memory]:
         """Merge or insert (evicting first if at capacity); all checks happen before anything changes."""
-        new = [j for j, t in enumerate(targets) if t is None]
+        new = [j for j in range(len(p.texts)) if targets.new(j)]
         cap = self.config.capacity
         victims = np.zeros(0, dtype=np.int64)
         if cap is not None:
             over = self._n + len(new) - cap
             if over > 0:
                 evictable = ~self._pinned[: self._n]
-                evictable[[t for t in targets if t is not None]] = False  # just refreshed by a merge
+                evictable[[t for t in targets.rows if t is not None]] = False  # just refreshed by a merge
                 candidates = np.flatnonzero(evictable)
                 if len(candidates) < over:
                     raise ValueError(
@@ -564,7 +591,7 @@ class MemoryStream:
                 victims = candidates[order[:over]]
         # merges: refresh the stored memory
         merged_rows: dict[int, int] = {}
-        for j, row in enumerate(targets):
+        for j, row in enumerate(targets.rows):
             if row is not None:
                 self._last_access[row] = max(int(self._last_access[row]), p.steps[j])
                 if p.importance[j] is not None:
@@ -595,14 +622,18 @@ class MemoryStream:
             self._matrix_view = None
             if p.kind != "reflection":
                 self._since_reflection += m
+        row_of_new = {j: first + k for k, j in enumerate(new)}
+        for j, into in targets.earlier.items():  # a repeat within the batch refreshes the memory stored for the first
+            row = row_of_new[into]
+            self._last_access[row] = max(int(self._last_access[row]), p.steps[j])
+            if p.importance[j] is not None:
+                self._importance[row] = max(float(self._importance[row]), p.importance[j])
         out: list[Memory] = []
-        k = 0
         for j in range(len(p.texts)):
             if j in merged_rows:
                 out.append(self.get(merged_rows[j]))
             else:
-                out.append(self._memory(first + k))
-                k += 1
+                out.append(self._memory(row_of_new[targets.earlier.get(j, j)]))
         return out
 
     def _evict(self, rows: np.ndarray) -> None:
@@ -624,8 +655,8 @@ class MemoryStream:
         if self._index.ntotal != self._n:  # pragma: no cover
             raise RuntimeError("faiss index and memory metadata are out of step")
 
-    def _rate_sync(self, p: _Pending, targets: list[int | None]) -> None:
-        todo = [j for j, v in enumerate(p.importance) if v is None and targets[j] is None]
+    def _rate_sync(self, p: _Pending, targets: _Merges) -> None:
+        todo = [j for j, v in enumerate(p.importance) if v is None and targets.new(j)]
         if not todo:
             return
         if self.importance_rater is None:
@@ -642,8 +673,8 @@ class MemoryStream:
         for j, r in zip(todo, results):
             p.importance[j] = self._check_rating(r)
 
-    async def _rate_async(self, p: _Pending, targets: list[int | None]) -> None:
-        todo = [j for j, v in enumerate(p.importance) if v is None and targets[j] is None]
+    async def _rate_async(self, p: _Pending, targets: _Merges) -> None:
+        todo = [j for j, v in enumerate(p.importance) if v is None and targets.new(j)]
         if not todo:
             return
         if self.importance_rater is None:

@@ -260,6 +260,26 @@ def test_merge_threshold_refreshes_instead_of_duplicating():
     assert len(s) == 2
 
 
+def test_merge_threshold_merges_repeats_within_one_batch_as_one_at_a_time_does():
+    texts = ["victim found in room 3", "rubble in hall 2", "Victim found in room 3!", "victim found in room 3",
+             "stairs to the north", "rubble in hall 2"]
+    steps, importance = [1, 2, 3, 4, 5, 6], [4, None, 8, None, 2, 9]
+    batch = MemoryStream(merge_threshold=0.95)
+    returned = batch.add_many(texts, steps, importance=importance)
+    single = MemoryStream(merge_threshold=0.95)
+    one_by_one = [single.add(t, st, importance=imp) for t, st, imp in zip(texts, steps, importance)]
+    assert len(batch) == len(single) == 3  # the room-3 and hall-2 repeats refreshed their first memory
+    assert batch.memories() == single.memories()
+    assert returned == [single.get(m.id) for m in one_by_one]
+    room3 = batch.memories()[0]
+    assert room3.last_access == 4 and room3.importance == 8 and returned[2].id == returned[0].id == room3.id
+    assert batch.memories()[1].importance == 9  # hall 2: its default importance raised by the repeat's 9
+    # pinned memories never merge, in a batch as alone
+    pinned = MemoryStream(merge_threshold=0.95)
+    pinned.add_many(["a b c", "a b c"], 0, pinned=True)
+    assert len(pinned) == 2
+
+
 # ----------------------------------------------------------------------------- state
 
 

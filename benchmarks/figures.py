@@ -40,7 +40,7 @@ from teamenvs.core.text import printable
 
 FORMATS = PLOT_FORMATS
 DPI = 110  # PNG resolution: sharp on screen, small files; SVG and PDF are the ones for print
-CI_TEXT = f"mean and 95% CI over seeds (Student t, drawn from {MIN_PAIRS} seeds on)"
+CI_TEXT = f"mean and 95% CI over seeds (Student t, drawn from {MIN_PAIRS} seeds on, within the values a metric can take)"
 STYLE = {
     "text.parse_math": False,  # labels are plain text: "$5 vs $10", "\\x" must not parse as TeX
     "svg.hashsalt": "teamenvs",  # SVG element ids from a fixed salt, not a random one: the same file on every rebuild
@@ -71,14 +71,18 @@ class Estimate:
     points: tuple[float, ...]
 
 
-def estimate(xs: Sequence[Any]) -> Estimate | None:
-    """Mean and 95% CI (`mean_ci`, as the report's paired comparison) of the finite numbers in `xs`; None if none."""
+def estimate(xs: Sequence[Any], bounds: tuple[float, float] | None = None) -> Estimate | None:
+    """Mean and 95% CI (`mean_ci`, as the report's paired comparison) of the finite numbers in `xs`; None if none. With
+    `bounds` (the least and most a value can be: `metric_bounds`), the interval is cut to them, where the mean lies: the
+    t interval of a rate from five seeds, four 1s and a 0, runs from 0.24 to 1.36, and the true rate is at most 1."""
     finite = [float(x) for x in xs if _is_number(x) and math.isfinite(float(x))]
     if not finite:
         return None
     # From 2 seeds a t interval is 12.7 standard errors wide each way: drawn, it ran a rate in [0, 1] down to -1 and
     # set the axis by it. Below MIN_PAIRS seeds (where the report marks no difference either) the dots show the spread.
     lo, hi = mean_ci(finite) if len(finite) >= MIN_PAIRS else (math.nan, math.nan)
+    if bounds is not None and not math.isnan(lo):
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return Estimate(sum(finite) / len(finite), lo, hi, tuple(finite))
 
 
@@ -300,7 +304,7 @@ def draw_bars(ax: Any, g: GroupReport, metric: str, dots: bool = True) -> None:
     for j, p in enumerate(g.policies):
         xs, es = [], []
         for i, c in enumerate(g.conditions):
-            e = estimate(cell_values(g.cells.get((c, p), []), metric))
+            e = estimate(cell_values(g.cells.get((c, p), []), metric), g.bounds.get(metric))
             if e is not None:
                 xs.append(i - 0.4 + width * (j + 0.5))
                 es.append(e)
@@ -327,7 +331,7 @@ def line_points(g: GroupReport, metric: str, order: Ordering, policy: str, serie
     out = []
     for c in g.conditions:
         if order.series[c] == series:
-            e = estimate(cell_values(g.cells.get((c, policy), []), metric))
+            e = estimate(cell_values(g.cells.get((c, policy), []), metric), g.bounds.get(metric))
             if e is not None:
                 out.append((order.x[c], e))
     return sorted(out, key=lambda p: p[0])
@@ -460,7 +464,7 @@ def series_points(g: GroupReport, spec: Series, condition: str, policy: str) -> 
     ts = sorted(set(range(0, horizon, step)) | ({horizon - 1} if horizon else set()))
     out = []
     for t in ts:
-        e = estimate([c[t] for c in curves if t < len(c) and c[t] is not None])
+        e = estimate([c[t] for c in curves if t < len(c) and c[t] is not None], spec.bounds)
         if e is not None:
             out.append((t + 1, e))
     return out

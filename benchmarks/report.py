@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from teamenvs.core.config import ConfigError
 from teamenvs.core.files import write_whole
-from teamenvs.core.metrics import flatten, mean_ci, mean_sd
+from teamenvs.core.metrics import SHARE, flatten, mean_ci, mean_sd
 from teamenvs.core.recorder import LogError, dumps, read_log, step_records, unscored
 from teamenvs.core.text import clean_text, excerpt, printable
 
@@ -147,6 +147,7 @@ class Series:
     read: Callable[[Sequence[dict[str, Any]]], list[float | None]]
     after_end: str = "gap"  # an episode that ended sooner counts after its end as: "gap" (not at all) or "last" (its last value)
     ticks: tuple[str, ...] = ()  # names of the x positions, where they are not numbers
+    bounds: tuple[float, float] = (-math.inf, math.inf)  # the least and most a round's value can be (a share: SHARE)
 
 
 def _events(records: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -210,14 +211,21 @@ def route_accuracy_per_step(records: Sequence[dict[str, Any]]) -> list[float | N
 
 MAX_MONTHS = 10_000  # an edited log's month count must not make a curve endless
 
+COUNT = (0.0, math.inf)  # the bounds of a count or a stock
+
 SERIES: dict[str, Series] = {
-    "day_trader_v0": Series("cooperation", "cooperation (share of investments into the group pool)", "round", cooperation_per_round),
-    "commons_v0": Series("stock", "fish stock at the start of the month (tons; 0 after a collapse)", "month", stock_per_month),
+    "day_trader_v0": Series("cooperation", "cooperation (share of investments into the group pool)", "round", cooperation_per_round,
+                            bounds=SHARE),
+    "commons_v0": Series("stock", "fish stock at the start of the month (tons; 0 after a collapse)", "month", stock_per_month,
+                         bounds=COUNT),
     "hidden_profile_v0": Series("votes", "share of members voting for the best candidate", "vote", best_candidate_votes,
-                                ticks=("initial vote", "final vote")),
-    "search_rescue_v0": Series("rescued", "victims rescued so far", "step", lambda r: _cumulative(r, "rescued"), after_end="last"),
-    "shape_factory_v0": Series("fulfilled", "orders fulfilled so far", "step", lambda r: _cumulative(r, "fulfilled"), after_end="last"),
-    "map_task_v0": Series("route", "route accuracy of the drawing so far", "step", route_accuracy_per_step, after_end="last"),
+                                ticks=("initial vote", "final vote"), bounds=SHARE),
+    "search_rescue_v0": Series("rescued", "victims rescued so far", "step", lambda r: _cumulative(r, "rescued"), after_end="last",
+                               bounds=COUNT),
+    "shape_factory_v0": Series("fulfilled", "orders fulfilled so far", "step", lambda r: _cumulative(r, "fulfilled"), after_end="last",
+                               bounds=COUNT),
+    "map_task_v0": Series("route", "route accuracy of the drawing so far", "step", route_accuracy_per_step, after_end="last",
+                          bounds=SHARE),
 }
 
 
@@ -573,6 +581,7 @@ class GroupReport:
     cells: dict[tuple[str, str], list[EpisodeRow]]
     metrics: list[str]
     goals: dict[str, str]
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # the paradigm's `metric_bounds`
 
     @property
     def rows(self) -> list[EpisodeRow]:
@@ -581,7 +590,7 @@ class GroupReport:
 
 def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
     """Complete episodes by group, conditions and policies in suite order."""
-    from teamenvs.core.metrics import metric_goals
+    from teamenvs.core.metrics import metric_bounds, metric_goals
 
     complete = sorted((r for r in rows if r.status == "complete"), key=suite_order)
     suites = {r.suite for r in complete}
@@ -596,10 +605,10 @@ def group_rows(rows: Sequence[EpisodeRow]) -> list[GroupReport]:
         for r in members:
             cells.setdefault((r.condition, r.policy), []).append(r)
         try:
-            goals = metric_goals(members[0].env)
+            goals, bounds = metric_goals(members[0].env), metric_bounds(members[0].env)
         except (KeyError, ValueError):
-            goals = {}
-        reports.append(GroupReport(title, members[0].env, conditions, policies, cells, scalar_metrics(members), goals))
+            goals, bounds = {}, {}
+        reports.append(GroupReport(title, members[0].env, conditions, policies, cells, scalar_metrics(members), goals, bounds))
     return reports
 
 
@@ -712,7 +721,8 @@ def group_markdown(g: GroupReport, plots: Mapping[str, str], formats: Sequence[s
     arrow = {"max": " ↑", "min": " ↓"}
     full = g
     constant = constant_metrics(g)
-    g = GroupReport(g.title, g.env, g.conditions, g.policies, g.cells, [m for m in g.metrics if m not in constant], g.goals)
+    g = GroupReport(g.title, g.env, g.conditions, g.policies, g.cells, [m for m in g.metrics if m not in constant], g.goals,
+                    g.bounds)
     lines = [f"## {md_text(g.title)} ({md_code(g.env)})", ""]
     seeds = _seeds_text([r.seed for r in g.rows])
     lines.append(f"{len(g.rows)} episodes; seeds {seeds}; conditions: "

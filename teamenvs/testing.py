@@ -13,7 +13,8 @@ the rejection path), checking the info schema, that each observation is the rend
 that each decision is told what became of the one before it, however many steps without a
 decision came between (`check_decision_feedback`); that every preset builds and steps; that a scripted episode's log is byte-identical for the
 same seed, that metrics recomputed from the log read back equal the episode's, that
-`metric_goals` name metrics the paradigm reports, and that the replay re-simulates the log;
+`metric_goals` and `metric_bounds` name metrics the paradigm reports and the bounds hold, and that the replay
+re-simulates the log;
 that the env survives `pickle` and `deepcopy` after reset and continues identically;
 Gymnasium's `check_env` on its single-agent view; and the RL interface: observations inside
 their spaces for every observation and action type, exact action masks (a masked-in action is
@@ -168,14 +169,25 @@ def check_logs_metrics_and_replay(env_id: str, seed: int = 0, max_steps: int = 4
         read_back = read_log(folder / "a.jsonl")
         if episode_metrics(read_back[:-1]) != metrics:
             _fail(env_id, "metrics recomputed from the log read back differ from the episode's")
-        reported = set(flatten(metrics))
-        goals = make(env_id).unwrapped.metric_goals
-        unknown = sorted(set(goals) - reported)
-        if unknown:
-            _fail(env_id, f"metric_goals name metrics the paradigm does not report: {unknown}")
+        check_metric_bounds(env_id, metrics)
         replay = load_replay(folder / "a.jsonl")
         if replay.sim.warning or replay.sim.verified < 0:
             _fail(env_id, f"the replay did not re-simulate the log: {replay.sim.warning or 'nothing was verified'}")
+
+
+def check_metric_bounds(env_id: str, metrics: dict[str, Any]) -> None:
+    """`metric_goals` and `metric_bounds` name metrics the paradigm reports, and each bounded metric of `metrics` (an
+    episode's) lies within its bounds (a yes/no metric as 0 or 1; an undefined one, None, is not checked)."""
+    reported = flatten(metrics)
+    env = make(env_id).unwrapped
+    for table in ("metric_goals", "metric_bounds"):
+        unknown = sorted(set(getattr(env, table)) - set(reported))
+        if unknown:
+            _fail(env_id, f"{table} name metrics the paradigm does not report: {unknown}")
+    for name, (least, most) in env.metric_bounds.items():
+        value = reported[name]
+        if value is not None and not least <= float(value) <= most:
+            _fail(env_id, f"metric {name} is {value!r}, outside its metric_bounds [{least}, {most}]")
 
 
 def check_presets(env_id: str, steps: int = 5) -> None:
@@ -768,6 +780,7 @@ def check_team_env(env_id: str) -> list[str]:
     return passed
 
 
-__all__ = ["check_team_env", "check_valid_action_episode", "check_decision_feedback", "check_logs_metrics_and_replay", "check_presets",
+__all__ = ["check_team_env", "check_valid_action_episode", "check_decision_feedback", "check_logs_metrics_and_replay", "check_metric_bounds",
+           "check_presets",
            "check_copies", "check_single_agent_view", "check_pettingzoo_api", "check_exact_masks", "check_rl_interface",
            "check_hostile_actions", "check_hostile_input", "hostile_action", "check_message_isolation", "check_messages"]

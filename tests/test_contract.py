@@ -27,6 +27,33 @@ def test_every_registered_env_passes_the_contract(env_id):
     assert check_team_env(env_id) == [name for name, _ in CHECKS]
 
 
+@pytest.mark.parametrize("env_id", teamenvs.list_envs())
+def test_metric_bounds_hold_over_random_and_scripted_episodes(env_id):
+    """The bounds figures cut intervals to (`metric_bounds`) are never broken by an episode: random valid play (which
+    reaches rejected actions, unfinished tasks and empty denominators) and the baselines, cut short and played out."""
+    from agents import run_episode
+    from teamenvs.core.policy import make_policies
+    from teamenvs.testing import check_metric_bounds
+
+    for kind, seed, max_steps in (("random", 0, None), ("random", 1, 12), ("scripted", 2, 30)):
+        env = teamenvs.make(env_id)
+        result = run_episode(env, make_policies(env, kind, seed=seed), seed=seed, max_steps=max_steps)
+        check_metric_bounds(env_id, result.metrics)
+    assert teamenvs.make(env_id).unwrapped.metric_bounds  # every paradigm has shares
+
+
+def test_the_contract_catches_a_metric_outside_its_bounds(monkeypatch):
+    from teamenvs.day_trader.env import DayTraderEnv
+    from teamenvs.testing import check_logs_metrics_and_replay
+
+    monkeypatch.setattr(DayTraderEnv, "metric_bounds", {"mean_final_wealth": (0.0, 1.0)})
+    with pytest.raises(AssertionError, match=r"metric mean_final_wealth is .*, outside its metric_bounds \[0.0, 1.0\]"):
+        check_logs_metrics_and_replay("day_trader_v0")
+    monkeypatch.setattr(DayTraderEnv, "metric_bounds", {"cooperation": (0.0, 1.0)})
+    with pytest.raises(AssertionError, match=r"metric_bounds name metrics the paradigm does not report: \['cooperation'\]"):
+        check_logs_metrics_and_replay("day_trader_v0")
+
+
 def test_the_contract_catches_infos_shared_between_steps(monkeypatch):
     from teamenvs.core.env import TeamEnv
     from teamenvs.testing import check_valid_action_episode

@@ -26,6 +26,7 @@ from benchmarks.figures import (
     _errors,
     agent_returns,
     caption,
+    draw_bars,
     estimate,
     figure_kinds,
     headline_metric,
@@ -42,6 +43,7 @@ from benchmarks.report import (
     build_report,
     cooperation_per_round,
     episode_series,
+    group_rows,
     route_accuracy_per_step,
     stock_per_month,
 )
@@ -100,7 +102,7 @@ def test_every_figure_is_written_as_png_svg_and_pdf_and_linked_from_the_report(r
         assert len(data) > 5_000, name
     md = (report.folder / "report.md").read_text(encoding="utf-8")
     assert "![headline: Trade](plots/Trade_headline.png)\n\n*Headline metric: mean final wealth (\\$) ↑ (higher is better) over team " \
-           "size (agents) and policy; mean and 95% CI over seeds (Student t, drawn from 5 seeds on); dots: single seeds.*" in md
+           "size (agents) and policy; mean and 95% CI over seeds (Student t, drawn from 5 seeds on, within the values a metric can take); dots: single seeds.*" in md
     assert "![series: Fish](plots/Fish_series.png)\n\n*Per month: fish stock at the start of the month (tons; 0 after a collapse)" in md
     assert "Figures (each also as SVG and PDF beside its PNG in `plots/`):" in md
     # the svg and pdf carry no date, so a rebuild is the same file
@@ -411,6 +413,43 @@ def test_an_interval_is_drawn_from_as_many_seeds_as_the_report_marks_one():
     ax = Figure().subplots()
     ax.bar([0], [few.mean], yerr=_errors([few]))
     assert ax.get_ylim()[0] >= 0.0  # no bar below the data
+
+
+def error_bars(ax) -> list:
+    """The (bottom, top) segments of the error bars drawn on `ax`."""
+    from matplotlib.container import ErrorbarContainer
+
+    return [seg for c in ax.containers if isinstance(c, ErrorbarContainer) for seg in c.lines[2][0].get_segments()]
+
+
+def test_an_interval_is_drawn_within_the_values_the_metric_can_take():
+    """A rate's t interval from four 1s and a 0 runs from 0.24 to 1.36: drawn as it is, it said the rate could be above
+    1. The paradigm's `metric_bounds` (shares 0 to 1) cut it where the mean must lie; an unbounded metric keeps it."""
+    from teamenvs.core.metrics import mean_ci, metric_bounds
+
+    rates = [1.0, 1.0, 1.0, 1.0, 0.0]
+    lo, hi = mean_ci(rates)
+    assert lo < 0.25 and hi > 1.35
+    bounds = metric_bounds("day_trader_v0")
+    assert bounds["cooperation_rate"] == (0.0, 1.0) and "mean_final_wealth" not in bounds
+    cells = {("c", "p"): [EpisodeRow(path=Path(f"{i}.jsonl"), suite="s", group="g", env="day_trader_v0", condition="c", preset=None,
+                                     overrides={}, policy="p", seed=i, order=(0, 0, 0), status="complete", config={},
+                                     agents=["a"], returns={"a": 1.0}, metrics={"cooperation_rate": r, "mean_final_wealth": r})
+                          for i, r in enumerate(rates)]}
+    (g,) = group_rows([row for cell in cells.values() for row in cell])
+    assert g.bounds == bounds
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    draw_bars(ax, g, "cooperation_rate")
+    (bar,) = error_bars(ax)
+    assert [y for _, y in bar] == pytest.approx([lo, 1.0])  # cut at 1, the bottom as t gives it
+    ax = Figure().subplots()
+    draw_bars(ax, g, "mean_final_wealth")
+    (bar,) = error_bars(ax)
+    assert [y for _, y in bar] == pytest.approx([lo, hi])
+    # a per-round share: the series' bounds
+    assert SERIES["day_trader_v0"].bounds == (0.0, 1.0) and estimate(rates, (0.0, 1.0)).hi == 1.0
 
 
 def test_control_characters_of_suite_text_are_drawn_as_escapes():

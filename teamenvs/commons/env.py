@@ -13,7 +13,7 @@ from typing import Any, Hashable, Mapping
 
 from teamenvs.commons.commands import COMMANDS, catalogue, command_for, mask_key, request_of, situation
 from teamenvs.commons.config import PRESETS, CommonsConfig
-from teamenvs.commons.metrics import METRIC_GOALS, commons_metrics
+from teamenvs.commons.metrics import METRIC_BOUNDS, METRIC_GOALS, commons_metrics
 from teamenvs.commons.rules import (
     HARVEST,
     MonthOutcome,
@@ -63,6 +63,7 @@ class CommonsEnv(ScheduledGame):
     agent_prefix = "fisher"
     episode_metrics = staticmethod(commons_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     situations_outlast_episodes = True  # a situation is a function of the config and _situation_key
     config: CommonsConfig
 

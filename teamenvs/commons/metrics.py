@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from teamenvs.commons.config import CommonsConfig
 from teamenvs.commons.rules import max_sustainable_total
-from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent
+from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent, SHARE
 from teamenvs.core.recorder import step_records
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
@@ -14,6 +14,11 @@ METRIC_GOALS: dict[str, str] = {
     "survival_time": "max", "survived": "max", "total_gain": "max", "efficiency": "max", "equality": "max",
     "over_usage_rate": "min", "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "survived", "efficiency", "equality", "over_usage_rate", "invalid_action_rate",
+), SHARE)
 
 
 def commons_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -123,6 +123,7 @@ class TeamEnv(Conversation, ParallelEnv, ABC):
     agent_prefix: ClassVar[str] = "agent"
     episode_metrics: ClassVar[Any]  # staticmethod: list of log records -> dict of metrics
     metric_goals: ClassVar[dict[str, str]] = {}  # metric -> "max" | "min" (which way is better), for reports
+    metric_bounds: ClassVar[dict[str, tuple[float, float]]] = {}  # metric -> (least, most) any episode can give, for figures
     # True where an agent's situation, and the rules' verdict on a command in it, are functions of the config and
     # `_situation_key` alone (the messaging block is added to the key here): the situations worked out so far,
     # with their memos of parsed commands and masks, are then kept across episodes, still exact

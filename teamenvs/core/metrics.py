@@ -169,6 +169,18 @@ def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return env_cls.episode_metrics(records)
 
 
+SHARE = (0.0, 1.0)
+"""The bounds of a share, rate or yes/no metric (`metric_bounds`)."""
+
+
+def metric_bounds(env_id: str) -> dict[str, tuple[float, float]]:
+    """The least and most value each bounded metric of the paradigm can take in any episode (a share: 0 and 1); figures
+    draw a mean's interval inside them, where the mean must lie. Metrics not listed are unbounded."""
+    from teamenvs.registry import spec
+
+    return dict(getattr(spec(env_id).load_env_class(), "metric_bounds", {}))
+
+
 def metric_goals(env_id: str) -> dict[str, str]:
     """Which way each of the paradigm's metrics is better ("max" or "min"); metrics not listed are descriptive."""
     from teamenvs.registry import spec

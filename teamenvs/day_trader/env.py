@@ -25,7 +25,7 @@ from teamenvs.day_trader.commands import (
     situation,
 )
 from teamenvs.day_trader.config import PRESETS, DayTraderConfig
-from teamenvs.day_trader.metrics import METRIC_GOALS, day_trader_metrics
+from teamenvs.day_trader.metrics import METRIC_BOUNDS, METRIC_GOALS, day_trader_metrics
 from teamenvs.day_trader.rules import (
     DECISION,
     WAIT,
@@ -65,6 +65,7 @@ class DayTraderEnv(ScheduledGame):
     agent_prefix = "trader"
     episode_metrics = staticmethod(day_trader_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     situations_outlast_episodes = True  # a situation is a function of the config and _situation_key
     config: DayTraderConfig
 

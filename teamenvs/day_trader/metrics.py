@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent
+from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent, SHARE
 from teamenvs.core.recorder import step_records
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
@@ -12,6 +12,11 @@ METRIC_GOALS: dict[str, str] = {
     "mean_final_wealth": "max", "cooperation_rate": "max", "mean_group_pool": "max", "collabsim_group_pool": "max", "gini_wealth": "min",
     "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "cooperation_rate", "gini_wealth", "invalid_action_rate",
+), SHARE)
 
 
 def day_trader_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

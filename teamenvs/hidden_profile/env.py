@@ -26,7 +26,7 @@ from teamenvs.hidden_profile.commands import (
 )
 from teamenvs.hidden_profile.config import PRESETS, HiddenProfileConfig
 from teamenvs.hidden_profile.materials import Profile, any_of, episode_profile, support
-from teamenvs.hidden_profile.metrics import METRIC_GOALS, hidden_profile_metrics
+from teamenvs.hidden_profile.metrics import METRIC_BOUNDS, METRIC_GOALS, hidden_profile_metrics
 from teamenvs.hidden_profile.rules import DECIDE, FINAL_VOTE, INITIAL_VOTE, VOTES, majority, schedule, vote_refusal, vote_rewards
 from teamenvs.hidden_profile.view import (
     Item,
@@ -53,6 +53,7 @@ class HiddenProfileEnv(ScheduledGame):
     agent_prefix = "member"
     episode_metrics = staticmethod(hidden_profile_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     # a situation is a function of the config and _situation_key, and so is the rules' one refusal (`vote_refusal`)
     situations_outlast_episodes = True
     config: HiddenProfileConfig

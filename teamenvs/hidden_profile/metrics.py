@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate, message_events, messages_per_agent
+from teamenvs.core.metrics import header, invalid_action_rate, message_events, messages_per_agent, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.hidden_profile.materials import Profile
 from teamenvs.hidden_profile.rules import majority
@@ -31,6 +31,12 @@ METRIC_GOALS: dict[str, str] = {
     "final_vote_accuracy": "max", "majority_correct": "max", "mention_rate": "max", "key_facts_surfaced": "max",
     "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "final_vote_accuracy", "majority_correct", "initial_vote_accuracy", "vote_change_rate", "mention_rate",
+    "key_facts_surfaced", "invalid_action_rate",
+), SHARE)
 
 
 def letter_pattern(letter: str) -> re.Pattern:

@@ -24,7 +24,7 @@ from teamenvs.core.env import LAST_ACTION, TeamEnv
 from teamenvs.core.rl import Feature
 from teamenvs.job_fair.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, mask_key, parse_in, situation
 from teamenvs.job_fair.config import PRESETS, JobFairConfig
-from teamenvs.job_fair.metrics import METRIC_GOALS, job_fair_metrics
+from teamenvs.job_fair.metrics import METRIC_BOUNDS, METRIC_GOALS, job_fair_metrics
 from teamenvs.job_fair.rules import FairState, agent_ids
 from teamenvs.job_fair.view import REFUSALS, build_view, encode, features, frame, narrate, render_view, role_briefing
 
@@ -40,6 +40,7 @@ class JobFairEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(job_fair_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     idle_line = f"{LAST_ACTION}none needed (it was not your turn)."
     situations_outlast_episodes = True  # a situation is a function of the config and _situation_key (which holds the fair's names)
     config: JobFairConfig

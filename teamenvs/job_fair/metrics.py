@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import invalid_action_rate, message_events
+from teamenvs.core.metrics import invalid_action_rate, message_events, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.job_fair.fair import Fair
 from teamenvs.job_fair.scoring import (
@@ -60,6 +60,13 @@ METRIC_GOALS: dict[str, str] = {
     **{k: "min" for k in ("misplacement", "misplacement_rate", "misplacements", "redundant_offers", "redundant_offer_acceptance",
                           "invalid_action_rate")},
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "company_identification", "company_identification_rate", "identification", "workflow", "assignment",
+    "overall_success", "misplacement", "identification_rate", "workflow_rate", "assignment_rate",
+    "misplacement_rate", "redundant_offer_acceptance", "fill_rate", "best_fill_rate", "invalid_action_rate",
+), SHARE)
 
 
 def per_team(per_company: dict[str, dict[str, Any]], key: str) -> dict[str, float]:

@@ -26,7 +26,7 @@ from teamenvs.map_task.commands import COMMANDS, DRAWING, candidates, catalogue,
 from teamenvs.map_task.config import PRESETS, MapTaskConfig
 from teamenvs.map_task.library import load_library_pair
 from teamenvs.map_task.maps import MapPair, generate_map_pair
-from teamenvs.map_task.metrics import METRIC_GOALS, map_task_metrics
+from teamenvs.map_task.metrics import METRIC_BOUNDS, METRIC_GOALS, map_task_metrics
 from teamenvs.map_task.rules import FOLLOWER, GUIDE, Refusal, change, drawing_json, drawing_segments, edit, message_refused, state_json
 from teamenvs.map_task.scoring import Edge, drawn_cells, route_accuracy
 
@@ -41,6 +41,7 @@ class MapTaskEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(map_task_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     # a situation is a function of the config and _situation_key, so its parses serve every episode; the masks it
     # memoizes are keyed by the episode's obstacles around the follower's pen too (`_mask_key`)
     situations_outlast_episodes = True

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate, message_events
+from teamenvs.core.metrics import header, invalid_action_rate, message_events, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.map_task.scoring import (Cell, collabsim_route_accuracy, completed, deviation, drawn_cells, edge, route_accuracy,
                                        score_board_score)
@@ -36,6 +36,11 @@ METRIC_GOALS: dict[str, str] = {
     "collabsim_communication_efficiency": "max",
     "deviation": "min", "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "route_accuracy", "completed", "revision_rate", "invalid_action_rate",
+), SHARE)
 
 
 REVISIONS = ("erase", "undo", "reset")

@@ -40,7 +40,7 @@ from teamenvs.search_rescue import rules, view
 from teamenvs.search_rescue.commands import COMMANDS, briefing_situation, candidates, catalogue, command_for, parse_in, situation
 from teamenvs.search_rescue.config import PRESETS, SearchRescueConfig, agent_ids, role_of
 from teamenvs.search_rescue.knowledge import mentioned_rooms, mentioned_victims, share
-from teamenvs.search_rescue.metrics import METRIC_GOALS, search_rescue_metrics
+from teamenvs.search_rescue.metrics import METRIC_BOUNDS, METRIC_GOALS, search_rescue_metrics
 from teamenvs.search_rescue.navigation import RouteMap
 from teamenvs.search_rescue.rules import Rescue
 from teamenvs.search_rescue.world import FloorPlan, fixed_floor_plan, floor_plan_from_text, generate_floor_plan, place_rubble, place_victims
@@ -68,6 +68,7 @@ class SearchRescueEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(search_rescue_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     views_share_parts_across_steps = True  # victims here, doorways, notes and rubble elsewhere, distances (see view.py)
     config: SearchRescueConfig
     world: Rescue

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate
+from teamenvs.core.metrics import header, invalid_action_rate, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.search_rescue.rules import turn
 
@@ -34,6 +34,11 @@ METRIC_GOALS: dict[str, str] = {
     **{k: "max" for k in ("victims_rescued", "rescued_stable", "rescued_critical", "points", "completed", "coverage_rooms", "coverage_cells")},
     "steps": "min", "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "completed", "coverage_rooms", "coverage_cells", "invalid_action_rate",
+), SHARE)
 
 
 # The most steps between two messages of one conversation. A reply comes one step after the message

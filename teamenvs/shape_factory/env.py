@@ -20,7 +20,7 @@ from teamenvs.shape_factory.commands import (
     Options, TermsArg, briefing_situation, candidates, catalogue, command_for, commands_for, mask_key, situation,
 )
 from teamenvs.shape_factory.config import PRESETS, ShapeFactoryConfig
-from teamenvs.shape_factory.metrics import METRIC_GOALS, shape_factory_metrics
+from teamenvs.shape_factory.metrics import METRIC_BOUNDS, METRIC_GOALS, shape_factory_metrics
 from teamenvs.shape_factory.rules import MONEY
 
 # Argument types whose successful parse reads no situation but the names (NameArg) and integer bounds
@@ -36,6 +36,7 @@ class ShapeFactoryEnv(TeamEnv):
     presets = PRESETS
     episode_metrics = staticmethod(shape_factory_metrics)
     metric_goals = METRIC_GOALS
+    metric_bounds = METRIC_BOUNDS
     config: ShapeFactoryConfig
     market: rules.Market
 

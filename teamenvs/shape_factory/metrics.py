@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent
+from teamenvs.core.metrics import gini, header, invalid_action_rate, message_events, messages_per_agent, SHARE
 from teamenvs.core.recorder import step_records
 
 # Which way each metric is better, for benchmark reports ("max" or "min"); unlisted metrics are descriptive.
 METRIC_GOALS: dict[str, str] = {
     "mean_wealth": "max", "order_fulfillment_rate": "max", "trade_accept_rate": "max", "invalid_action_rate": "min",
 }
+
+# The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
+    "trade_accept_rate", "order_fulfillment_rate", "orders_fulfilled_share", "specialty_production_share",
+    "gini_wealth", "invalid_action_rate",
+), SHARE)
 
 
 def global_events(records: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -140,6 +140,30 @@ ENUMERABLE_INTS = 64  # an integer argument with at most this many values now ca
 _INT_RE = re.compile(r"(?<!\s)(?=(?P<ws>\s*))(?P=ws)(?:[:=](?=(?P<ws2>\s*))(?P=ws2))?(?:\$(?=(?P<ws3>\s*))(?P=ws3))?"
                      r"(?P<digits>-?\d[\d,_]*)(?P<decimals>\.\d+)?")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+")  # digits grouped by commas, as numbers are written in English
+# What, right after a number's digits, shows the number goes on: a letter or digit ("10k", "1e1", "0x10", a digit past
+# a pattern's last), "%", "/", "_", or a decimal point, comma or Arabic separator before a digit ("1.5", "50.0.0",
+# "100,000" read three digits at a time, "50٫5"); `_RANGE` adds a range or sum ("5-10", "50 - 60", "50 + 10")
+_NUMBER_GOES_ON = re.compile(r"[^\W_]|[%/_]|[.,\u066b\u066c]\d")
+_RANGE = re.compile(r"(?<!\s)\s*[-+\u2013]\s*\d")  # (after a non-space: a search never restarts inside a run)
+
+
+# What may join a second value to an argument's first: "fulfill order 1 2", "decide A or C", "accept offer 2 and 3"
+_ANOTHER = re.compile(r"(?<!\s)\s*(?:(?:or|and|nor)\b|[/&+])?", re.IGNORECASE)
+
+
+def number_goes_on(after: str, ranges: bool = True) -> bool:
+    """Whether `after`, the text right after a number's digits, goes on with the number (`_NUMBER_GOES_ON`, and with
+    `ranges` a range or sum): read as its first digits, the rest would be dropped without a word to the agent."""
+    return _NUMBER_GOES_ON.match(after) is not None or (ranges and _RANGE.match(after) is not None)
+
+
+def number_as_written(start: str, after: str) -> str:
+    """The number an agent wrote, for an error: `start` (its digits as read) and what went on after them up to the
+    next space, a range's second number included ("50 - 60")."""
+    gone_on = _RANGE.match(after) if _NUMBER_GOES_ON.match(after) is None else None
+    cut = gone_on.end() if gone_on is not None else 0
+    word = after[cut:].split(None, 1) if after[cut:cut + 1].strip() else []
+    return start + after[:cut] + (word[0] if word else "")
 
 
 @dataclass(frozen=True)
@@ -164,11 +188,9 @@ class IntArg(Arg):
                 f"e.g. '{command.example_text(situation)}'"
             )
         written, decimals = match.group("digits"), match.group("decimals")
-        tail = rest[match.end():match.end() + 2]
-        if tail[:1].isalnum() or tail[:1] in ("%", "/", "_") or (tail[:1] in ("-", "+") and tail[1:2].isdigit()):
-            # "10k", "1e1", "0x10", "10%", "3/4", "5-10": not the number its first digits spell (read as it, the rest
-            # would be dropped without a word to the agent)
-            word = (written + (decimals or "") + rest[match.end():]).split(None, 1)[0]
+        if number_goes_on(rest[match.end():match.end() + 40]):
+            # "10k", "1e1", "0x10", "10%", "3/4", "5-10", "50.0.0": not the number its first digits spell
+            word = number_as_written(written + (decimals or ""), rest[match.end():match.end() + 40])
             raise ArgError(f"{self.name} must be a whole number from {low} to {high}, written in digits alone (got {quote(word, 24)})")
         grouped = written.rstrip(",")
         if "," in grouped and not _THOUSANDS.fullmatch(grouped):  # "1,5": a decimal comma or two numbers, not 15
@@ -685,6 +707,20 @@ class CommandSet:
             except ArgError as exc:
                 return ActionError(f"{exc}. Usage: {command.usage(situation)}", "bad_argument", name)
             values[arg.name] = value
+        last = command.args[-1] if command.args else None
+        if last is not None and not isinstance(last, TextArg) and rest.strip():
+            # a second value after the last ("decide A or C", "fulfill order 1 2"): read as the first, the choice would be
+            # made for the agent. Joined by a word or sign, or by a space with nothing but punctuation after it: prose
+            # after a command that happens to hold a value ("invest group 100, 90 is too low") is read as before
+            joined = _ANOTHER.match(rest)
+            try:
+                after = last.parse(rest[joined.end():], situation, command)[1]
+            except ArgError:
+                after = None  # the rest is not another value (prose after the command: "invest group 100 because ...")
+            if after is not None and (joined.group(0).strip() or not after.strip(_STRIP + ",;:!?")):
+                given = f"{last.format(values[last.name])} {rest.strip()}"
+                return ActionError(f"'{name}' takes one {last.name}, and {quote(given, 40)} gives more than one: write the "
+                                   f"one you choose. Usage: {command.usage(situation)}", "bad_argument", name)
         for arg in command.args:
             if isinstance(arg, IntArg):
                 low, high = arg.bounds(situation)

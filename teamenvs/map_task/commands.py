@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, ParseMemo, TextArg
+from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, ParseMemo, TextArg, number_as_written, number_goes_on
 from teamenvs.core.messaging import SAY
 from teamenvs.core.rl import candidates_in
+from teamenvs.core.text import quote
 from teamenvs.map_task.scoring import Cell
 
 # No two optional whitespace runs side by side ("\s*[,;\s]\s*" is "\s*[,;]\s*|\s+"), and no
 # search restarting inside a whitespace run: linear time on any message or path.
-_POINT = re.compile(r"(?<!\s)\s*(?:\(\s*)?(-?\d{1,4})(?:\s*[,;]\s*|\s+)(-?\d{1,4})\s*\)?")
+_POINT = re.compile(r"(?<!\s)\s*(?:\(\s*)?(-?\d{1,6})(?:\s*[,;]\s*|\s+)(-?\d{1,6})(?P<after>\s*\)?)")
 _NON_LETTER = re.compile(r"[^a-z]")
 _ARROW = re.compile(r"(?<!\s)\s*(?:->|→|=>|-|to\b|then\b)\s*", re.IGNORECASE)
 COORDINATES = re.compile(
@@ -56,6 +57,10 @@ class PathArg(Arg):
             m = _POINT.match(text)
             if m is None:
                 break
+            # a bare '-' joins points ("2,3-6,3"), so no range is read after one; a point read as its first digits is not
+            if number_goes_on(text[m.start("after"):m.start("after") + 40], ranges=False):
+                written = number_as_written(text[m.start(1):m.start("after")].strip(" ("), text[m.start("after"):m.start("after") + 40])
+                raise ArgError(f"a point is two whole numbers x,y in digits alone (got {quote(written, 24)})")
             x, y = int(m.group(1)), int(m.group(2))
             if not (xs[0] <= x <= xs[1] and ys[0] <= y <= ys[1]):
                 raise ArgError(f"point ({x},{y}) is off the map: x runs {xs[0]}-{xs[1]} (columns), y runs {ys[0]}-{ys[1]} (rows)")

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from teamenvs.core.commands import Arg, ArgError, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation
+from teamenvs.core.commands import (
+    Arg, ArgError, ChoiceArg, Command, CommandSet, IntArg, NameArg, Situation, number_as_written, number_goes_on,
+)
 from teamenvs.core.messaging import SAY, TELL
 from teamenvs.core.rl import NOOP
+from teamenvs.core.text import quote
 from teamenvs.shape_factory.config import ShapeFactoryConfig
 from teamenvs.shape_factory.rules import (
     ACCEPT, CANCEL, DECLINE, FULFILL, MONEY, OFFER, PRODUCE, WAIT, Goods, Terms, max_offer_id, shapes_of,
@@ -28,6 +31,7 @@ from teamenvs.shape_factory.view import fair_price_of, goods_text, terms_text
 # (after a non-space, so a search never restarts inside a run): linear time on any input.
 _ITEM = re.compile(r"(?<!\s)\s*(?:\$\s?(\d{1,7})|(\d{1,7})\s?(?:dollars?\b|bucks?\b|\$)|(\d{1,7})\s?([A-Za-z]{1,20}))")
 _FOR = re.compile(r"(?<!\s)\s*for\b", re.IGNORECASE)
+_AND = re.compile(r"(?<!\s)\s*(?:,|\+|&|and\b|plus\b)", re.IGNORECASE)  # more goods after a side's one kind
 
 
 @lru_cache(maxsize=64)
@@ -56,6 +60,9 @@ class TermsArg(Arg):
         if m is None:
             raise ArgError(f"'{command.name}' needs {side}: '<count> <shape>' or '$<price>', e.g. '{command.examples[0]}'")
         money = m.group(1) or m.group(2)
+        if m.group(1) is not None and number_goes_on(text[m.end(1):m.end(1) + 40]):  # "$20.99", "$25k", "$100,000"
+            raise ArgError(f"the money of an offer is whole dollars in digits alone "
+                           f"(got {quote(number_as_written('$' + m.group(1), text[m.end(1):m.end(1) + 40]), 24)})")
         if money is not None:
             amount = int(money)
             if not self.min_price <= amount <= self.max_price * self.max_shapes:  # (per shape: `parse` checks it)
@@ -75,6 +82,13 @@ class TermsArg(Arg):
         if joint is None:
             raise ArgError(f"an offer reads '<what you give> for <what you get>', e.g. '{command.examples[0]}'")
         get, rest = self._goods(rest[joint.end():], command, "what you get")
+        more = _AND.match(rest)
+        extra = _ITEM.match(rest, more.end()) if more is not None else None
+        if extra is not None and (extra.group(1) or extra.group(2) or extra.group(4).lower() in self._words()):
+            # more goods ("2 squares and $50"; not prose after the offer, "..., deal?"): read as the first kind alone,
+            # the rest of the price would be dropped without a word to the agent
+            raise ArgError(f"an offer asks for one kind of goods, and this one asks for {goods_text(get.item, get.amount)} "
+                           f"and {quote(extra.group(0).strip(), 20)}: one shape, or money, a side")
         if give.item == MONEY and get.item == MONEY:
             raise ArgError("an offer trades shapes for money, money for shapes or shapes for shapes, not money for money")
         if give.item == get.item:

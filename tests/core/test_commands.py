@@ -206,7 +206,10 @@ def test_non_integer_amount(raw):
 
 @pytest.mark.parametrize("raw, shown", [("invest group 40k", "'40k'"), ("invest group 4e1", "'4e1'"), ("invest group 0x40", "'0x40'"),
                                          ("invest group 40%", "'40%'"), ("invest group 30/40", "'30/40'"),
-                                         ("invest group 20-40", "'20-40'"), ("invest group 4,0", "'4,0'")])
+                                         ("invest group 20-40", "'20-40'"), ("invest group 4,0", "'4,0'"),
+                                         # found by a later review: read as 40, 40, 20 and 20
+                                         ("invest group 40.0.0", "'40.0.0'"), ("invest group 40\u066b5", "'40\u066b5'"),
+                                         ("invest group 20 - 40", "'20 - 40'"), ("invest group 20 + 20", "'20 + 20'")])
 def test_a_number_run_into_other_characters_is_refused_not_read_by_its_first_digits(raw, shown):
     # found by review: "harvest 10k" was read as 10 and "1,5" as 15, and the agent never told
     e = err(raw)
@@ -215,9 +218,19 @@ def test_a_number_run_into_other_characters_is_refused_not_read_by_its_first_dig
 
 
 @pytest.mark.parametrize("raw", ["invest group 40.", "invest group 40, as agreed", "invest group 40 dollars", "invest group 4_0",
-                                 "I will invest group 40!", "invest group 40-ish"])
+                                 "I will invest group 40!", "invest group 40-ish", "invest group 40, 20 is too little",
+                                 "invest group 40 -- my last word", "invest group 40 and hope", "invest group 40 or so"])
 def test_a_number_followed_by_punctuation_or_prose_is_read(raw):
     is_invest_group_40(ok(raw))
+
+
+@pytest.mark.parametrize("raw", ["invest group 40 20", "invest group 40 or 20", "invest group 40 and 20 later", "invest group 40 / 20.",
+                                 "I'd invest group 40 or 20"])
+def test_a_second_value_after_the_last_argument_is_refused_not_dropped(raw):
+    # found by review: "fulfill order 1 2" and "decide A or C" were read as their first value, chosen for the agent
+    e = err(raw)
+    assert e.kind == "bad_argument" and e.command == "invest group"
+    assert "'invest group' takes one amount" in e.error and "write the one you choose" in e.error
 
 
 def test_trailing_zero_decimals_are_whole_numbers():

@@ -483,6 +483,25 @@ def test_off_map_and_degenerate_points_are_refused():
     assert drawing(env) == set()
 
 
+@pytest.mark.parametrize("path, shown", [("0,5 -> 2,5.5", "'2,5.5'"), ("0,5 -> 2,5e1", "'2,5e1'"), ("0,5 -> 3/4,5", None),
+                                         ("0,5 -> 2,5/6", "'2,5/6'"), ("0,5 -> 2,5abc", "'2,5abc'"), ("0,5 -> 2,5,7", "'2,5,7'"),
+                                         ("0,5 -> 0,1234567", "'0,1234567'")])
+def test_a_point_is_read_whole_or_refused(path, shown):
+    # found by review: each was drawn to the point its first digits spell ("2,5.5" as 2,5), the rest dropped unsaid
+    env = make_hand()
+    *_, infos = step(env, follower=f"draw {path}")
+    refusal = last(infos, "follower")
+    assert refusal["kind"] == "bad_argument" and drawing(env) == set()
+    if shown:
+        assert f"a point is two whole numbers x,y in digits alone (got {shown})" in refusal["error"]
+    *_, infos = step(env, follower="draw 0,5 -> 0,10000")  # the number as written, not its first four digits
+    assert "point (0,10000) is off the map" in last(infos, "follower")["error"]
+    for tight in ("draw (0,5)->(2,5)", "draw 0,5-2,5", "draw 0 5 -> 2 5.", "draw 0,5 -> 2,5, done", "draw 0,5 -> 0002,5"):
+        env = make_hand()
+        *_, infos = step(env, follower=tight)
+        assert last(infos, "follower")["text"] == "draw 0,5 -> 2,5", tight
+
+
 def test_erase_removes_exactly_the_segments():
     env = make_hand()
     step(env, follower="draw 0,5 -> 6,5 -> 6,7")

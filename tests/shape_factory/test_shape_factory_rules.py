@@ -211,6 +211,8 @@ def test_random_valid_play_never_makes_money_or_shapes_negative():
     ("offer agent_3 1 circle for 2 triangle", "offer agent_3 1 circle for 2 triangles"),
     ("offer agent_2 1 circle for 40 dollars", "offer agent_2 1 circle for $40"),
     ("offer agent_2 $500 for 5 squares", "offer agent_2 $500 for 5 squares"),  # $100 a square: a whole offer may ask more
+    ("offer agent_2 1 circle for $25, deal?", "offer agent_2 1 circle for $25"),
+    ("offer agent_2 1 circle for 2 squares and 3 more turns", "offer agent_2 1 circle for 2 squares"),
     ('{"action": "offer", "args": {"recipient": "agent_2", "terms": "1 circle for $15"}}', "offer agent_2 1 circle for $15"),
 ])
 def test_offers_parse_to_their_canonical_text(text, canonical):
@@ -231,6 +233,16 @@ def test_offers_parse_to_their_canonical_text(text, canonical):
     ("offer agent_2 1 hexagon for $40", "unknown shape 'hexagon'"),
     ("offer agent_2 1 circle", "'<what you give> for <what you get>'"),
     ("offer agent_9 1 circle for $20", "unknown recipient"),
+    # found by review: read as $20, $100, $25 and $9999999, the rest dropped unsaid
+    ("offer agent_2 1 circle for $20.99", "whole dollars in digits alone (got '$20.99')"),
+    ("offer agent_2 5 circles for $100,000", "(got '$100,000')"),
+    ("offer agent_2 1 circle for $25k", "(got '$25k')"),
+    ("offer agent_2 1 circle for $99999999999", "(got '$99999999999')"),
+    # read as the first kind of goods asked for, the rest of the price dropped
+    ("offer agent_2 1 circle for 2 squares and $50", "asks for 2 squares and '$50'"),
+    ("offer agent_2 1 circle for $25, 1 square", "asks for $25 and '1 square'"),
+    ("offer agent_2 1 circle for 2 squares + $10", "asks for 2 squares and '$10'"),
+    ("fulfill order 1 2", "'fulfill order' takes one order"),
 ])
 def test_bad_offers_say_what_is_wrong(text, error):
     result = COMMANDS.parse(text, _situation())

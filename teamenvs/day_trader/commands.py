@@ -70,7 +70,7 @@ def situation(config: DayTraderConfig, phase_kind: str, others: tuple[str, ...],
             f"messages can be sent only in discussion phases (after every {config.discussion_every} rounds); "
             "this is a decision phase"
         )
-        if not config.communication:
+        if not (config.communication and config.discussion_every and config.discussion_turns):  # no discussion phase at all
             reason = "communication is off in this condition"
         denied.update({"say": reason, "tell": reason})
         if top < config.min_investment:

@@ -69,7 +69,8 @@ class DayTraderConfig(MessagingConditions):
     private_messages: bool = setting(
         False, doc="whether traders may `tell` one trader privately; CollabSim broadcasts every message (B.2)"
     )
-    show_balances: bool = setting(True, doc="whether traders see everyone's balance (else only their own)")
+    show_balances: bool = setting(True, doc="whether traders see everyone's balance (else only their own; every choice, "
+                                            "share and bonus is still public, so a trader who adds them up can tell them)")
 
 
 PRESETS: dict[str, dict[str, object]] = {

@@ -309,11 +309,13 @@ def test_rejection_reasons_are_not_stale_in_later_rounds():
     assert errors[3][1]["trader_1"]["last_action"]["kind"] == "not_allowed"
 
 
-def test_say_without_communication_names_the_condition():
-    env, _, _ = make(communication=False)
+@pytest.mark.parametrize("config", [{"communication": False}, {"discussion_every": 0}, {"discussion_turns": 0}])
+def test_say_without_communication_names_the_condition(config):
+    # without discussions the refusal had said "only in discussion phases (after every 0 rounds)" (found by review)
+    env, _, _ = make(**config)
     obs, _, _, _, infos = env.step(everyone(env, "wait", trader_1="say hi"))
     assert "communication is off in this condition" in infos["trader_1"]["last_action"]["error"]
-    assert "communication is off in this condition" in obs["trader_1"]
+    assert "communication is off in this condition" in obs["trader_1"] and "every 0" not in obs["trader_1"]
 
 
 def test_investing_more_than_you_have_is_rejected():

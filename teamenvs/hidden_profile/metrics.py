@@ -39,9 +39,22 @@ METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
 ), SHARE)
 
 
+# After a capital "A" at a sentence's start, a lowercase word makes it the article ("A good principal ..."), unless the
+# word is one a candidate's letter is followed by ("A is our pick", "A and B")
+_NOT_ARTICLE = r"(?:is|was|has|had|would|will|should|could|can|seems|does|did|and|or|vs)\b"
+
+
 def letter_pattern(letter: str) -> re.Pattern:
-    """The candidate's letter standing alone (`C`, `C's`, `(C)`; not the C of `Cabin` or `ABC`), case-sensitive."""
-    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9])")
+    """The candidate's letter standing alone (`C`, `C's`, `(C)`; not the C of `Cabin` or `ABC`), case-sensitive; for A,
+    not the article that opens a sentence ("A strong communicator matters": found by review, where the best candidate
+    is A, as in the shipped `school_principal` profile and a third of generated ones, such messages counted as
+    mentions of A)."""
+    alone = rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9])"
+    if letter != "A":
+        return re.compile(alone)
+    # mid-sentence, or at a sentence's start (the text's, after . ! ? : ; and a space, a line break, a quote or a
+    # bracket) when no lowercase word that makes it the article follows
+    return re.compile(alone + rf"(?:(?<!^A)(?<![.!?:;]\sA)(?<!\nA)(?<![\"(]A)|(?!\s+(?!{_NOT_ARTICLE})[a-z]))")
 
 
 def key_fact_patterns(profile: Profile) -> dict[str, re.Pattern]:

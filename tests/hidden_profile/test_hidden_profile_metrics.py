@@ -115,6 +115,23 @@ def test_the_letter_pattern_stands_alone():
     assert not c.search("CEO") and not c.search("ABC") and not c.search("C3")
 
 
+def test_the_article_a_is_not_candidate_a():
+    """Found by review: with A the best candidate (`school_principal`), "A good principal resolves conflicts fairly; I
+    think B is our pick." counted as a mention of A, and the mention rate of two messages about B was 1.0."""
+    from teamenvs.hidden_profile.materials import shipped_profiles
+
+    a = letter_pattern("A")
+    for article in ("A good principal", "I vote B. A strong communicator matters.", "(A strong record)", "ok\nA fair point"):
+        assert not a.search(article), article
+    for candidate in ("Candidate A is best", "A is best", "I pick A because", "A has the most experience", "A, clearly",
+                      "A's record", "I like A.", "A and B both", "vote A"):
+        assert a.search(candidate), candidate
+    principal = shipped_profiles()["school_principal"]
+    assert principal.best == "A"
+    assert mention_rate(["A good principal resolves conflicts fairly; I think B is our pick.",
+                         "I vote B. A strong communicator matters."], principal) == 0.0
+
+
 def test_metrics_need_the_profile_of_the_reset_line():
     records = log({}, {}, [])
     del records[1]["profile"]

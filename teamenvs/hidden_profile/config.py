@@ -6,8 +6,9 @@ votes, and 15 words per message under `communication_bandwidth`):
 
 - **Discussion length.** 30 steps, the 300 s at CollabSim's 10 s per agent turn (the Shape Factory
   setup of App. B.1), so 32 steps in all with the two votes.
-- **Private messages.** The paper's agents share one group chat; `tell` is allowed, as the issue lists
-  it, and `private_messages=False` makes every message a broadcast.
+- **Private messages.** The paper's agents share one group chat (Table 10: "Communication Level: group
+  chat"), so `tell` is refused in the presets (`private_messages=False`), as DayTrader's paper presets
+  refuse it; the `private_messages` condition allows it (the hidden-profile issue's list of commands).
 - **The whole discussion stays in view** (`message_history=100`): a member reads the group chat from its
   start, as in a chat window, not only the last few lines.
 """
@@ -35,7 +36,8 @@ class HiddenProfileConfig(MessagingConditions):
     )
     candidates: int = setting(3, low=3, high=4, doc="candidates of a generated profile (shipped profiles have 3)")
     discussion_turns: int = setting(30, low=1, high=200, doc="discussion steps between the two votes (300 s at 10 s a turn)")
-    private_messages: bool = setting(True, doc="whether members may `tell` one member privately (else every message is broadcast)")
+    private_messages: bool = setting(False, doc="whether members may `tell` one member privately (else every message is broadcast, "
+                                                "the paper's group chat)")
     message_history: int = setting(100, low=0, high=1_000_000, doc="messages kept in view: the whole discussion by default")
 
     def _check(self) -> None:
@@ -53,5 +55,6 @@ PRESETS: dict[str, dict[str, object]] = {
     "school_principal": {"profile": "school_principal"},
     "software_team_lead": {"profile": "software_team_lead"},
     "generated": {"profile": GENERATED},
-    "broadcast_only": {"private_messages": False},
+    # a reading kept as a condition: private messages beside the group chat
+    "private_messages": {"private_messages": True},
 }

@@ -23,7 +23,7 @@ def play(env, first=None, talk=None, last=None):
 
 
 def test_votes_only_in_the_votes_and_messages_only_in_the_discussion():
-    env = teamenvs.make(ENV)
+    env = teamenvs.make(ENV, preset="private_messages")  # (tell)
     _, infos = env.reset(seed=0)
     assert [f.command for f in infos["member_1"]["valid_actions"]] == ["decide", "wait"]
     _, _, _, _, infos = env.step({"member_1": "say I like C", "member_2": "decide Candidate C", "member_3": "decide Z"})
@@ -69,7 +69,7 @@ def _unique_texts(holder):
 
 
 def test_an_agent_never_reads_another_member_s_unique_facts_unless_told():
-    env = teamenvs.make(ENV)
+    env = teamenvs.make(ENV, preset="private_messages")  # (tell)
     obs, infos = env.reset(seed=3)
     for k, a in enumerate(MEMBERS, start=1):
         for other in (1, 2, 3):
@@ -115,12 +115,23 @@ def test_bandwidth_refuses_messages_over_15_words_and_tells_the_sender():
     assert "at most 15 words" in env.briefing("member_2")
 
 
-def test_broadcast_only_refuses_tell_with_a_reason():
-    env = teamenvs.make(ENV, preset="broadcast_only")
+@pytest.mark.parametrize("preset", ["baseline", "communication_bandwidth", "school_principal", "generated"])
+def test_the_paper_presets_are_a_group_chat_refusing_tell_with_a_reason(preset):
+    # Table 10: "Communication Level: group chat" (found by review: the Table 1 presets had allowed private tells)
+    env = teamenvs.make(ENV, preset=preset)
     env.reset(seed=0)
     env.step({})
     _, _, _, _, infos = env.step({"member_1": "tell member_2 hi"})
     assert "there are no private messages in this condition" in infos["member_1"]["last_action"]["error"]
+    assert "tell" not in infos["member_2"]["valid_actions"][0].usage and "tell" not in env.briefing("member_1").split("Commands")[-1]
+
+
+def test_the_private_messages_condition_allows_tell():
+    env = teamenvs.make(ENV, preset="private_messages")
+    env.reset(seed=0)
+    env.step({})
+    _, _, _, _, infos = env.step({"member_1": "tell member_2 hi"})
+    assert infos["member_1"]["last_action"]["ok"] is True
 
 
 def test_profiles_and_group_sizes_are_config():

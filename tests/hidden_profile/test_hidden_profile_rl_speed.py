@@ -14,7 +14,7 @@ from teamenvs.testing import mask_worked_out_afresh, masked_play, random_masked_
 ENV = "hidden_profile_v0"
 
 
-@pytest.mark.parametrize("preset", ["baseline", "generated", "broadcast_only"])
+@pytest.mark.parametrize("preset", ["baseline", "generated", "private_messages"])
 def test_memoized_masks_are_the_masks_worked_out_afresh(preset):
     env = teamenvs.make(ENV, preset=preset, obs_type="vector", action_type="discrete")
     rng = np.random.default_rng(1)

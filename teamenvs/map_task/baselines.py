@@ -6,14 +6,16 @@ follower's reading rule ("go east until you are just south of the old mill": wal
 from where you are to the first cell just south of the old mill); otherwise by a count
 ("go east 4 steps"). On "I have no old mill" it re-describes the run from a landmark the
 follower has not said it lacks; on "say again" it falls back to a count. Under
-`canvas_visibility` it checks each drawn run and, when it is wrong, says "undo that" and
-re-describes the run by count. After the last run: "that is the finish". Under a word
+`canvas_visibility` it checks each drawn run (its segments drawn and the pen resting at its end, not past it)
+and, when it is wrong, says "undo that" and re-describes the run by count, at most `MAX_REPAIRS` times a
+run before going on with the next. After the last run: "that is the finish". Under a word
 limit it uses the short forms ("east till south of old mill", "east 4 steps").
 
 Follower: reads the guide's last message with that grammar, finds the landmark on its own
-map, draws from its pen to the stop and answers "ok"; says "I have no <name>" when its map
-lacks the landmark, "say again" when it cannot read the message or no cell fits, undoes on
-"undo that", and says "done" after "that is the finish". It reads only its view.
+map, draws from its pen to the stop and answers "ok" (or, when the draw was refused, "say again" with its
+pen where it was); says "I have no <name>" when its map lacks the landmark, "say again" when it cannot
+read the message or no cell fits, undoes on "undo that", and says "done" after "that is the finish".
+It reads only its view.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from teamenvs.core.env import LAST_ACTION_REJECTED
 from teamenvs.core.policy import ScriptedPolicy
+from teamenvs.map_task.commands import trail_of
 
 STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -29,6 +33,7 @@ FINISH = "that is the finish"
 _LANDMARK = re.compile(r"^(?:go )?(north|south|east|west) (?:until you are just|till) (north|south|east|west) of (?:the )?(.+?)\.?$")
 _COUNT = re.compile(r"^(?:go )?(north|south|east|west) (\d+) steps?\.?$")
 _MISSING = re.compile(r"^i have no (.+?)\.?$")
+MAX_REPAIRS = 2  # "undo that" and a count, a run: then the guide goes on (the same repair again had looped to the step cap)
 
 Cell = tuple[int, int]
 
@@ -98,6 +103,7 @@ class MapTaskPair(ScriptedPolicy):
         self.waiting = 0
         self.finished = False
         self.pending: str | None = None
+        self.repairs = 0
         # follower
         self.pen: Cell | None = None
         self.pens: list[Cell] = []
@@ -145,7 +151,8 @@ class MapTaskPair(ScriptedPolicy):
                 self.by_count = True
                 return self._send(view)
             if reply.startswith("ok"):
-                if view["canvas_visibility"] and not self._drawn(view, self.run):
+                if view["canvas_visibility"] and not self._drawn(view, self.run) and self.repairs < MAX_REPAIRS:
+                    self.repairs += 1
                     self.by_count = True
                     self.pending = self._describe(view, self.run)
                     self.waiting = 1
@@ -161,6 +168,7 @@ class MapTaskPair(ScriptedPolicy):
     def _next(self, view: Mapping[str, Any], total: int) -> str:
         self.run += 1
         self.by_count = False
+        self.repairs = 0
         if self.run >= total:
             self.finished = True
             return f"say {FINISH}"
@@ -171,9 +179,13 @@ class MapTaskPair(ScriptedPolicy):
         return f"say {self._describe(view, self.run)}"
 
     def _drawn(self, view: Mapping[str, Any], index: int) -> bool:
+        """Whether run `index` is drawn and the follower's pen rests at its end: a drawing that runs past the end (the
+        run's segments all there) leaves the next run to start from the wrong cell."""
         way, first, last = runs(view["route"])[index]
         dx, dy = STEP[way]
-        drawn = {tuple(map(tuple, e)) for e in view.get("drawing", ())}
+        if trail_of(tuple(view["start"]), view["drawing"])[-1] != last:
+            return False
+        drawn = {tuple(map(tuple, e)) for e in view["drawing"]}
         cell = first
         while cell != last:
             nxt = (cell[0] + dx, cell[1] + dy)
@@ -188,6 +200,9 @@ class MapTaskPair(ScriptedPolicy):
             self.pen = tuple(view["start"])
         if self.reply is not None:
             reply, self.reply = self.reply, None
+            if view["last_action"].startswith(LAST_ACTION_REJECTED):  # the draw was refused: the pen did not move
+                self.pen = self.pens.pop()
+                return "say say again?"
             return f"say {reply}"
         message = _latest_from(view, "guide")
         if message is None:

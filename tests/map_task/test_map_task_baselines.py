@@ -61,6 +61,38 @@ def test_missing_landmark_is_asked_about_and_re_described():
     assert asks > 0
 
 
+def _messages(result) -> list[tuple[int, str, str]]:
+    return [(r["step"], e["sender"], e["message"]) for r in result.records if r.get("type") == "step"
+            for e in r["events"] if e.get("type") == "message"]
+
+
+def test_a_refused_draw_is_answered_say_again_and_the_pen_stays():
+    """Found by review (seed 6, canvas visibility): the follower answered "ok" to a draw the rules refused (the rope
+    bridge), drew the next run from a cell never drawn, and on "undo that" undid the correct run before it."""
+    env = teamenvs.make("map_task_v0", preset="canvas_visibility")
+    result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=6), seed=6)
+    steps = [r for r in result.records if r.get("type") == "step"]
+    refused = [r["step"] for r in steps if r["agents"]["follower"]["action"].get("kind") == "rejected"]
+    assert refused  # the episode the review found still has its refused draw
+    said = {(step, sender): text for step, sender, text in _messages(result)}
+    for step in refused:
+        assert said.get((step + 1, "follower")) == "say again?"
+    assert result.metrics["completed"] and result.metrics["route_accuracy"] == 1.0
+
+
+def test_repairs_under_canvas_visibility_end():
+    """Found by review (seed 0, canvas visibility): a drawing that overshot a run passed the guide's check, and the
+    repair of the next run ("undo that", the same count) repeated to the step cap: 25 undos, 88 messages, 120 steps."""
+    for seed in range(10):
+        env = teamenvs.make("map_task_v0", preset="canvas_visibility")
+        result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=seed), seed=seed)
+        undos = sum(1 for _, sender, text in _messages(result) if sender == "guide" and text == "undo that")
+        route = next(r for r in result.records if r.get("type") == "reset")["maps"]["route"]
+        assert undos <= 2 * len(runs(tuple(map(tuple, route)))), seed  # MAX_REPAIRS a run at most
+        assert result.metrics["ended_by_follower"] and result.metrics["steps"] < 120, seed
+        assert result.metrics["completed"], seed
+
+
 def test_random_follower_is_the_lower_bound():
     scripted = np.mean([m["route_accuracy"] for m in accuracies("baseline", range(4))])
     random = np.mean([m["route_accuracy"] for m in accuracies("baseline", range(4), policy="pair,random")])

@@ -710,14 +710,15 @@ class CommandSet:
         last = command.args[-1] if command.args else None
         if last is not None and not isinstance(last, TextArg) and rest.strip():
             # a second value after the last ("decide A or C", "fulfill order 1 2"): read as the first, the choice would be
-            # made for the agent. Joined by a word or sign, or by a space with nothing but punctuation after it: prose
-            # after a command that happens to hold a value ("invest group 100, 90 is too low") is read as before
+            # made for the agent. An alternative ("or", "/"), or a value with nothing but punctuation after it; prose after a
+            # command that happens to hold a value ("invest group 100, 90 is too low", "harvest 40 and 2 more months")
+            # is read as before
             joined = _ANOTHER.match(rest)
             try:
                 after = last.parse(rest[joined.end():], situation, command)[1]
             except ArgError:
                 after = None  # the rest is not another value (prose after the command: "invest group 100 because ...")
-            if after is not None and (joined.group(0).strip() or not after.strip(_STRIP + ",;:!?")):
+            if after is not None and (joined.group(0).strip().lower() in ("or", "nor", "/") or not after.strip(_STRIP + ",;:!?")):
                 given = f"{last.format(values[last.name])} {rest.strip()}"
                 return ActionError(f"'{name}' takes one {last.name}, and {quote(given, 40)} gives more than one: write the "
                                    f"one you choose. Usage: {command.usage(situation)}", "bad_argument", name)

@@ -82,6 +82,11 @@ class NamesArg(Arg):
             sep = _SEPARATOR.match(text)
             if sep is None or not text[sep.end():].strip():
                 break
+            if text[sep.end():sep.end() + 1].islower():
+                try:
+                    _name(self.source, text[sep.end():], situation, command, self.source)
+                except ArgError:  # prose after the names ("apply X, as agreed"), not a misspelt name (which is refused)
+                    break
             text = text[sep.end():]
         high = self._bounds(situation)[1]
         if len(values) > high:

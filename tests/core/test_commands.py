@@ -219,13 +219,14 @@ def test_a_number_run_into_other_characters_is_refused_not_read_by_its_first_dig
 
 @pytest.mark.parametrize("raw", ["invest group 40.", "invest group 40, as agreed", "invest group 40 dollars", "invest group 4_0",
                                  "I will invest group 40!", "invest group 40-ish", "invest group 40, 20 is too little",
-                                 "invest group 40 -- my last word", "invest group 40 and hope", "invest group 40 or so"])
+                                 "invest group 40 -- my last word", "invest group 40 and hope", "invest group 40 or so",
+                                 "invest group 40 and 2 more rounds like it"])
 def test_a_number_followed_by_punctuation_or_prose_is_read(raw):
     is_invest_group_40(ok(raw))
 
 
-@pytest.mark.parametrize("raw", ["invest group 40 20", "invest group 40 or 20", "invest group 40 and 20 later", "invest group 40 / 20.",
-                                 "I'd invest group 40 or 20"])
+@pytest.mark.parametrize("raw", ["invest group 40 20", "invest group 40 or 20", "invest group 40 and 20.", "invest group 40 / 20.",
+                                 "I'd invest group 40 or 20", "invest group 40 or 20 would do too"])
 def test_a_second_value_after_the_last_argument_is_refused_not_dropped(raw):
     # found by review: "fulfill order 1 2" and "decide A or C" were read as their first value, chosen for the agent
     e = err(raw)

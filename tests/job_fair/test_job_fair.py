@@ -159,6 +159,19 @@ def test_applying_to_an_unknown_company_names_the_known_ones():
     assert_read_back(observations, seeker, error)
 
 
+def test_prose_after_the_companies_is_not_read_as_another_company():
+    """"apply Inkhouse Advertising, as agreed" was refused ("unknown company 'as'"); a capitalised unknown name after a
+    separator is still refused, not dropped."""
+    env = make("S4")
+    observations, infos = env.reset(seed=0)
+    first, second, third = env.game.seekers[:3]
+    observations, _, _, _, infos = step(env, infos, {first: "apply Inkhouse Advertising, as agreed",
+                                                     second: "apply Quantline Analytics and then we see",
+                                                     third: "apply Inkhouse Advertising and Zeta Corp"})
+    assert env.game.applied[first] == ("Inkhouse Advertising",) and env.game.applied[second] == ("Quantline Analytics",)
+    assert rejected(infos, third).startswith("unknown company 'Zeta'.")
+
+
 def test_recruiter_cannot_hire_in_the_applications_phase():
     env = make("S3")
     observations, infos = env.reset(seed=0)

@@ -97,10 +97,11 @@ def test_the_contract_catches_words_of_others_messages_in_an_info(monkeypatch):
         return observations, infos
 
     monkeypatch.setattr(TeamEnv, "_observe", leaky)
+    # (private messages: in the paper's group chat every member is sent every message)
     with pytest.raises(AssertionError, match="member_1's info at step \\d+ depends on words it was not sent"):
-        check_message_isolation("hidden_profile_v0", seed=3)
+        check_message_isolation("hidden_profile_v0", seed=3, private_messages=True)
     monkeypatch.setattr(TeamEnv, "_observe", original)
-    assert check_message_isolation("hidden_profile_v0", seed=3)["delivered"] > 0  # the same play, unpatched, passes
+    assert check_message_isolation("hidden_profile_v0", seed=3, private_messages=True)["delivered"] > 0  # unpatched, it passes
 
 
 def test_the_contract_catches_teammates_refused_actions_in_an_info(monkeypatch):

@@ -965,3 +965,50 @@ def test_a_server_dripping_its_model_list_cannot_hold_the_run():
     finally:
         stop.set()
         listener.close()
+
+
+class _Models:
+    """A thread serving `GET`s with `answer(path) -> (status, headers, body)`, recording each request's path and headers."""
+
+    def __init__(self, answer) -> None:
+        import http.server
+
+        outer = self
+        self.seen: list[tuple[str, dict[str, str]]] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.seen.append((self.path, dict(self.headers)))
+                status, headers, body = answer(self.path)
+                self.send_response(status)
+                for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_asking_the_context_window_follows_no_redirect_with_the_key():
+    """Found by review: `--context-window auto` asked with urllib, which follows a redirect to any host with the
+    request's headers, `Authorization: Bearer <key>` among them. No redirect is followed now: no window is stated."""
+    elsewhere = _Models(lambda path: (200, {}, json.dumps({"id": "m", "max_model_len": 4096}).encode()))
+    redirecting = _Models(lambda path: (302, {"Location": f"http://127.0.0.1:{elsewhere.port}/steal"}, b""))
+    try:
+        client = LLMClient("m", base_url=f"http://127.0.0.1:{redirecting.port}/v1", api_key="sk-secret", timeout=2.0,
+                           cache=False)
+        assert asyncio.run(client.context_window()) is None
+        assert [path for path, _ in redirecting.seen] == ["/v1/models/m", "/v1/models"]
+        assert elsewhere.seen == []  # nothing, the key least of all, went to the other host
+    finally:
+        elsewhere.close()
+        redirecting.close()

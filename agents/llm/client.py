@@ -533,7 +533,8 @@ class LLMClient:
 
         The question runs on a daemon thread of its own, waited for up to that deadline: urllib's
         timeout bounds each wait for bytes, not the answer, so a server that drips its reply could
-        hold a worker thread, and with it the event loop's shutdown and Ctrl-C, for good."""
+        hold a worker thread, and with it the event loop's shutdown and Ctrl-C, for good. No redirect is
+        followed: the question carries the API key."""
         if not hasattr(self, "_context_window"):
             pending = self.__dict__.get("_window_asked")
             if pending is None:  # the first caller asks; concurrent callers wait for the same answer
@@ -559,10 +560,11 @@ class LLMClient:
         import urllib.request
 
         headers = {"Authorization": f"Bearer {self._key}", **self.headers}
+        opener = _no_redirects()
         for path in (f"/models/{urllib.parse.quote(self.model, safe='')}", "/models"):
             try:
                 request = urllib.request.Request(self.endpoint + path, headers=headers)
-                with urllib.request.urlopen(request, timeout=min(self.timeout, 10.0)) as response:
+                with opener.open(request, timeout=min(self.timeout, 10.0)) as response:
                     data = json.loads(response.read(1_000_000))
             except (OSError, ValueError, urllib.error.URLError):
                 continue
@@ -580,6 +582,18 @@ class LLMClient:
     def __repr__(self) -> str:
         shown = None if self.base_url is None else redact_url(self.base_url)
         return f"LLMClient(model={self.model!r}, base_url={shown!r}, api_key='***')"
+
+
+def _no_redirects() -> Any:
+    """A urllib opener that follows no redirect (a 3xx fails as an HTTPError), as the lean transport: urllib's own sends
+    the request's headers, the API key's `Authorization` among them, on to whatever host a reply names."""
+    import urllib.request
+
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(NoRedirects)
 
 
 CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx", "n_ctx_train")

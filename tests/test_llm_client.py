@@ -1012,3 +1012,16 @@ def test_asking_the_context_window_follows_no_redirect_with_the_key():
     finally:
         elsewhere.close()
         redirecting.close()
+
+
+def test_asking_the_context_window_keeps_the_base_urls_query_after_the_path():
+    """Found by review: the question's URL was the base URL plus the path, so a base URL with a query (Azure's
+    `?api-version=...`) asked `GET /v1?api-version=2024/models/m`. The path now goes before the query, as chat requests'."""
+    window = json.dumps({"id": "m", "max_model_len": 4096}).encode()
+    server = _Models(lambda path: (200, {}, window) if path == "/v1/models/m?api-version=2024" else (404, {}, b"{}"))
+    try:
+        client = LLMClient("m", base_url=f"http://127.0.0.1:{server.port}/v1?api-version=2024", timeout=2.0, cache=False)
+        assert asyncio.run(client.context_window()) == 4096
+        assert server.seen[0][0] == "/v1/models/m?api-version=2024"
+    finally:
+        server.close()

@@ -563,7 +563,7 @@ class LLMClient:
         opener = _no_redirects()
         for path in (f"/models/{urllib.parse.quote(self.model, safe='')}", "/models"):
             try:
-                request = urllib.request.Request(self.endpoint + path, headers=headers)
+                request = urllib.request.Request(_with_path(self.endpoint, path), headers=headers)
                 with opener.open(request, timeout=min(self.timeout, 10.0)) as response:
                     data = json.loads(response.read(1_000_000))
             except (OSError, ValueError, urllib.error.URLError):
@@ -582,6 +582,15 @@ class LLMClient:
     def __repr__(self) -> str:
         shown = None if self.base_url is None else redact_url(self.base_url)
         return f"LLMClient(model={self.model!r}, base_url={shown!r}, api_key='***')"
+
+
+def _with_path(url: str, path: str) -> str:
+    """`url` with `path` added to its path, before its query (`http://h/v1?api-version=1` -> `http://h/v1/models?api-version=1`),
+    as `HTTPPool` sends it."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
 
 
 def _no_redirects() -> Any:

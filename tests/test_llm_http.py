@@ -234,6 +234,29 @@ def test_garbled_replies_fail_clearly(data, match):
 
 
 @pytest.mark.parametrize("transport", ["http", "openai"])
+@pytest.mark.parametrize("data, match", [
+    (ok(b'{"error": {"message": "quota exceeded"}}'), "after 2 attempts: the reply could not be read (an error with a "
+                                                      "success status: quota exceeded)"),
+    (ok(b'{"id": "chatcmpl-1", "object": "chat.completion"}'), "after 2 attempts: the reply could not be read (not a "
+                                                               "chat completion: it has no 'choices')"),
+    (ok(b"[" * 100_000 + b"]" * 100_000), "after 2 attempts: the reply could not be read (JSON nested too deeply)"),
+])
+def test_both_transports_refuse_a_success_reply_that_is_no_completion(transport, data, match):
+    """Found by review: the openai transport read a 200 `{"error": ...}` or a reply without choices as the model's empty
+    answer (an episode of invalid actions counted as complete), and deeply nested JSON raised a RecursionError that was
+    not retried. Both transports read the reply with one parser now: unreadable replies, retried."""
+    fails(reply(data, close=True), match, transport=transport, max_retries=1)
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
+def test_both_transports_read_content_sent_as_text_parts(transport):
+    parts = {**COMPLETION, "choices": [{"message": {"content": [{"type": "text", "text": "ACTION: "},
+                                                                {"type": "text", "text": "wait"}]}}]}
+    results, _, _ = outcome(reply(ok(json.dumps(parts).encode())), transport=transport)
+    assert results[0].text == "ACTION: wait" and results[0].usage.prompt_tokens == 7
+
+
+@pytest.mark.parametrize("transport", ["http", "openai"])
 @pytest.mark.parametrize("count", [10**200, -10**9, 10**9 + 1])
 def test_usage_counts_no_call_can_have_fail_clearly(transport, count):
     """Found by review: 10^200 prompt tokens were recorded, and the log then refused by its own reader (numbers at most

@@ -11,7 +11,8 @@ wait for bytes):
   `json.dumps` and reads the reply with `json.loads`: a small fraction of the `openai` package's CPU
   per call, which sets the pace against a local server (vLLM, SGLang, llama.cpp) at hundreds of
   concurrent requests;
-- "openai": the `openai` package's `AsyncOpenAI`, the reference; used when `transport="openai"`,
+- "openai": the `openai` package's `AsyncOpenAI`, the reference (its raw reply read by the same parser,
+  `completion_fields`, as the lean one's); used when `transport="openai"`,
   when you pass your own client (`openai_client=AsyncOpenAI(...)`), and, with `transport="auto"`
   (the default), when an HTTP proxy is configured for the endpoint (the lean client speaks no proxy).
 
@@ -66,7 +67,7 @@ from teamenvs.core.config import ConfigError, check_flag, check_int, check_numbe
 from teamenvs.core.files import write_whole
 from teamenvs.core.text import excerpt, valid_unicode
 
-from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, StatusError, TransportError, check_base_url, check_header, clip,
+from agents.llm.http import (HTTPPool, ProtocolError, RequestTimeout, Response, StatusError, TransportError, check_base_url, check_header, clip,
                              RETRY_COUNT_HEADER, redact_url, status_message, within)
 
 T = TypeVar("T")
@@ -499,21 +500,13 @@ class LLMClient:
         seconds = float(params.get("timeout") or self.timeout)
         params = {**params, "extra_headers": {**(params.get("extra_headers") or {}), RETRY_COUNT_HEADER: str(attempt)}}
         try:
-            response = await within(seconds, client.chat.completions.create(model=self.model, messages=list(messages), **params))
+            # the raw reply, read by the lean transport's parser: the package's own reading took a 200 `{"error": ...}`
+            # or a reply without choices for an empty answer, and refused content sent as a list of text parts
+            raw = await within(seconds, client.chat.completions.with_raw_response.create(
+                model=self.model, messages=list(messages), **params))
         except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11 on
             raise RequestTimeout(f"no complete reply within {seconds:g} s") from None
-        try:
-            choice = response.choices[0] if response.choices else None
-            text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
-            finish_reason = getattr(choice, "finish_reason", None) if choice is not None else None
-            used = response.usage
-            prompt = token_count(used.prompt_tokens) if used is not None else 0
-            completion = token_count(used.completion_tokens) if used is not None else 0
-        except (AttributeError, TypeError, IndexError, ValueError) as exc:
-            raise ProtocolError(f"not a chat completion: {type(exc).__name__}") from None
-        if not isinstance(text, str):
-            raise ProtocolError("not a chat completion: the message content is not text")
-        return text, finish_reason, prompt, completion
+        return completion_fields(Response(raw.status_code, {}, raw.content).json())
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the running event loop (call before the loop ends).

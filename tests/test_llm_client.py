@@ -786,6 +786,19 @@ def test_both_transports_fail_the_same_way(server, model, options, kwargs):
     assert "Error code" not in errors["http"][0]  # the server's message, not the SDK's wrapping of it
 
 
+@pytest.mark.parametrize("transport", ["http", "openai"])
+def test_an_llm_error_keeps_the_status_and_the_servers_message(server, transport):
+    client = make_client(server, "random-valid+429=100", transport=transport, max_retries=0)
+    with pytest.raises(LLMError) as info:
+        chat(client, ask(f"status kept {transport}"))
+    assert info.value.status == 429 and info.value.server_message and info.value.server_message in str(info.value)
+    assert "random-valid" not in info.value.server_message
+    timing_out = make_client(server, "random-valid+hang=1", transport=transport, max_retries=0, timeout=0.2)
+    with pytest.raises(LLMError) as info:
+        chat(timing_out, ask(f"no status {transport}"))
+    assert info.value.status is None and info.value.server_message == ""
+
+
 def test_both_transports_write_the_same_episode_log(server):
     logs = {}
     for transport in ("http", "openai"):

@@ -854,7 +854,8 @@ def test_a_policy_with_a_context_window_never_sends_a_longer_prompt_and_retries_
         policy.act(observations[agent], infos[agent])
     assert all(estimated_tokens(sent) <= 1100 - 128 for sent in client.sent)
     assert any(m["content"].startswith("[... earlier part") for m in client.sent[-1])  # the third prompt had to be cut
-    refusing = _Scripted([LLMError("HTTP 400: This model's maximum context length is 2048 tokens"), "ACTION: wait"])
+    refusing = _Scripted([LLMError("HTTP 400: This model's maximum context length is 2048 tokens", status=400,
+                                   server_message="This model's maximum context length is 2048 tokens"), "ACTION: wait"])
     unbounded = LLMPolicy(client=refusing)
     unbounded.reset(agent, env.unwrapped.briefing(agent))
     assert unbounded.act(observations[agent], infos[agent]) == "wait"
@@ -1018,6 +1019,31 @@ def test_a_window_stated_in_a_refusal_is_learned_for_the_next_calls(server):
     decisions = sum(p.step for p in policies.values())
     assert 0 < calls - decisions <= len(env.possible_agents)  # at most one refusal per agent, at its first call
     assert {p._stated_window for p in policies.values()} <= {600, None}
+
+
+def test_only_a_servers_own_too_long_refusal_cuts_the_prompt():
+    """Found by review: the whole error's text was searched, model name and endpoint included, so a model named
+    "long-context-model" refused with a 429 "Rate limit exceeded" had its prompt cut and sent again. Only the server's
+    message of a 400, 413 or 422 is read now."""
+    from agents.llm.client import LLMError
+    from agents.llm.policy import context_exceeded
+
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    limited = LLMError("model 'long-context-model' at http://h/v1 failed: HTTP 429: Rate limit exceeded, retry later",
+                       status=429, server_message="Rate limit exceeded, retry later")
+    client = _Scripted([limited, "ACTION: wait"])
+    policy = LLMPolicy(client=client)
+    policy.reset("trader_1", env.unwrapped.briefing("trader_1"))
+    with pytest.raises(LLMError, match="Rate limit exceeded"):
+        policy.act(observations["trader_1"], infos["trader_1"])
+    assert len(client.sent) == 1  # not sent again cut
+    too_long = "This model's maximum context length is 2048 tokens"
+    assert context_exceeded(LLMError(too_long, status=400, server_message=too_long))
+    assert context_exceeded(LLMError("", status=413, server_message="prompt exceeds the context window"))
+    assert not context_exceeded(LLMError(too_long, status=500, server_message=too_long))
+    assert not context_exceeded(LLMError(f"model 'max-context-length' failed: HTTP 400: bad temperature", status=400,
+                                         server_message="bad temperature"))
 
 
 def test_stated_windows_are_read_from_each_server_family():

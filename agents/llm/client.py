@@ -79,7 +79,12 @@ _RETRY_COUNTS = tuple({RETRY_COUNT_HEADER: str(n)} for n in range(16))  # (read 
 
 
 class LLMError(RuntimeError):
-    """The endpoint could not give an answer (after retries, or a non-retryable error)."""
+    """The endpoint could not give an answer (after retries, or a non-retryable error). `status` and `server_message`:
+    the HTTP status and the server's own message of the last attempt's error reply (None and '' when it had none)."""
+
+    def __init__(self, message: str, *, status: int | None = None, server_message: str = "") -> None:
+        super().__init__(message)
+        self.status, self.server_message = status, server_message
 
 
 class BudgetExceeded(LLMError):
@@ -440,7 +445,9 @@ class LLMClient:
                         if ledger is not None:
                             ledger.add(usage)
                         tries = f" after {attempt + 1} attempts" if attempt else ""
-                        raise LLMError(f"model {self.model!r} at {self.shown_endpoint} failed{tries}: {last_error}") from None
+                        status, message = _error_reply(exc)
+                        raise LLMError(f"model {self.model!r} at {self.shown_endpoint} failed{tries}: {last_error}",
+                                       status=status, server_message=message) from None
                     usage.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after))
         usage.latency_s = time.perf_counter() - started
@@ -720,14 +727,9 @@ def _classify(exc: Exception, lenient: bool = True) -> tuple[bool, float | None,
         import openai
 
         if isinstance(exc, openai.APIStatusError):
-            response = exc.response
-            try:
-                body: Any = response.text
-            except Exception:  # the body was not read
-                body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body) if exc.body is not None else ""
-            header = response.headers.get("retry-after") if response is not None else None
+            header = exc.response.headers.get("retry-after") if exc.response is not None else None
             return (exc.status_code in RETRY_STATUS, _retry_after(header),
-                    f"HTTP {exc.status_code}: {status_message(exc.status_code, body)}")
+                    f"HTTP {exc.status_code}: {status_message(exc.status_code, _openai_body(exc))}")
         if isinstance(exc, openai.APITimeoutError):
             return True, None, "the request timed out"
         if isinstance(exc, openai.APIConnectionError):
@@ -738,6 +740,27 @@ def _classify(exc: Exception, lenient: bool = True) -> tuple[bool, float | None,
     if lenient and isinstance(exc, ValueError):  # the openai package's reading of a body that is not JSON
         return True, None, f"the reply could not be read ({type(exc).__name__})"
     return False, None, f"{type(exc).__name__}: {clip(str(exc))}"
+
+
+def _openai_body(exc: Any) -> Any:
+    """The body of an openai.APIStatusError's reply."""
+    try:
+        return exc.response.text
+    except Exception:  # the body was not read
+        return exc.body if isinstance(exc.body, str) else json.dumps(exc.body) if exc.body is not None else ""
+
+
+def _error_reply(exc: Exception) -> tuple[int | None, str]:
+    """(HTTP status, the server's message) of a failed attempt's error reply, from either transport; (None, '')
+    when the attempt got none (a timeout, an unreadable reply)."""
+    if isinstance(exc, StatusError):
+        return exc.status, status_message(exc.status, exc.body)
+    if type(exc).__module__.split(".")[0] == "openai":
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return exc.status_code, status_message(exc.status_code, _openai_body(exc))
+    return None, ""
 
 
 # ---------------------------------------------------------------------- synchronous callers

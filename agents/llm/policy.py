@@ -262,9 +262,15 @@ def fit_messages(messages: list[dict[str, str]], budget: int) -> list[dict[str, 
     return out
 
 
+CONTEXT_REFUSALS = (400, 413, 422)  # the statuses servers refuse a too-long request with
+
+
 def context_exceeded(error: Exception) -> bool:
-    """Whether an endpoint refused a request for being longer than its context window."""
-    text = str(error).lower()
+    """Whether an endpoint refused a request for being longer than its context window: a 400, 413 or 422 whose
+    message (the server's own: the error's text names the model and endpoint too, "long-context-model") says so."""
+    if getattr(error, "status", None) not in CONTEXT_REFUSALS:
+        return False
+    text = str(getattr(error, "server_message", "")).lower()
     return "context" in text and any(w in text for w in ("length", "window", "too long", "exceed", "maximum"))
 
 
@@ -275,7 +281,7 @@ _STATED_WINDOW = re.compile(r"(?i)(?:maximum context length is|context window of
 
 def stated_window(error: Exception) -> int | None:
     """The context window an endpoint's too-long refusal states, else None."""
-    match = _STATED_WINDOW.search(str(error)[:2000])
+    match = _STATED_WINDOW.search((getattr(error, "server_message", "") or str(error))[:2000])
     return int(match.group(1)) if match else None
 
 

@@ -649,7 +649,7 @@ def check_token_options(max_output_tokens: Any, context_window: Any) -> None:
         return
     if not isinstance(context_window, int) or isinstance(context_window, bool) or context_window < 256:
         raise ConfigError(f"--context-window must be 'auto' or a whole number of tokens >= 256, got {excerpt(context_window)}")
-    if context_window - max_output_tokens < 128:
+    if context_window - max_output_tokens < 128:  # (agents.llm.policy.MIN_PROMPT_TOKENS: the same rule for a window stated)
         raise ConfigError(f"--context-window {context_window} leaves no room for a prompt beside --max-output-tokens "
                           f"{max_output_tokens}: lower the output limit or raise the window")
 

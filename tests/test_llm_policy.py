@@ -36,6 +36,7 @@ from agents.llm.policy import (
     valid_block,
 )
 from teamenvs.cli import main
+from teamenvs.core.config import ConfigError
 from teamenvs.core.recorder import read_log, step_records
 
 RATIONALE = "I weighed the options I have now and picked one."  # random-valid's reasoning line
@@ -1044,6 +1045,29 @@ def test_only_a_servers_own_too_long_refusal_cuts_the_prompt():
     assert not context_exceeded(LLMError(too_long, status=500, server_message=too_long))
     assert not context_exceeded(LLMError(f"model 'max-context-length' failed: HTTP 400: bad temperature", status=400,
                                          server_message="bad temperature"))
+
+
+def test_a_window_with_no_room_for_a_prompt_beside_the_output_limit_is_a_clear_error(server):
+    """Found by review: a window stated by the server (`context_window="auto"`) or by its too-long refusal that was not
+    128 tokens larger than the output limit cut every prompt to nothing, without a word. The rule the command line
+    applies to a window given there (`check_token_options`) now holds for those too."""
+    from agents.llm.client import LLMError
+
+    env = teamenvs.make("day_trader_v0")
+    observations, infos = env.reset(seed=0)
+    policy = LLMPolicy("random-valid+ctx=300", base_url=server.url, cache=False, max_tokens=200, context_window="auto")
+    policy.reset("trader_1", env.unwrapped.briefing("trader_1"))
+    with pytest.raises(ConfigError, match="context window of 300 tokens leaves no room for a prompt beside the output "
+                                          "limit of 200 tokens"):
+        policy.act(observations["trader_1"], infos["trader_1"])
+    assert policy.client.requests == 0
+    too_long = "This model's maximum context length is 600 tokens"
+    client = _Scripted([LLMError(too_long, status=400, server_message=too_long), "ACTION: wait"], max_tokens=512)
+    refused = LLMPolicy(client=client)
+    refused.reset("trader_1", env.unwrapped.briefing("trader_1"))
+    with pytest.raises(ConfigError, match=r"refusal states it \(600\).* leaves no room for a prompt"):
+        refused.act(observations["trader_1"], infos["trader_1"])
+    assert len(client.sent) == 1  # not sent again cut to nothing
 
 
 def test_stated_windows_are_read_from_each_server_family():

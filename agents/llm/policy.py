@@ -235,6 +235,7 @@ def team_part_first(rules: str) -> tuple[str, str]:
     return " ".join(s for s in sentences if not s.startswith(_OWN_SENTENCE)), " ".join(own)
 
 
+MIN_PROMPT_TOKENS = 128  # what a context window must leave for the prompt beside a call's output limit
 REPAIR_ECHO_CHARS = 500  # what a repair turn repeats of the rejected reply: its action, not its reasoning
 CUT_MARK = "[... earlier part of this message cut to fit the context window ...]\n"
 
@@ -487,7 +488,7 @@ class LLMPolicy:
 
         output = self.client.max_tokens or 0
         window = await self._window()
-        budget = None if window is None else window - output
+        budget = None if window is None else self._prompt_room(window, output, "")
         sent = messages if budget is None else fit_messages(messages, budget)
         try:
             return await self.client.chat(sent, budget=self.budget, ledger=ledger, **constrained)
@@ -498,11 +499,23 @@ class LLMPolicy:
             # the server counts tokens its own way, this policy estimates them)
             retry_budget = min(budget or 10**9, estimated_tokens(sent)) * 3 // 4
             stated = stated_window(exc)
-            if stated is not None and stated > output:
+            if stated is not None:
+                self._prompt_room(stated * 9 // 10, output, f", as the server's refusal states it ({stated:,}) less 10% spare")
                 self._stated_window = stated
                 retry_budget = min(retry_budget, (stated - output) * 9 // 10)
             shorter = fit_messages(messages[:2], retry_budget)
             return await self.client.chat(shorter, budget=self.budget, ledger=ledger, **constrained)
+
+    @staticmethod
+    def _prompt_room(window: int, output: int, how: str) -> int:
+        """The prompt tokens `window` leaves beside the output limit; ConfigError below MIN_PROMPT_TOKENS (the rule
+        `check_token_options` applies to a window given on the command line), where every prompt would be cut to nothing."""
+        room = window - output
+        if room < MIN_PROMPT_TOKENS:
+            raise ConfigError(f"the context window of {window:,} tokens{how} leaves no room for a prompt beside the output "
+                              f"limit of {output:,} tokens (max_tokens, --max-output-tokens): at least {MIN_PROMPT_TOKENS} "
+                              "are needed; lower the output limit or use a model with a larger window")
+        return room
 
     async def _window(self) -> int | None:
         """The context window to fit prompts into: the one given, or with "auto" the one the server

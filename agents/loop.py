@@ -128,6 +128,16 @@ async def arun_episode(
             raise EpisodeTimeout(f"the episode ran past its wall-clock limit of {time_limit:g} s after {steps} step(s)")
         return left
 
+    async def bounded(awaitable: Awaitable[T]) -> T:
+        """`awaitable` within the episode's time limit: EpisodeTimeout once it is past."""
+        if deadline is None:
+            return await awaitable
+        try:
+            return await asyncio.wait_for(awaitable, remaining())
+        except asyncio.TimeoutError:
+            remaining()  # the deadline has passed: raises EpisodeTimeout
+            raise
+
     base = env.unwrapped
     missing = [a for a in env.possible_agents if a not in policies]
     if missing:
@@ -160,14 +170,7 @@ async def arun_episode(
                 # every agent's call runs to its end (so its usage is counted) before a failure is raised
                 calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking), return_exceptions=True)
                 calls.add_done_callback(_seen)
-                if deadline is None:
-                    actions = await calls
-                else:
-                    try:
-                        actions = await asyncio.wait_for(calls, remaining())
-                    except asyncio.TimeoutError:
-                        remaining()  # the deadline has passed: raises EpisodeTimeout
-                        raise
+                actions = await bounded(calls)
                 failures = [a for a in actions if isinstance(a, BaseException)]
                 other = next((f for f in failures if not isinstance(f, BudgetExceeded)), None)
                 if other is not None:
@@ -180,7 +183,7 @@ async def arun_episode(
                     if extras:
                         recorder.annotate(agent, **extras)
                 if probes is not None and probes.due(steps):
-                    answered, failure = await probes.answers(policies, asking)
+                    answered, failure = await bounded(probes.answers(policies, asking))
                     if failure is not None and not isinstance(failure, BudgetExceeded):
                         raise failure
                     if failure is not None:  # spent at the probe: the answers given and the step's actions are recorded, then a clean stop
@@ -210,7 +213,7 @@ async def arun_episode(
                 if interview and stopped is None:
                     outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
                     try:
-                        extra["interview"] = await probing.interview(policies, outcome)
+                        extra["interview"] = await bounded(probing.interview(policies, outcome))
                         metrics["interview"] = probing.interview_summary(extra["interview"])
                     except BudgetExceeded as exc:  # the episode is whole and counted; its interview is left out
                         extra["warning"] = f"no interview: {exc}"
@@ -258,7 +261,8 @@ def run_episode(
     replaces a log). `compress=True` writes the log as `.jsonl.gz`; `run` (e.g. a benchmark's suite, condition and policy labels) goes into the
     log's header line as `"run"`. `time_limit` (seconds of wall-clock time) ends an episode
     that runs past it with `EpisodeTimeout`, recorded as the log's error line; it is checked
-    before each step and bounds the wait for the agents' actions. `on_step(steps, usage)` is
+    before each step and bounds the wait for the agents' actions, the probes' answers and the
+    interview. `on_step(steps, usage)` is
     called after every step with the steps so far and the model usage so far (progress
     displays). When an LLM policy's
     call or token budget is spent (`BudgetExceeded`), the episode stops cleanly: its `end`

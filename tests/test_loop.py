@@ -305,6 +305,38 @@ def test_time_limit_stops_a_stalled_episode_and_records_why(tmp_path):
     assert records[-1]["type"] == "error" and records[-1]["error"].startswith("EpisodeTimeout: the episode ran past")
 
 
+class SlowToAnswer(Policy):
+    """An async policy that acts at once but whose answers to questions (probes, the interview) never come in time."""
+
+    async def aact(self, observation, info):
+        return "wait"
+
+    def act(self, observation, info):  # pragma: no cover - the loop only awaits aact
+        raise AssertionError("not called")
+
+    async def ask(self, question, context=""):
+        await asyncio.sleep(5)
+        return "Rating: 7"
+
+
+@pytest.mark.parametrize("asked", ["probes", "interview"])
+def test_time_limit_bounds_the_probes_and_the_interview(tmp_path, asked):
+    """Found by review: `time_limit` (--episode-timeout) bounded only the wait for the agents' actions; a stalled
+    probe or interview question held the episode for good."""
+    from agents.probes import Prober
+    from teamenvs.core.recorder import read_log
+
+    env = teamenvs.make("commons_v0")
+    policies = {agent: SlowToAnswer() for agent in env.possible_agents}
+    options = {"probes": Prober(every=1)} if asked == "probes" else {"interview": True}
+    start = time.perf_counter()
+    with pytest.raises(agents.EpisodeTimeout, match="wall-clock limit of 0.3 s"):
+        agents.run_episode(env, policies, seed=0, max_steps=2, log_dir=tmp_path, log_name=asked, time_limit=0.3, **options)
+    assert time.perf_counter() - start < 3
+    records = read_log(tmp_path / f"{asked}.jsonl")
+    assert records[-1]["type"] == "error" and records[-1]["error"].startswith("EpisodeTimeout: the episode ran past")
+
+
 def test_time_limit_leaves_a_quick_episode_alone_and_rejects_nonsense():
     env = teamenvs.make("day_trader_v0")
     limited = agents.run_episode(env, agents.make_policies(env, "tit_for_tat", seed=0), seed=0, time_limit=60)

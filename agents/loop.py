@@ -90,6 +90,13 @@ def usage_summary(policies: Mapping[str, Any]) -> dict[str, Any]:
     return {"total": total.to_json(), "agents": {a: u.to_json() for a, u in per_agent.items()}}
 
 
+def mark_budgets(policies: Mapping[str, Any]) -> None:
+    """A step boundary for the policies' budgets (`Budget.mark`: the token budget is decided there)."""
+    budgets = {id(b): b for b in (getattr(p, "budget", None) for p in policies.values()) if hasattr(b, "mark")}
+    for budget in budgets.values():
+        budget.mark()
+
+
 async def close_policies(policies: Mapping[str, Any]) -> None:
     """Let policies that hold connections (LLM clients) close them before the event loop ends."""
     for policy in {id(p): p for p in policies.values()}.values():
@@ -167,6 +174,7 @@ async def arun_episode(
                     bind(functools.partial(base.accepts, agent))
             while env.agents and (max_steps is None or steps < max_steps):
                 asking = [a for a in env.agents if infos[a]["needs_action"]]
+                mark_budgets(policies)
                 # every agent's call runs to its end (so its usage is counted) before a failure is raised
                 calls = asyncio.gather(*(policies[a].aact(observations[a], infos[a]) for a in asking), return_exceptions=True)
                 calls.add_done_callback(_seen)
@@ -183,6 +191,7 @@ async def arun_episode(
                     if extras:
                         recorder.annotate(agent, **extras)
                 if probes is not None and probes.due(steps):
+                    mark_budgets(policies)
                     answered, failure = await bounded(probes.answers(policies, asking))
                     if failure is not None and not isinstance(failure, BudgetExceeded):
                         raise failure
@@ -212,6 +221,7 @@ async def arun_episode(
                     metrics["probes"] = probing.probe_metrics(records, embedder)
                 if interview and stopped is None:
                     outcome = f"Your team's returns: {', '.join(f'{a} {r:g}' for a, r in returns.items())}."
+                    mark_budgets(policies)
                     try:
                         extra["interview"] = await bounded(probing.interview(policies, outcome))
                         metrics["interview"] = probing.interview_summary(extra["interview"])

@@ -364,6 +364,42 @@ def test_a_budget_stopped_episode_is_reported_but_not_counted(server, tmp_path):
     assert "Rerun the same" not in report and "raise the budget and rerun into a new `--out`" in report
 
 
+class _Arriving(LLMClient):
+    """A client (no server) whose replies cost 100 tokens each and land in the order given: `late`'s after the others'.
+    trader_1 first answers with an action the env rejects, and its repair turn with a valid one."""
+
+    def __init__(self, late: str):
+        super().__init__("arriving-replies", cache=False)
+        self.late = late
+
+    async def chat(self, messages, *, budget=None, ledger=None, **kwargs):
+        from agents.llm.client import ChatResult, Usage
+
+        budget.check()
+        budget.calls += 1
+        repair = messages[-1]["content"].startswith("That action was rejected")
+        await asyncio.sleep(0.2 if self.late in messages[0]["content"] and not repair else 0)
+        budget.tokens += 100
+        usage = Usage(calls=1, prompt_tokens=90, completion_tokens=10)
+        ledger.add(usage)
+        rejected = "trader_1" in messages[0]["content"] and not repair
+        return ChatResult("ACTION: invest group 999" if rejected else "ACTION: wait", usage, self.model)
+
+
+def test_the_token_budget_stops_at_the_same_step_whatever_order_replies_arrive_in():
+    """Found by review: a repair call was checked against however many of the other agents' replies had landed, so one
+    seed stopped at step 0 or 1 depending on network timing. The token budget is decided at step boundaries now: the
+    same replies, the same episode."""
+    results = {}
+    for late in ("trader_1", "trader_2"):
+        env = teamenvs.make("day_trader_v0")
+        policies = make_llm_policies(env, "arriving-replies", client=_Arriving(late), token_budget=250)
+        results[late] = agents.run_episode(env, policies, seed=0)
+    assert {r.status for r in results.values()} == {"budget"}
+    assert [r.steps for r in results.values()] == [1, 1]  # step 0 began within the budget and is played whole
+    assert results["trader_1"].usage == results["trader_2"].usage
+
+
 # ---------------------------------------------------------------------------- mixed teams
 
 

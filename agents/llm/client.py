@@ -150,12 +150,19 @@ def _cache_hit(stored: Any) -> tuple[str, str | None, int, int] | None:
 
 @dataclass
 class Budget:
-    """A per-episode limit on calls and tokens, shared by the policies of one episode."""
+    """A per-episode limit on calls and tokens, shared by the policies of one episode.
+
+    The token budget is decided at step boundaries (`mark`, which the episode loop calls before each step's actions,
+    its probes and the interview): until the next one, a call is checked against the tokens used when the step
+    began, not against however many of the step's concurrent replies have landed, so that the same replies stop an
+    episode at the same step whatever order they arrive in (a step begun within the budget is played whole). Without
+    a mark (a policy called on its own), against the tokens used so far."""
 
     max_calls: int | None = None
     token_budget: int | None = None  # prompt + completion tokens of all calls (a call's own output limit is the client's max_tokens)
     calls: int = 0
     tokens: int = 0
+    tokens_at_mark: int | None = None  # the tokens used at the last step boundary: what the token budget is checked against
 
     def __post_init__(self) -> None:
         for name in ("max_calls", "token_budget"):
@@ -165,13 +172,19 @@ class Budget:
     def check(self) -> None:
         if self.max_calls is not None and self.calls >= self.max_calls:
             raise BudgetExceeded(f"the episode's budget of {self.max_calls} model calls is spent (raise max_calls to go on)")
-        if self.token_budget is not None and self.tokens >= self.token_budget:
+        tokens = self.tokens if self.tokens_at_mark is None else self.tokens_at_mark
+        if self.token_budget is not None and tokens >= self.token_budget:
             raise BudgetExceeded(
-                f"the episode's budget of {self.token_budget:,} tokens is spent ({self.tokens:,} used; raise token_budget to go on)"
+                f"the episode's budget of {self.token_budget:,} tokens is spent ({tokens:,} used; raise token_budget to go on)"
             )
+
+    def mark(self) -> None:
+        """A step boundary: the token budget is checked against the tokens used by now until the next one."""
+        self.tokens_at_mark = self.tokens
 
     def reset(self) -> None:
         self.calls = self.tokens = 0
+        self.tokens_at_mark = None
 
 
 @dataclass(frozen=True)

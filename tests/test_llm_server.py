@@ -350,3 +350,27 @@ def test_bad_values_are_400s_naming_the_parameter(server, field, value, phrase):
 def test_bad_stream_options_are_a_400(server):
     status, _, raw = post(server, {"model": "echo", "messages": ask("bad"), "stream": True, "stream_options": {"include_usage": 1}})
     assert status == 400 and "'stream_options' must be an object like" in json.loads(raw)["error"]["message"]
+
+
+@pytest.mark.parametrize("schema, phrase", [
+    ({"type": "string", "pattern": "^\\d{3}$"}, "regex features this server cannot generate ('\\d')"),
+    ({"type": "string", "pattern": "^\\p{L}+$"}, "regex features this server cannot generate ('\\p')"),
+    ({"type": "string", "pattern": "^\\u0041$"}, "regex features this server cannot generate ('\\u')"),
+    ({"type": "string", "pattern": "^a+?b$"}, "regex features this server cannot generate ('+?')"),
+    ({"type": "string", "pattern": "^(?=a)a$"}, "regex features this server cannot generate ('(?')"),
+    ({"type": "number", "minimum": -1e308, "maximum": 1e308}, "cannot be generated (the range overflows)"),
+])
+def test_a_schema_feature_the_server_cannot_generate_is_a_400(server, schema, phrase):
+    """Found by review: regex escapes such as \\d, \\p{..}, \\uXXXX and lazy quantifiers were generated as literal text
+    (a reply its own schema refuses), and a number range of +-1e308 overflowed to the invalid JSON `Infinity`. The
+    server's rule for what it cannot generate holds for them: a 400 that says so."""
+    response_format = {"type": "json_schema", "json_schema": {"name": "a", "schema": {
+        "type": "object", "properties": {"value": schema}, "required": ["value"]}}}
+    status, _, raw = post(server, {"model": "random-valid", "messages": ask("cannot"), "response_format": response_format})
+    assert status == 400 and phrase in json.loads(raw)["error"]["message"], raw
+
+
+def test_escapes_the_server_can_generate_are_still_generated():
+    rng = np.random.default_rng(0)
+    assert schema_instance({"type": "string", "pattern": "^a\\nb\\.c\\-$"}, rng) == "a\nb.c-"
+    assert -1e300 <= schema_instance({"type": "number", "minimum": -1e300, "maximum": 1e300}, rng) <= 1e300

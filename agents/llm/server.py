@@ -459,6 +459,19 @@ def _class_chars(body: str) -> list[str]:
     return [c for c in _PRINTABLE if bool(re.fullmatch(f"[{body[1:] if negate else body}]", c)) != negate]
 
 
+_CONTROL_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
+
+
+def _escaped(char: str) -> str:
+    """The text a regex escape `\\<char>` stands for; ValueError for a class or other escape (`\\d`, `\\p{L}`,
+    `\\u0041`, a back-reference), which is no literal text."""
+    if char in _CONTROL_ESCAPES:
+        return _CONTROL_ESCAPES[char]
+    if char.isalnum():
+        raise ValueError(f"the pattern uses regex features this server cannot generate ('\\{char}')")
+    return char
+
+
 def _regex_atoms(pattern: str, pos: int = 0) -> tuple[list[list[tuple[Any, int, int]]], int]:
     """Parse the regex subset of structured-output patterns (literals, escapes, classes, `(?:...)`
     groups, `|`, counts) into alternatives of (atom, low, high) items; returns (alternatives, end)."""
@@ -479,7 +492,9 @@ def _regex_atoms(pattern: str, pos: int = 0) -> tuple[list[list[tuple[Any, int, 
                 end += 1
             atom, pos = ("chars", _class_chars(pattern[pos + 1:end])), end + 1
         elif c == "\\":
-            atom, pos = ("text", pattern[pos + 1]), pos + 2
+            atom, pos = ("text", _escaped(pattern[pos + 1])), pos + 2
+        elif c in "*+?":  # a count after a count (lazy `*?`, possessive `*+`), or a lookaround's `(?=`: not generated
+            raise ValueError(f"the pattern uses regex features this server cannot generate ({_clip(pattern[max(pos - 1, 0):pos + 1], 10)!r})")
         elif c in "^$":
             pos += 1
             continue
@@ -562,7 +577,12 @@ def schema_instance(schema: Any, rng: np.random.Generator, depth: int = 0, budge
         high = schema.get("maximum", max(low, 0) + 100)
         if not (isinstance(low, (int, float)) and isinstance(high, (int, float))) or low > high:
             raise ValueError("a number's minimum must not exceed its maximum")
-        return int(rng.integers(math.ceil(low), math.floor(high) + 1)) if kind == "integer" else float(low + (high - low) * rng.random())
+        if kind == "integer":
+            return int(rng.integers(math.ceil(low), math.floor(high) + 1))
+        number = float(low + (high - low) * rng.random())
+        if not math.isfinite(number):  # a range such as -1e308 to 1e308 overflows: JSON has no Infinity
+            raise ValueError(f"a number from {low!r} to {high!r} cannot be generated (the range overflows)")
+        return number
     if kind == "boolean":
         return bool(rng.integers(2))
     if kind == "null":

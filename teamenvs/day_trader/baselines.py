@@ -3,8 +3,8 @@
 `cooperator` (always group, 100 or all it can), `defector` (always individual),
 `conditional` (group if at least half of the others invested group last round),
 `tit_for_tat` (n-player reciprocator: group in round 1, then group iff every other trader
-invested group last round; the default `scripted` kind). Each says one line per discussion
-phase stating its strategy, when messages are allowed.
+invested group last round; the default `scripted` kind). Each but the defector, which stays silent,
+says one line per discussion phase stating its strategy, when messages are allowed.
 """
 
 from __future__ import annotations

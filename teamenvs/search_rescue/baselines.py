@@ -15,15 +15,18 @@ teammates fan out instead of walking in a line.
 
 Without navigation assistance (`navigation=False`: no distances, no `go to`) the team walks with
 `move`: inside a room straight to its target, else to the doorway of its room that leads to the
-target room, or whose doorway lies nearest the target cell (the Hospital: where it started), or,
-exploring, to an unvisited room, else the room it has entered least often. It never plans a
-route beyond its own room. A message that interrupts a busy agent (`interrupt_to_talk`) is not
-answered: the team carries on.
+target room, or that starts the shortest way there through the rooms it has stood in (it remembers
+the exits it saw in each), or else that it has taken least often from this room toward that room
+(then whose doorway lies nearest the target cell: the Hospital is where it started); exploring, to an
+unvisited room, else the room it has entered least often. It keeps the victim it chose until it is
+done with it (distances as the crow flies change as it walks). A message that interrupts a busy agent
+(`interrupt_to_talk`) is not answered: the team carries on.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any, Callable, Mapping
 
 from teamenvs.core.policy import ScriptedPolicy
@@ -70,12 +73,17 @@ class SearchRescueTeam(ScriptedPolicy):
         self.announced: set[str] = set()
         self.claims: dict[int, tuple[str, int]] = {}
         self.preference: dict[str, float] = {}
-        self.next_action: str | None = None
+        self.next_action: tuple[str, int] | None = None  # (the action, its victim) to send next
         self.home: tuple[int, int] | None = None  # where it started: in the Hospital
         self.heading: str | None = None  # the direction of its last move (walking without navigation)
         self.entered: dict[str, int] = {}  # room -> how often it walked in (walking without navigation)
         self.last_room: str | None = None
         self.came_from: str | None = None
+        # walking without navigation
+        self.targets: dict[str, int] = {}  # purpose (stabilize, carry) -> the victim it chose
+        self.exits_seen: dict[str, frozenset[str]] = {}  # room it stood in -> the rooms its open exits lead to
+        self.taken: dict[tuple[str, str], dict[str, int]] = {}  # (room, toward room) -> exit's room -> times taken
+        self.leaving: tuple[tuple[str, str], str] | None = None  # ((room, toward room), the exit's room) chosen now
 
     # ------------------------------------------------------------------ helpers
     def _talk(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> bool:
@@ -95,10 +103,21 @@ class SearchRescueTeam(ScriptedPolicy):
         rooms = view["rooms"]
         return rooms[victim["room"]] if victim["room"] in rooms else None
 
-    def _nearest(self, view: Mapping[str, Any], wanted: Callable[[Mapping[str, Any]], bool]) -> dict[str, Any] | None:
-        """The nearest reachable known victim that `wanted` accepts (ties: the lower number)."""
+    def _nearest(self, view: Mapping[str, Any], wanted: Callable[[Mapping[str, Any]], bool], purpose: str) -> dict[str, Any] | None:
+        """The nearest reachable known victim that `wanted` accepts (ties: the lower number); without navigation, the one
+        chosen for `purpose` before while `wanted` still accepts it: distances as the crow flies change as the agent
+        walks, and two victims that swapped places every step had kept a transporter stepping east and west between
+        them for 1,500 steps (found by review)."""
         options = [(d, v["victim"], v) for v in self._victims(view) if wanted(v) and (d := self._distance(view, v)) is not None]
-        return min(options)[2] if options else None
+        if not options:
+            return None
+        if not view["navigation"]:
+            held = self.targets.get(purpose)
+            for _, vid, v in options:
+                if vid == held:
+                    return v
+            self.targets[purpose] = min(options)[1]
+        return min(options)[2]
 
     @staticmethod
     def _within_reach(view: Mapping[str, Any], v: Mapping[str, Any]) -> bool:
@@ -149,6 +168,9 @@ class SearchRescueTeam(ScriptedPolicy):
         if not view["doorway"] and view["room"] != self.last_room:
             self.entered[view["room"]] = self.entered.get(view["room"], 0) + 1
             self.came_from, self.last_room = self.last_room, view["room"]
+            self.leaving = None  # a new room: a new choice of exit (counted again if it comes back here)
+        if not view["doorway"] and not view["navigation"]:
+            self.exits_seen[view["room"]] = frozenset(e["to"] for e in view["exits"] if not e["rubble"])
         action = self._decide(view, info)
         if action.startswith("move "):
             self.heading = action[5:]
@@ -156,8 +178,11 @@ class SearchRescueTeam(ScriptedPolicy):
 
     def _decide(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         if self.next_action is not None:
-            action, self.next_action = self.next_action, None
-            return action
+            (action, vid), self.next_action = self.next_action, None
+            # sent the step after its claim only if the victim is still one to carry (found by review: a teammate had
+            # rescued it in between, and the action was refused)
+            if any(v["victim"] == vid and v["status"] != NEEDS_MEDIC for v in self._victims(view)):
+                return action
         if self._talk(view, info):
             announcement = self._announcement(view)
             if announcement:
@@ -180,7 +205,7 @@ class SearchRescueTeam(ScriptedPolicy):
             m = re.match(r"You stabilized victim (\d+)", event)
             if m and self._talk(view, info):
                 return f"say victim {m.group(1)} stabilized in {view['room']}, ready to carry"
-        v = self._nearest(view, lambda v: v["status"] == NEEDS_MEDIC)
+        v = self._nearest(view, lambda v: v["status"] == NEEDS_MEDIC, "stabilize")
         if v is None:
             return None
         if self._within_reach(view, v):
@@ -214,7 +239,7 @@ class SearchRescueTeam(ScriptedPolicy):
         return f"go to {min(options)[1]}"
 
     def _carry(self, view: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
-        v = self._nearest(view, lambda v: v["status"] != NEEDS_MEDIC and not self._claimed(view, v["victim"]))
+        v = self._nearest(view, lambda v: v["status"] != NEEDS_MEDIC and not self._claimed(view, v["victim"]), "carry")
         if v is None:
             return None
         vid = v["victim"]
@@ -223,7 +248,7 @@ class SearchRescueTeam(ScriptedPolicy):
         if self._talk(view, info) and len(view["team"]) > 1 and self.claims.get(vid, (0, ""))[1] != view["agent"]:
             self.claims[vid] = (view["step"], view["agent"])
             if view["navigation"]:
-                self.next_action = f"go to victim {vid}"
+                self.next_action = (f"go to victim {vid}", vid)
             return f"say taking victim {vid}"
         return self._go_to_victim(view, v)
 
@@ -241,13 +266,37 @@ class SearchRescueTeam(ScriptedPolicy):
             return f"go to {room}"
         exits = [e for e in view["exits"] if not e["rubble"]]
         through = [e for e in exits if e["to"] == room]
-        exits = [e for e in exits if e["to"] != self.came_from] or exits  # no turning straight back
         if not through and exits:
-            if cell is not None:
-                through = [min(exits, key=lambda e: (_manhattan(e["cell"], cell), e["to"]))]
-            else:
-                through = [exits[int(self.rng.integers(len(exits)))]]
+            hop = self._first_hop(view["room"], room)
+            through = [e for e in exits if e["to"] == hop]
+        if not through and exits:
+            # no known way: the exit taken least often from here toward that room (a loop of rooms, each left by the exit
+            # nearest the target, had been walked round to the step cap), not straight back, nearest the target
+            key = (view["room"], room)
+            if self.leaving is not None and self.leaving[0] == key:
+                through = [e for e in exits if e["to"] == self.leaving[1]]
+            if not through:
+                taken = self.taken.setdefault(key, {})
+                through = [min(exits, key=lambda e: (taken.get(e["to"], 0), e["to"] == self.came_from,
+                                                     0 if cell is None else _manhattan(e["cell"], cell), e["to"]))]
+                taken[through[0]["to"]] = taken.get(through[0]["to"], 0) + 1
+                self.leaving = (key, through[0]["to"])
         return self._to_doorway(view, through[0]) if through else "wait"
+
+    def _first_hop(self, start: str, goal: str) -> str | None:
+        """The room to go to first on the shortest way (in rooms) from `start` to `goal` through the rooms the agent has
+        stood in, by the exits it saw there; None when it knows no way."""
+        first: dict[str, str] = {}
+        queue = deque([start])
+        while queue:
+            room = queue.popleft()
+            for to in sorted(self.exits_seen.get(room, ())):
+                if to != start and to not in first:
+                    first[to] = first.get(room, to)
+                    if to == goal:
+                        return first[to]
+                    queue.append(to)
+        return None
 
     def _toward_room(self, view: Mapping[str, Any], room: str) -> str:
         """From a doorway, the move into `room` (one of the two rooms the doorway joins)."""

@@ -32,6 +32,35 @@ def test_scripted_asist_team_rescues_all_35_on_easy(seed):
     assert m["communication_events"] > 0
 
 
+def _longest_back_and_forth(result, agent: str) -> int:
+    """The longest run of steps in which `agent` moved alternately one way and straight back."""
+    back = {"move east": "move west", "move west": "move east", "move north": "move south", "move south": "move north"}
+    texts = [r["agents"][agent]["action"].get("text") for r in result.records if r.get("type") == "step"]
+    longest = run_length = 0
+    for a, b in zip(texts, texts[1:]):
+        run_length = run_length + 1 if back.get(a) == b else 0
+        longest = max(longest, run_length)
+    return longest
+
+
+def test_without_navigation_the_team_keeps_its_victim_and_remembers_the_way():
+    """Found by review: without navigation a transporter whose two nearest victims swapped places with each step stepped
+    east and west between them to the step cap (seed 0: 15 of 35 rescued), and agents walked loops of rooms for good
+    (medium seed 1: 2 of 35)."""
+    easy = run("no_navigation", 0)
+    assert easy.metrics["victims_rescued"] == 35 and easy.metrics["steps"] < 2000
+    assert _longest_back_and_forth(easy, "transporter") < 20
+    medium = run("medium+no_navigation", 1)
+    assert medium.metrics["victims_rescued"] >= 25
+
+
+def test_a_claimed_victim_rescued_meanwhile_is_not_gone_to():
+    """Found by review (`easy+same_room`, seed 1): the "go to victim N" queued behind "say taking victim N" was sent
+    after a teammate had rescued N, and refused."""
+    m = run("easy+same_room", 1).metrics
+    assert m["invalid_action_rate"] == 0.0 and m["victims_rescued"] == 35
+
+
 def test_duration_falls_as_the_transporter_team_grows():
     durations = {}
     for n in (2, 3, 4, 5):

@@ -142,19 +142,31 @@ _INT_RE = re.compile(r"(?<!\s)(?=(?P<ws>\s*))(?P=ws)(?:[:=](?=(?P<ws2>\s*))(?P=w
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+")  # digits grouped by commas, as numbers are written in English
 # What, right after a number's digits, shows the number goes on: a letter or digit ("10k", "1e1", "0x10", a digit past
 # a pattern's last), "%", "/", "_", or a decimal point, comma or Arabic separator before a digit ("1.5", "50.0.0",
-# "100,000" read three digits at a time, "50٫5"); `_RANGE` adds a range or sum ("5-10", "50 - 60", "50 + 10")
+# "100,000" read three digits at a time, "50٫5"); `_range` adds a range or sum ("5-10", "50 - 60", "50 + 10")
 _NUMBER_GOES_ON = re.compile(r"[^\W_]|[%/_]|[.,\u066b\u066c]\d")
-_RANGE = re.compile(r"(?<!\s)\s*[-+\u2013]\s*\d")  # (after a non-space: a search never restarts inside a run)
+_RANGE = re.compile(r"(?<!\s)\s*[-+\u2013]\s*\d+")  # (after a non-space: a search never restarts inside a run)
+_PUNCTUATION = _STRIP + ",;:!?"  # what may end a line after a command and leave it a command
 
 
-# What may join a second value to an argument's first: "fulfill order 1 2", "decide A or C", "accept offer 2 and 3"
-_ANOTHER = re.compile(r"(?<!\s)\s*(?:(?:or|and|nor)\b|[/&+])?", re.IGNORECASE)
+def _range(after: str) -> re.Match | None:
+    """A range or sum right after a number ("-10" in "5-10"): joined tight, or spaced ("50 - 60") where nothing but
+    punctuation follows (or the second number goes on): "harvest 20 - 5 fewer than last month" is prose."""
+    found = _RANGE.match(after)
+    if found is None or after[:1] in "-+\u2013":  # none, or tight: "5-10", "10+5"
+        return found
+    rest = after[found.end():]
+    return found if not rest.strip(_PUNCTUATION) or _NUMBER_GOES_ON.match(rest) else None
+
+
+# What may join another value to an argument's: "fulfill order 1 2", "decide A, B or C", "accept offer 2 and 3"
+_ANOTHER = re.compile(r"(?<!\s)\s*(?:,\s*)?(?:(?P<alternative>(?:or|nor)\b|/)|and\b|[&+])?", re.IGNORECASE)
+MORE_VALUES = 8  # values after a command's last argument looked at (a longer list is refused at the eighth)
 
 
 def number_goes_on(after: str, ranges: bool = True) -> bool:
     """Whether `after`, the text right after a number's digits, goes on with the number (`_NUMBER_GOES_ON`, and with
-    `ranges` a range or sum): read as its first digits, the rest would be dropped without a word to the agent."""
-    return _NUMBER_GOES_ON.match(after) is not None or (ranges and _RANGE.match(after) is not None)
+    `ranges` a range or sum, `_range`): read as its first digits, the rest would be dropped without a word to the agent."""
+    return _NUMBER_GOES_ON.match(after) is not None or (ranges and _range(after) is not None)
 
 
 def number_as_written(start: str, after: str) -> str:
@@ -188,7 +200,7 @@ class IntArg(Arg):
                 f"e.g. '{command.example_text(situation)}'"
             )
         written, decimals = match.group("digits"), match.group("decimals")
-        if number_goes_on(rest[match.end():match.end() + 40]):
+        if number_goes_on(rest[match.end():]):
             # "10k", "1e1", "0x10", "10%", "3/4", "5-10", "50.0.0": not the number its first digits spell
             word = number_as_written(written + (decimals or ""), rest[match.end():match.end() + 40])
             raise ArgError(f"{self.name} must be a whole number from {low} to {high}, written in digits alone (got {quote(word, 24)})")
@@ -648,7 +660,9 @@ class CommandSet:
         command = self.commands.get(" ".join(head.lower().split()))
         if isinstance(args, Mapping):
             order = [a.name for a in command.args] if command else []
-            values = [args[k] for k in order if k in args] + [v for k, v in args.items() if k not in order]
+            values = [args[k] for k in order if k in args]
+            if not command or not all(k in args for k in order):  # values under other names fill the missing ones
+                values += [v for k, v in args.items() if k not in order]
         elif isinstance(args, (list, tuple)):
             values = list(args)
         else:
@@ -708,20 +722,10 @@ class CommandSet:
                 return ActionError(f"{exc}. Usage: {command.usage(situation)}", "bad_argument", name)
             values[arg.name] = value
         last = command.args[-1] if command.args else None
-        if last is not None and not isinstance(last, TextArg) and rest.strip():
-            # a second value after the last ("decide A or C", "fulfill order 1 2"): read as the first, the choice would be
-            # made for the agent. An alternative ("or", "/"), or a value with nothing but punctuation after it; prose after a
-            # command that happens to hold a value ("invest group 100, 90 is too low", "harvest 40 and 2 more months")
-            # is read as before
-            joined = _ANOTHER.match(rest)
-            try:
-                after = last.parse(rest[joined.end():], situation, command)[1]
-            except ArgError:
-                after = None  # the rest is not another value (prose after the command: "invest group 100 because ...")
-            if after is not None and (joined.group(0).strip().lower() in ("or", "nor", "/") or not after.strip(_STRIP + ",;:!?")):
-                given = f"{last.format(values[last.name])} {rest.strip()}"
-                return ActionError(f"'{name}' takes one {last.name}, and {quote(given, 40)} gives more than one: write the "
-                                   f"one you choose. Usage: {command.usage(situation)}", "bad_argument", name)
+        if last is not None and not isinstance(last, TextArg) and rest.strip() and _more_values(last, rest, situation, command):
+            return ActionError(f"'{name}' takes one {last.name}, and more follow {last.format(values[last.name])} "
+                               f"({quote(rest.strip(_PUNCTUATION), 30)}): write the one you choose. Usage: {command.usage(situation)}",
+                               "bad_argument", name)
         for arg in command.args:
             if isinstance(arg, IntArg):
                 low, high = arg.bounds(situation)
@@ -758,6 +762,31 @@ class CommandSet:
         best = max(allowed, key=closeness)
         hint = f" Did you mean '{self.commands[best].usage(situation)}'?" if closeness(best) >= 0.6 else ""
         return ActionError(f"unknown command {quote(text, 40)}.{hint} {self._valid_now(situation)}", "unknown_command")
+
+
+def _more_values(last: Arg, rest: str, situation: Situation, command: Command) -> bool:
+    """Whether `rest`, the text after a command's last argument `last`, gives it more values: joined by a comma, "and", "or",
+    "/" or a space, as an alternative ("decide A, B or C", "invest group 40 or 14", out of range or not) or as a list with
+    nothing but punctuation after it ("fulfill order 1 2 3", "accept offer 2 and 3."). Read as the first, the choice would be
+    made for the agent. Prose after a command that happens to hold a value is not ("invest group 100, 90 is too low",
+    "harvest 40 and 2 more months", "decide C or a tie": one lowercase letter is the article, not candidate A)."""
+    text, values, alternative = rest, 0, False
+    for _ in range(MORE_VALUES):
+        joined = _ANOTHER.match(text)
+        tail = text[joined.end():]
+        try:
+            value, after = last.parse(tail, situation, command)
+        except ArgError:
+            if joined.group("alternative") and isinstance(last, IntArg) and tail.lstrip()[:1].isdigit():
+                return True  # "40 or 14": another amount, out of the range or not
+            break
+        written = tail[: len(tail) - len(after)].strip(_PUNCTUATION)
+        if len(after) >= len(text) or (len(written) == 1 and written.islower() and not last.format(value).islower()):
+            break
+        values += 1
+        alternative = alternative or joined.group("alternative") is not None
+        text = after
+    return values > 0 and (alternative or not text.strip(_PUNCTUATION))
 
 
 def negated_in_clause(text: str, at: int) -> bool:

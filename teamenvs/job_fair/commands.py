@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from teamenvs.core.commands import Arg, ArgError, Command, CommandSet, NameArg, ParseMemo, Situation, TextArg, placeholder_in
 from teamenvs.core.messaging import SAY
 from teamenvs.core.rl import NOOP, candidates_in
-from teamenvs.core.text import clean_text, quote
+from teamenvs.core.text import clean_text, close_match, quote
 from teamenvs.job_fair.config import JobFairConfig
 from teamenvs.job_fair.fair import team_areas
 from teamenvs.job_fair.layout import layout
@@ -85,8 +85,13 @@ class NamesArg(Arg):
             if text[sep.end():sep.end() + 1].islower():
                 try:
                     _name(self.source, text[sep.end():], situation, command, self.source)
-                except ArgError:  # prose after the names ("apply X, as agreed"), not a misspelt name (which is refused)
-                    break
+                except ArgError:
+                    # prose after the names ("apply X, as agreed"); not when a name follows later ("X, and also Y": read
+                    # as X alone, Y would be dropped) or the word is a misspelt name ("cy mo"), which stay refused
+                    later = text[sep.end():].lower()
+                    known = [n.lower() for n in situation.names.get(self.source, ())]
+                    if not any(n in later for n in known) and close_match(later.split(None, 1)[0], known, cutoff=0.5) is None:
+                        break
             text = text[sep.end():]
         high = self._bounds(situation)[1]
         if len(values) > high:

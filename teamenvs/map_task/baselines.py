@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from teamenvs.core.env import LAST_ACTION_REJECTED
 from teamenvs.core.policy import ScriptedPolicy
 from teamenvs.map_task.commands import trail_of
+from teamenvs.map_task.view import ALREADY_DRAWN
 
 STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -200,7 +201,9 @@ class MapTaskPair(ScriptedPolicy):
             self.pen = tuple(view["start"])
         if self.reply is not None:
             reply, self.reply = self.reply, None
-            if view["last_action"].startswith(LAST_ACTION_REJECTED):  # the draw was refused: the pen did not move
+            # a refused draw leaves the pen where it was, unless the way was drawn already (the pen is at its end: found by
+            # a review, where "say again?" had left the pair a run apart to the end)
+            if view["last_action"].startswith(LAST_ACTION_REJECTED) and ALREADY_DRAWN not in view["last_action"]:
                 self.pen = self.pens.pop()
                 return "say say again?"
             return f"say {reply}"

@@ -194,10 +194,13 @@ def render_frame(pair: MapPair, edges: frozenset[Edge], step: int, max_steps: in
     return "\n".join([head, *render_grid(pair.width, pair.height, layers, labels=True), f"Discrepancies: {diffs or 'none'}"])
 
 
+ALREADY_DRAWN = "that is already drawn"  # a draw's refusal when every segment of it is on the canvas
+
+
 def refusal_text(refusal: Refusal, verb: str) -> str:
     """The sentence the follower reads when a drawing command changes nothing."""
     if refusal.reason == "already_drawn":
-        return "that is already drawn"
+        return ALREADY_DRAWN
     if refusal.reason == "nothing_there":
         return "nothing is drawn along those points"
     (ax, ay), (bx, by) = refusal.a, refusal.b

@@ -31,7 +31,8 @@ from teamenvs.shape_factory.view import fair_price_of, goods_text, terms_text
 # (after a non-space, so a search never restarts inside a run): linear time on any input.
 _ITEM = re.compile(r"(?<!\s)\s*(?:\$\s?(\d{1,7})|(\d{1,7})\s?(?:dollars?\b|bucks?\b|\$)|(\d{1,7})\s?([A-Za-z]{1,20}))")
 _FOR = re.compile(r"(?<!\s)\s*for\b", re.IGNORECASE)
-_AND = re.compile(r"(?<!\s)\s*(?:,|\+|&|and\b|plus\b)", re.IGNORECASE)  # more goods after a side's one kind
+_AND = re.compile(r"(?<!\s)\s*(?:(?P<comma>,)|\+|&|/|(?:and|plus|or)\b)", re.IGNORECASE)  # more goods after one kind
+_WHOLE = re.compile(r"\.0+")  # "$40.00": whole dollars
 
 
 @lru_cache(maxsize=64)
@@ -60,14 +61,19 @@ class TermsArg(Arg):
         if m is None:
             raise ArgError(f"'{command.name}' needs {side}: '<count> <shape>' or '$<price>', e.g. '{command.examples[0]}'")
         money = m.group(1) or m.group(2)
-        if m.group(1) is not None and number_goes_on(text[m.end(1):m.end(1) + 40]):  # "$20.99", "$25k", "$100,000"
-            raise ArgError(f"the money of an offer is whole dollars in digits alone "
-                           f"(got {quote(number_as_written('$' + m.group(1), text[m.end(1):m.end(1) + 40]), 24)})")
+        end = m.end()
+        if m.group(1) is not None:
+            zeros = _WHOLE.match(text, end)
+            if zeros is not None and not number_goes_on(text[zeros.end():]):
+                end = zeros.end()  # "$40.00"
+            elif number_goes_on(text[end:]):  # "$20.99", "$25k", "$100,000"
+                raise ArgError(f"the money of an offer is whole dollars in digits alone "
+                               f"(got {quote(number_as_written('$' + m.group(1), text[end:end + 40]), 24)})")
         if money is not None:
             amount = int(money)
             if not self.min_price <= amount <= self.max_price * self.max_shapes:  # (per shape: `parse` checks it)
                 raise ArgError(f"the money of an offer must be ${self.min_price} to ${self.max_price} a shape (got ${amount})")
-            return Goods(MONEY, amount), text[m.end():]
+            return Goods(MONEY, amount), text[end:]
         count, word = int(m.group(3)), m.group(4).lower()
         shape = self._words().get(word)
         if shape is None:
@@ -84,11 +90,12 @@ class TermsArg(Arg):
         get, rest = self._goods(rest[joint.end():], command, "what you get")
         more = _AND.match(rest)
         extra = _ITEM.match(rest, more.end()) if more is not None else None
-        if extra is not None and (extra.group(1) or extra.group(2) or extra.group(4).lower() in self._words()):
-            # more goods ("2 squares and $50"; not prose after the offer, "..., deal?"): read as the first kind alone,
-            # the rest of the price would be dropped without a word to the agent
-            raise ArgError(f"an offer asks for one kind of goods, and this one asks for {goods_text(get.item, get.amount)} "
-                           f"and {quote(extra.group(0).strip(), 20)}: one shape, or money, a side")
+        if (extra is not None and (extra.group(1) or extra.group(2) or extra.group(4).lower() in self._words())
+                and not (more.group("comma") and rest[extra.end():].strip(" .!?;:"))):
+            # more goods ("2 squares and $50", "$40 or $50", "$40, 1 square"; not prose after the offer, "..., deal?",
+            # "$40, $20 each"): read as the first kind alone, the rest of the price would be dropped without a word
+            raise ArgError(f"an offer asks for one kind of goods, and more follow {goods_text(get.item, get.amount)} "
+                           f"({quote(rest[:extra.end()].strip(), 24)}): one shape, or money, a side")
         if give.item == MONEY and get.item == MONEY:
             raise ArgError("an offer trades shapes for money, money for shapes or shapes for shapes, not money for money")
         if give.item == get.item:

@@ -220,18 +220,22 @@ def test_a_number_run_into_other_characters_is_refused_not_read_by_its_first_dig
 @pytest.mark.parametrize("raw", ["invest group 40.", "invest group 40, as agreed", "invest group 40 dollars", "invest group 4_0",
                                  "I will invest group 40!", "invest group 40-ish", "invest group 40, 20 is too little",
                                  "invest group 40 -- my last word", "invest group 40 and hope", "invest group 40 or so",
-                                 "invest group 40 and 2 more rounds like it"])
+                                 "invest group 40 and 2 more rounds like it",
+                                 # found by a review of the first version of these rules: prose, not a range or a list
+                                 "invest group 40 - 2 rounds left", "I'll invest group 40 \u2013 2 of us agreed",
+                                 '{"action": "invest group", "args": {"amount": 40, "round": 30}}'])
 def test_a_number_followed_by_punctuation_or_prose_is_read(raw):
     is_invest_group_40(ok(raw))
 
 
 @pytest.mark.parametrize("raw", ["invest group 40 20", "invest group 40 or 20", "invest group 40 and 20.", "invest group 40 / 20.",
-                                 "I'd invest group 40 or 20", "invest group 40 or 20 would do too"])
+                                 "I'd invest group 40 or 20", "invest group 40 or 20 would do too", "invest group 40 20 30",
+                                 "invest group 40, 20, or 30", "invest group 40 or 14"])  # (14: out of the range, still another)
 def test_a_second_value_after_the_last_argument_is_refused_not_dropped(raw):
     # found by review: "fulfill order 1 2" and "decide A or C" were read as their first value, chosen for the agent
     e = err(raw)
     assert e.kind == "bad_argument" and e.command == "invest group"
-    assert "'invest group' takes one amount" in e.error and "write the one you choose" in e.error
+    assert "'invest group' takes one amount, and more follow 40" in e.error and "write the one you choose" in e.error
 
 
 def test_trailing_zero_decimals_are_whole_numbers():

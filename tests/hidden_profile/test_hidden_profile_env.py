@@ -126,6 +126,16 @@ def test_the_paper_presets_are_a_group_chat_refusing_tell_with_a_reason(preset):
     assert "tell" not in infos["member_2"]["valid_actions"][0].usage and "tell" not in env.briefing("member_1").split("Commands")[-1]
 
 
+def test_a_vote_followed_by_another_candidate_is_refused_not_the_article_a():
+    env = teamenvs.make(ENV)
+    env.reset(seed=0)
+    situation = env.unwrapped._situation("member_1")
+    for vote in ("decide C or a tie", "decide B / a compromise", "decide C."):
+        assert env.unwrapped.commands.parse(vote, situation).text == f"decide {vote.split()[1].rstrip('.')}", vote
+    for hedge in ("decide A or C", "decide A, B, or C", "decide B C"):
+        assert "'decide' takes one candidate" in env.unwrapped.commands.parse(hedge, situation).error, hedge
+
+
 def test_the_private_messages_condition_allows_tell():
     env = teamenvs.make(ENV, preset="private_messages")
     env.reset(seed=0)

@@ -170,6 +170,12 @@ def test_prose_after_the_companies_is_not_read_as_another_company():
                                                      third: "apply Inkhouse Advertising and Zeta Corp"})
     assert env.game.applied[first] == ("Inkhouse Advertising",) and env.game.applied[second] == ("Quantline Analytics",)
     assert rejected(infos, third).startswith("unknown company 'Zeta'.")
+    # a name later in the line, or a misspelt one, keeps the refusal: read as the first alone, it would be dropped
+    _, infos = env.reset(seed=0)
+    _, _, _, _, infos = step(env, infos, {first: "apply Brightloop Software, and also Quantline Analytics",
+                                          second: "apply Inkhouse Advertising, brightlop softwre"})
+    assert rejected(infos, first).startswith("unknown company 'also'.")
+    assert "Did you mean 'Brightloop Software'?" in rejected(infos, second)
 
 
 def test_recruiter_cannot_hire_in_the_applications_phase():

@@ -80,6 +80,19 @@ def test_a_refused_draw_is_answered_say_again_and_the_pen_stays():
     assert result.metrics["completed"] and result.metrics["route_accuracy"] == 1.0
 
 
+def test_a_draw_refused_as_already_drawn_leaves_the_pen_at_its_end():
+    """Found by a review of the fix above (mismatch_3, seed 2): every refusal was answered "say again?" with the pen put
+    back, but "that is already drawn" means the way is on the canvas; the pair stayed a run apart (accuracy 0.911 to 0.75)."""
+    env = teamenvs.make("map_task_v0", preset="mismatch_3")
+    result = agents.run_episode(env, agents.make_policies(env, "scripted", seed=2), seed=2)
+    steps = [r for r in result.records if r.get("type") == "step"]
+    drawn = [r["step"] for r in steps if "already drawn" in (r["agents"]["follower"]["action"].get("error") or "")]
+    assert drawn
+    said = {(step, sender): text for step, sender, text in _messages(result)}
+    assert all(said.get((step + 1, "follower")) == "ok" for step in drawn)
+    assert result.metrics["completed"] and result.metrics["route_accuracy"] > 0.9
+
+
 def test_repairs_under_canvas_visibility_end():
     """Found by review (seed 0, canvas visibility): a drawing that overshot a run passed the guide's check, and the
     repair of the next run ("undo that", the same count) repeated to the step cap: 25 undos, 88 messages, 120 steps."""

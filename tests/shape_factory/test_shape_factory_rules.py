@@ -212,6 +212,9 @@ def test_random_valid_play_never_makes_money_or_shapes_negative():
     ("offer agent_2 1 circle for 40 dollars", "offer agent_2 1 circle for $40"),
     ("offer agent_2 $500 for 5 squares", "offer agent_2 $500 for 5 squares"),  # $100 a square: a whole offer may ask more
     ("offer agent_2 1 circle for $25, deal?", "offer agent_2 1 circle for $25"),
+    # found by a review of the parsing fixes: read as $40 before them, refused by their first version
+    ("offer agent_2 2 squares for $40.00", "offer agent_2 2 squares for $40"),
+    ("offer agent_2 2 squares for $40, $20 each", "offer agent_2 2 squares for $40"),
     ("offer agent_2 1 circle for 2 squares and 3 more turns", "offer agent_2 1 circle for 2 squares"),
     ('{"action": "offer", "args": {"recipient": "agent_2", "terms": "1 circle for $15"}}', "offer agent_2 1 circle for $15"),
 ])
@@ -239,9 +242,11 @@ def test_offers_parse_to_their_canonical_text(text, canonical):
     ("offer agent_2 1 circle for $25k", "(got '$25k')"),
     ("offer agent_2 1 circle for $99999999999", "(got '$99999999999')"),
     # read as the first kind of goods asked for, the rest of the price dropped
-    ("offer agent_2 1 circle for 2 squares and $50", "asks for 2 squares and '$50'"),
-    ("offer agent_2 1 circle for $25, 1 square", "asks for $25 and '1 square'"),
-    ("offer agent_2 1 circle for 2 squares + $10", "asks for 2 squares and '$10'"),
+    ("offer agent_2 1 circle for 2 squares and $50", "more follow 2 squares ('and $50')"),
+    ("offer agent_2 1 circle for $25, 1 square", "more follow $25 (', 1 square')"),
+    ("offer agent_2 1 circle for 2 squares + $10", "more follow 2 squares ('+ $10')"),
+    ("offer agent_2 2 squares for $40 or $50", "more follow $40 ('or $50')"),
+    ("offer agent_2 2 squares for $40.50", "(got '$40.50')"),
     ("fulfill order 1 2", "'fulfill order' takes one order"),
 ])
 def test_bad_offers_say_what_is_wrong(text, error):

@@ -291,9 +291,17 @@ def _bottom_labels(axes: Any, n: int, label: str) -> None:
         ax.set_xlabel(label if lowest else "")
 
 
+TICK_CHAR_INCHES = 0.075  # the width of a tick label's character at the figures' font size, about
+
+
 def _condition_ticks(ax: Any, conditions: Sequence[str]) -> None:
-    many = len(conditions) > 4
-    ax.set_xticks(range(len(conditions)), [wrap(c) for c in conditions], rotation=30 if many else 0, ha="right" if many else "center")
+    """Condition names under the bars, slanted where there are many or where, side by side, their longest lines would
+    not fit the panel (the hidden profile's "communication_" beside "generated" had read as one word)."""
+    labels = [wrap(c) for c in conditions]
+    longest = max((len(line) for label in labels for line in label.split("\n")), default=0)
+    panel = ax.get_position().width * ax.figure.get_figwidth()  # inches
+    many = len(conditions) > 4 or len(conditions) * (longest + 2) * TICK_CHAR_INCHES > panel
+    ax.set_xticks(range(len(conditions)), labels, rotation=30 if many else 0, ha="right" if many else "center")
     ax.grid(False, axis="x")
 
 

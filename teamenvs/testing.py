@@ -43,7 +43,7 @@ import numpy as np
 
 from teamenvs.core.commands import Action, ActionForm
 from teamenvs.core.env import LAST_ACTION, LAST_ACTION_REJECTED, UnknownAgentWarning
-from teamenvs.core.metrics import episode_metrics, flatten
+from teamenvs.core.metrics import RETURN, episode_metrics, flatten
 from teamenvs.core.policy import make_policies
 from teamenvs.core.recorder import MAX_LOGGED_ACTION_CHARS, EpisodeRecorder, as_logged, read_log
 from teamenvs.core.view import SharedFacts
@@ -169,25 +169,27 @@ def check_logs_metrics_and_replay(env_id: str, seed: int = 0, max_steps: int = 4
         read_back = read_log(folder / "a.jsonl")
         if episode_metrics(read_back[:-1]) != metrics:
             _fail(env_id, "metrics recomputed from the log read back differ from the episode's")
-        check_metric_bounds(env_id, metrics)
+        check_metric_bounds(env_id, metrics, read_back[-1]["returns"])
         replay = load_replay(folder / "a.jsonl")
         if replay.sim.warning or replay.sim.verified < 0:
             _fail(env_id, f"the replay did not re-simulate the log: {replay.sim.warning or 'nothing was verified'}")
 
 
-def check_metric_bounds(env_id: str, metrics: dict[str, Any]) -> None:
+def check_metric_bounds(env_id: str, metrics: dict[str, Any], returns: dict[str, float] | None = None) -> None:
     """`metric_goals` and `metric_bounds` name metrics the paradigm reports, and each bounded metric of `metrics` (an
-    episode's) lies within its bounds (a yes/no metric as 0 or 1; an undefined one, None, is not checked)."""
+    episode's) lies within its bounds (a yes/no metric as 0 or 1; an undefined one, None, is not checked), as each of
+    `returns` within the bounds of a return (`RETURN`) where the paradigm gives them."""
     reported = flatten(metrics)
     env = make(env_id).unwrapped
     for table in ("metric_goals", "metric_bounds"):
-        unknown = sorted(set(getattr(env, table)) - set(reported))
+        unknown = sorted(set(getattr(env, table)) - set(reported) - {RETURN})
         if unknown:
             _fail(env_id, f"{table} name metrics the paradigm does not report: {unknown}")
+    measured = {**reported, **({RETURN: min(returns.values()), f"{RETURN} (most)": max(returns.values())} if returns else {})}
     for name, (least, most) in env.metric_bounds.items():
-        value = reported[name]
-        if value is not None and not least <= float(value) <= most:
-            _fail(env_id, f"metric {name} is {value!r}, outside its metric_bounds [{least}, {most}]")
+        for value in (measured.get(name), measured.get(f"{name} (most)")):
+            if value is not None and not least <= float(value) <= most:
+                _fail(env_id, f"metric {name} is {value!r}, outside its metric_bounds [{least}, {most}]")
 
 
 def check_presets(env_id: str, steps: int = 5) -> None:

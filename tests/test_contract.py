@@ -38,7 +38,7 @@ def test_metric_bounds_hold_over_random_and_scripted_episodes(env_id):
     for kind, seed, max_steps in (("random", 0, None), ("random", 1, 12), ("scripted", 2, 30)):
         env = teamenvs.make(env_id)
         result = run_episode(env, make_policies(env, kind, seed=seed), seed=seed, max_steps=max_steps)
-        check_metric_bounds(env_id, result.metrics)
+        check_metric_bounds(env_id, result.metrics, result.returns)
     assert teamenvs.make(env_id).unwrapped.metric_bounds  # every paradigm has shares
 
 
@@ -49,6 +49,11 @@ def test_the_contract_catches_a_metric_outside_its_bounds(monkeypatch):
     monkeypatch.setattr(DayTraderEnv, "metric_bounds", {"mean_final_wealth": (0.0, 1.0)})
     with pytest.raises(AssertionError, match=r"metric mean_final_wealth is .*, outside its metric_bounds \[0.0, 1.0\]"):
         check_logs_metrics_and_replay("day_trader_v0")
+    from teamenvs.map_task.env import MapTaskEnv
+
+    monkeypatch.setattr(MapTaskEnv, "metric_bounds", {"return": (0.0, 0.5)})  # each agent's return (seed 0: 0.607)
+    with pytest.raises(AssertionError, match=r"metric return is 0.607\d*, outside its metric_bounds \[0.0, 0.5\]"):
+        check_logs_metrics_and_replay("map_task_v0")
     monkeypatch.setattr(DayTraderEnv, "metric_bounds", {"cooperation": (0.0, 1.0)})
     with pytest.raises(AssertionError, match=r"metric_bounds name metrics the paradigm does not report: \['cooperation'\]"):
         check_logs_metrics_and_replay("day_trader_v0")

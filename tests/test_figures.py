@@ -448,8 +448,11 @@ def test_an_interval_is_drawn_within_the_values_the_metric_can_take():
     draw_bars(ax, g, "mean_final_wealth")
     (bar,) = error_bars(ax)
     assert [y for _, y in bar] == pytest.approx([lo, hi])
-    # a per-round share: the series' bounds
+    # a per-round share: the series' bounds; a return that is a share (the map task's route accuracy, the hidden profile's
+    # 1 for the best candidate): the return panel's
     assert SERIES["day_trader_v0"].bounds == (0.0, 1.0) and estimate(rates, (0.0, 1.0)).hi == 1.0
+    assert metric_bounds("map_task_v0")["return"] == metric_bounds("hidden_profile_v0")["return"] == (0.0, 1.0)
+    assert "return" not in bounds
 
 
 def test_control_characters_of_suite_text_are_drawn_as_escapes():

@@ -171,11 +171,14 @@ def episode_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 SHARE = (0.0, 1.0)
 """The bounds of a share, rate or yes/no metric (`metric_bounds`)."""
+RETURN = "return"
+"""The key of `metric_bounds` for the bounds of each agent's return in an episode (as the reports' return panels read it)."""
 
 
 def metric_bounds(env_id: str) -> dict[str, tuple[float, float]]:
-    """The least and most value each bounded metric of the paradigm can take in any episode (a share: 0 and 1); figures
-    draw a mean's interval inside them, where the mean must lie. Metrics not listed are unbounded."""
+    """The least and most value each bounded metric of the paradigm can take in any episode (a share: 0 and 1), and under
+    `RETURN` those of each agent's return; figures draw a mean's interval inside them, where the mean must lie. Metrics not
+    listed are unbounded."""
     from teamenvs.registry import spec
 
     return dict(getattr(spec(env_id).load_env_class(), "metric_bounds", {}))

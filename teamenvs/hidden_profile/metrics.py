@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate, message_events, messages_per_agent, SHARE
+from teamenvs.core.metrics import header, invalid_action_rate, message_events, messages_per_agent, RETURN, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.hidden_profile.materials import Profile
 from teamenvs.hidden_profile.rules import majority
@@ -36,7 +36,7 @@ METRIC_GOALS: dict[str, str] = {
 METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
     "final_vote_accuracy", "majority_correct", "initial_vote_accuracy", "vote_change_rate", "mention_rate",
     "key_facts_surfaced", "invalid_action_rate",
-), SHARE)
+), SHARE) | {RETURN: SHARE}  # each agent's return: 1 for a final vote for the best candidate
 
 
 # After a capital "A" at a sentence's start, a lowercase word makes it the article ("A good principal ..."), unless the

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from teamenvs.core.metrics import header, invalid_action_rate, message_events, SHARE
+from teamenvs.core.metrics import header, invalid_action_rate, message_events, RETURN, SHARE
 from teamenvs.core.recorder import step_records
 from teamenvs.map_task.scoring import (Cell, collabsim_route_accuracy, completed, deviation, drawn_cells, edge, route_accuracy,
                                        score_board_score)
@@ -40,7 +40,7 @@ METRIC_GOALS: dict[str, str] = {
 # The least and most each bounded metric can be in any episode (shares, rates, yes/no), for figures.
 METRIC_BOUNDS: dict[str, tuple[float, float]] = dict.fromkeys((
     "route_accuracy", "completed", "revision_rate", "invalid_action_rate",
-), SHARE)
+), SHARE) | {RETURN: SHARE}  # each agent's return: the final route accuracy
 
 
 REVISIONS = ("erase", "undo", "reset")

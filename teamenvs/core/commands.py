@@ -160,7 +160,7 @@ def _range(after: str) -> re.Match | None:
 
 # What may join another value to an argument's: "fulfill order 1 2", "decide A, B or C", "accept offer 2 and 3"
 _ANOTHER = re.compile(r"(?<!\s)\s*(?:,\s*)?(?:(?P<alternative>(?:or|nor)\b|/)|and\b|[&+])?", re.IGNORECASE)
-MORE_VALUES = 8  # values after a command's last argument looked at (a longer list is refused at the eighth)
+MORE_VALUES = 8  # values after a command's last argument looked at: a list that runs on past them is more values
 
 
 def number_goes_on(after: str, ranges: bool = True) -> bool:
@@ -786,6 +786,8 @@ def _more_values(last: Arg, rest: str, situation: Situation, command: Command) -
         values += 1
         alternative = alternative or joined.group("alternative") is not None
         text = after
+    else:
+        return True  # a list longer than MORE_VALUES: more values, whatever follows
     return values > 0 and (alternative or not text.strip(_PUNCTUATION))
 
 

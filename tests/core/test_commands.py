@@ -230,7 +230,8 @@ def test_a_number_followed_by_punctuation_or_prose_is_read(raw):
 
 @pytest.mark.parametrize("raw", ["invest group 40 20", "invest group 40 or 20", "invest group 40 and 20.", "invest group 40 / 20.",
                                  "I'd invest group 40 or 20", "invest group 40 or 20 would do too", "invest group 40 20 30",
-                                 "invest group 40, 20, or 30", "invest group 40 or 14"])  # (14: out of the range, still another)
+                                 "invest group 40, 20, or 30", "invest group 40 or 14",  # (14: out of the range, still another)
+                                 "invest group " + " ".join(["40"] * 12) + " and so on"])
 def test_a_second_value_after_the_last_argument_is_refused_not_dropped(raw):
     # found by review: "fulfill order 1 2" and "decide A or C" were read as their first value, chosen for the agent
     e = err(raw)

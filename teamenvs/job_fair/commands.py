@@ -82,7 +82,7 @@ class NamesArg(Arg):
             sep = _SEPARATOR.match(text)
             if sep is None or not text[sep.end():].strip():
                 break
-            if text[sep.end():sep.end() + 1].islower():
+            if not text[sep.end():sep.end() + 1].isupper():  # (a capitalised word may be a name: refused as before)
                 try:
                     _name(self.source, text[sep.end():], situation, command, self.source)
                 except ArgError:

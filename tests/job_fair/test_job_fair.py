@@ -166,7 +166,7 @@ def test_prose_after_the_companies_is_not_read_as_another_company():
     observations, infos = env.reset(seed=0)
     first, second, third = env.game.seekers[:3]
     observations, _, _, _, infos = step(env, infos, {first: "apply Inkhouse Advertising, as agreed",
-                                                     second: "apply Quantline Analytics and then we see",
+                                                     second: "apply Quantline Analytics and 2 more rounds, then we see",
                                                      third: "apply Inkhouse Advertising and Zeta Corp"})
     assert env.game.applied[first] == ("Inkhouse Advertising",) and env.game.applied[second] == ("Quantline Analytics",)
     assert rejected(infos, third).startswith("unknown company 'Zeta'.")
